@@ -45,7 +45,7 @@ from costsched.model import Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
-from costsched.spec_errors import all_errors, as_written, yaml_kind
+from costsched.spec_errors import all_errors, as_written, whole, yaml_kind
 from costsched.sweep_values import SweepValues
 from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
 from costsched.work import CPU_REFERENCE, Work
@@ -338,8 +338,9 @@ class JobSpec(_Strict):
 
     @field_validator("steps", "epochs", "steps_per_epoch")
     @classmethod
-    def _amounts(cls, v: float | None) -> float | None:
-        return _positive(v, "number", MAX_STEPS)
+    def _amounts(cls, v: float | None, info: ValidationInfo) -> float | None:
+        v = _positive(v, "number", MAX_STEPS)
+        return whole(v, "steps") if info.field_name == "steps" else v  # 2500.5: refused
 
     @field_validator("hours")
     @classmethod

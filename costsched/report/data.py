@@ -177,8 +177,8 @@ class Report:
     @property
     def totals(self) -> dict[str, float | None]:
         """USD over every job (a baseline or saving over the jobs it applies to, None when
-        none), its billed hours (the placements') and instance-hours (N nodes: N
-        instances an hour)."""
+        none: `saves`), its billed hours (the placements') and instance-hours (N nodes: N
+        instances an hour), and what its failed runs cost (`failed_usd`)."""
         return totals(self.rows["jobs"])
 
 
@@ -187,7 +187,8 @@ def totals(jobs: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     sums = {c: column_sum([_float(r[c]) for r in jobs], nan_when_none=True)
             for c in JOB_COLUMNS[4:]}
     each = column_sum([_float(r["billed_hours"]) * _float(r.get("nodes"), 1.0) for r in jobs])
-    out = {**sums, "instance_hours": each}
+    failed = column_sum([_float(r["usd"]) for r in jobs if r.get("state") == "failed"])
+    out = {**sums, "instance_hours": each, "failed_usd": failed}  # (its spend, apart)
     return {c: (None if math.isnan(v) else v) if c in _BASELINE_COLUMNS else
             (0.0 if math.isnan(v) else v) for c, v in out.items()}
 
@@ -380,11 +381,22 @@ def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequen
         out = out_of[job.id][0] if job.id in out_of else 0.0
         total = paid + out
         kept = float(static.get(job.id, math.nan))
+        if not saves(job):  # no baseline, so no saving (a baseline alone makes one again)
+            cover = kept = math.nan
         rows.append(dict(zip(JOB_COLUMNS, (
             job.id, job.name, job.state, int(nodes.get(job.id, 1)), float(billed),
             float(paid), float(out), float(total), float(cover), float(cover - total),
             kept, float(kept - total)), strict=True)))
     return rows
+
+
+def saves(job: JobRecord) -> bool:
+    """Whether the job's spend can be a saving against a baseline: not when its run
+    failed (what it spent bought no result; the report says it apart, `failed_usd`). A job
+    that succeeded counts, and so does one running or stopped: its work is kept in its
+    checkpoint, and its on-demand baseline is the same instance for the same hours, so
+    it holds for a job that reports no step too (its launch-choice baseline needs one)."""
+    return job.state != "failed"
 
 
 def _cloud_table(spent: Sequence[Spent], egress: Sequence[Move]) -> list[dict]:
