@@ -135,8 +135,8 @@ def import_(
             console.print(f"Booked capacity: {counted(len(result.booked_files), 'file')}, "
                           f"{result.booked:,} offerings, {result.booked_inserted:,} new "
                           "(`costsched plan` weighs them).", highlight=False, markup=False)
-    if result.errors:
-        raise typer.Exit(1)
+    if result.errors:  # bad input when no file was imported, else done in part
+        raise typer.Exit(1 if result.files else 2)
 
 
 def _marked(rows: int, whole: int = 0) -> str:
