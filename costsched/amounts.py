@@ -59,11 +59,15 @@ HTML), the dashboard and every message.
   days, months beyond ('45 s', '12 min', '5 h', '12 days', '4 mo'), wherever it is read.
 
 '-' stands for an amount that does not apply (None, NaN, infinite).
+- An amount the user types (`parse_usd`: a budget, a price cap): USD, as a number
+  ('50', '12.50', '1,200'), with '$' or the code ('$50', '50 USD', 'USD 50'); another
+  currency ('€5', '5 EUR') is refused as such, never read as dollars.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -77,6 +81,28 @@ HOURS_MOST = 8  # the most decimals hours take to make a product add up
 NOISE = 1e-8
 SIGNIFICANT = 2  # digits an amount under a cent keeps
 SMALL_USD = 0.10  # under a dime, a cost the user weighs keeps MAX_DECIMALS
+
+
+# An amount as typed: a unit before it or after it (a symbol or a three-letter code).
+_TYPED = re.compile(r"\s*(?P<before>[a-z]{3}|us\$|[^\w\s.,+-])?\s*"
+                    r"(?P<number>[-+]?(?:\d[\d,]*)?\.?\d+(?:e[-+]?\d+)?)"
+                    r"\s*(?P<after>[a-z]{3}|[^\w\s.,+-])?\s*")
+_USD_UNITS = {"usd", "$", "us$"}
+USD_FORMS = "an amount of USD, such as 50 or '$50'"
+
+
+def parse_usd(value: str | float) -> float:
+    """An amount of USD as typed: 50, '12.50', '$1,200', '50 USD', 'USD 50'; ValueError
+    naming it and the forms taken, or saying that only USD is taken ('€5', '5 EUR')."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    found = _TYPED.fullmatch(str(value).lower())
+    if found is None:
+        raise ValueError(f"{value!r}: expected {USD_FORMS}")
+    units = {u for u in (found["before"], found["after"]) if u}
+    if not units <= _USD_UNITS:
+        raise ValueError(f"{value!r}: only USD is taken: expected {USD_FORMS}")
+    return float(found["number"].replace(",", ""))
 
 
 def _known(value: float | None) -> bool:
