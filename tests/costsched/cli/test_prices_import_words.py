@@ -56,7 +56,8 @@ def _store_with_two_jobs(db: Path, keep_open: bool = False) -> tuple[int, int]:
         job = store.jobs.create(name, spec, 1e6, at=at(-1))
         store.jobs.place(job, key, gpu_model=GPU[key[3]], gpu_count=1, at=at(0),
                          usd_per_hour=price, reason="launch", instance=f"{name}-1")
-        store.jobs.end_placement(job, at(2))
+        if not (keep_open and name == "moved"):
+            store.jobs.end_placement(job, at(2))
         ids.append(job)
     store.dispose()
     return ids[0], ids[1]
@@ -78,6 +79,14 @@ def test_an_import_that_reprices_jobs_already_run_says_how_much(tmp_path: Path) 
     assert "re-prices 1 job already run: its cost changes by +$1.00" in done.output
     doc = json.loads(_import(db, _quote(tmp_path, 1.5, hour=1.5), json_out=True).output)
     assert doc["repriced_jobs"] == 1 and doc["repriced_usd"] == pytest.approx(-0.25)
+
+
+def test_a_running_job_it_reprices_is_said_running(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    _store_with_two_jobs(db, keep_open=True)
+    done = _import(db, _quote(tmp_path, 2.0))
+    assert done.exit_code == 0, done.output
+    assert "re-prices 1 job already run (running): its cost changes by +$" in done.output
 
 
 def test_an_import_that_reprices_nothing_says_nothing_of_it(tmp_path: Path) -> None:
