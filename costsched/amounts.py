@@ -69,6 +69,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 MAX_DECIMALS = 4  # amounts read together, and prices per hour
@@ -81,6 +82,9 @@ HOURS_MOST = 8  # the most decimals hours take to make a product add up
 NOISE = 1e-8
 SIGNIFICANT = 2  # digits an amount under a cent keeps
 SMALL_USD = 0.10  # under a dime, a cost the user weighs keeps MAX_DECIMALS
+# The significant digits a figure is read with before it is rounded for writing: a float's
+# last-digit error (0.000175 held as 0.00017499999999999997) is no amount.
+_DIGITS = 12
 
 
 # An amount as typed: a unit before it or after it (a symbol or a three-letter code).
@@ -129,16 +133,24 @@ def decimals_kept(values: Iterable[float | None]) -> int:
     return MAX_DECIMALS if small else decimals(values)
 
 
+def half_up(value: float, places: int) -> Decimal:
+    """`value` at `places` decimals, a half rounded away from zero, as a reader rounds
+    ('0.000175' at 5 decimals: 0.00018, never 0.00017 for the binary float just below
+    it): every figure is written so (`usd`, `hours`, `as_written`)."""
+    return Decimal(f"{float(value):.{_DIGITS}g}").quantize(Decimal(1).scaleb(-places),
+                                                          rounding=ROUND_HALF_UP)
+
+
 def _figure(value: float, places: int, unit: str = "", zero: int = 2) -> str:
     size = abs(float(value)) if abs(float(value)) >= NOISE else 0.0
     if not size:  # zero reads at `zero` decimals (a charged figure's: the scale's)
         return f"{unit}{0:.{zero}f}"
-    if round(size, places) == 0:  # smaller than the last decimal shown
+    shown = half_up(size, places)
+    if shown == 0:  # smaller than the last decimal shown
         sign = "-" if value < 0 else ""  # a tiny loss is no saving: '-<$0.0001'
         return f"{sign}<{unit}{10 ** -places:.{places}f}"
-    text = f"{size:,.{places}f}"
-    sign = "-" if value < 0 and float(text.replace(",", "")) else ""
-    return f"{sign}{unit}{text}"
+    sign = "-" if value < 0 else ""
+    return f"{sign}{unit}{shown:,.{places}f}"
 
 
 def charging(value: float, live: bool = True) -> float:
@@ -278,7 +290,7 @@ def as_written(value: float, places: int) -> float:
     reader adds up. An amount below the last decimal ('<$0.0001') reads as 0; NaN stays."""
     if not _known(value):
         return value
-    return float(f"{float(value):.{places}f}") if abs(float(value)) >= NOISE else 0.0
+    return float(half_up(float(value), places)) if abs(float(value)) >= NOISE else 0.0
 
 
 def difference_as_written(a: float, b: float, places: int) -> float:
@@ -337,11 +349,11 @@ def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
     money = usd(amount, places)
     if not (_known(span) and _known(usd_per_hour) and _known(amount)):
         return hours(span), per_hour(usd_per_hour), money
-    price = round(float(usd_per_hour), MAX_DECIMALS)  # as written
+    price = as_written(float(usd_per_hour), MAX_DECIMALS)
     shown = decimals([amount]) if places is None else places
     least = decimals([span])
     for digits in range(least, HOURS_MOST + 1):
-        if usd(round(float(span), digits) * price, shown) == money:
+        if usd(as_written(float(span), digits) * price, shown) == money:
             return hours(span, digits), per_hour(usd_per_hour), money
     return hours(span, least), per_hour(usd_per_hour), money
 
