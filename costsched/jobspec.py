@@ -23,19 +23,27 @@ A file may hold several jobs as YAML documents separated by `---`.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from costsched.amounts import parse_usd
 from costsched.catalog import parse_gpu
 from costsched.cpu_work import CpuWork
 from costsched.durations import MAX_HOURS, parse_hours, work_hours
+from costsched.jobspec_amounts import amount as _amount
+from costsched.jobspec_amounts import positive as _positive
 from costsched.jobspec_places import (
     AlternativeSpec,
     PlaceSpec,
@@ -59,25 +67,6 @@ MAX_MINUTES = 1e6
 MAX_GB = 1e6  # a petabyte
 MAX_STEPS_PER_SECOND = 1e9
 MAX_NODES = 64  # instances in one gang
-
-
-def _typed(value: float) -> str:
-    """A number as a task file most likely typed it: -100, not the -100.0 it was read as."""
-    whole = math.isfinite(value) and float(value).is_integer() and abs(value) < 1e15
-    return str(int(value)) if whole else repr(value)
-
-
-def _positive(value: float | None, what: str, most: float) -> float | None:
-    if value is not None and (not math.isfinite(value) or value <= 0 or value > most):
-        raise ValueError(f"{_typed(value)}: expected a positive {what} of at most {most:g}")
-    return value
-
-
-def _amount(value: float, what: str, most: float) -> float:
-    """A finite amount from 0 to `most`."""
-    if not math.isfinite(value) or value < 0 or value > most:
-        raise ValueError(f"{_typed(value)}: expected {what} from 0 to {most:g}")
-    return value
 
 
 # A throughput's steps per second, checked as its own field ('throughputs.L4: 0: ...').
@@ -154,12 +143,18 @@ MAX_NAME = 100  # characters of a job's name (the store keeps 128, a sweep adds 
 CPU = "CPU"  # reference_gpu of work measured on a CPU instance: no GPU at all
 
 
+ENV_NAME_FORM = "letters, digits and _, not starting with a digit"
+
+
+def is_env_name(key: str) -> bool:
+    """Whether `key` names an environment variable as a shell reads it (`echo $STEP SLEEP`
+    never reads 'STEP SLEEP'): the one rule for envs, secrets and sweeps, files and options."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) is not None
+
+
 def _env_name(key: str) -> None:
-    """An environment variable's name as a shell reads it: letters, digits and _, not
-    starting with a digit (`run: echo $STEP SLEEP` could never read 'STEP SLEEP')."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-        raise ValueError(f"{key!r}: expected an environment variable name (letters, digits "
-                         "and _, not starting with a digit)")
+    if not is_env_name(key):
+        raise ValueError(f"{key!r}: expected an environment variable name ({ENV_NAME_FORM})")
 
 
 class MountSpec(_Strict):
@@ -207,6 +202,17 @@ class TaskSpec(_Strict):
     needs: list[str] = []
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)  # the job's num_nodes, for the launchers
     sky: bool = False  # read from a SkyPilot task: costsched's own fields are in its section
+
+    @field_validator("secrets", "launch_envs", "written_secrets")
+    @classmethod
+    def _names(cls, v: Any, info: ValidationInfo) -> Any:
+        listed: Any = ()
+        if info.field_name == "written_secrets":  # a listed secret's name is said once
+            listed = info.data.get("secrets", v)  # (not there: said refused already)
+        for key in v:  # each is set in the job's environment: one rule with `envs`
+            if key not in listed:
+                _env_name(key)
+        return v
 
     def image_for(self, region: str) -> str:
         """The image for `region` ('' for the launcher's default)."""

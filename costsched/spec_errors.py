@@ -20,6 +20,8 @@ TASK_FIELDS = {
     **{k: f"costsched.{k}" for k in ("model", "throughputs", "precision", "steps", "epochs",
                                       "steps_per_epoch", "hours", "reference_gpu", "sweep",
                                       "checkpoint")},
+    # a task's own fields, kept under the spec's task
+    "task.secrets": "secrets", "task.written_secrets": "secrets", "task.launch_envs": "envs",
 }
 
 

@@ -11,8 +11,10 @@ Which files: `launchers.workfiles` (what git would commit, or every file the `.g
 files keep; `.costschedignore` excludes more; regular files and links only). What is
 refused: `launchers.secrets_scan` (home and system folders, credential files not named in
 `.costschedallow`), a folder with nothing to pack, a link that leads out (through other
-links too). The archive is deterministic (sorted names, no times, owners or modes but the
-executable bit), so the same code gets the same SHA-256.
+links too). The job's own file, when the workdir holds it, is packed without the secrets'
+values it writes (`launchers.codepack_secrets`). The archive is deterministic (sorted
+names, no times, owners or modes but the executable bit), so the same code gets the same
+SHA-256.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ import shutil
 import stat
 import tarfile
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from costsched.model import InvalidInput
 from costsched.vocabulary import prefixed
-from launchers import ignore, secrets_scan, workfiles
+from launchers import codepack_secrets, ignore, secrets_scan, workfiles
 from launchers.checkpoints import CheckpointStore, open_store
 
 IGNORE_FILE = workfiles.IGNORE_FILE
@@ -71,8 +74,11 @@ list_files = workfiles.list_files
 # --- packing --------------------------------------------------------------------------
 
 
-def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 20) -> Packed:
-    """The workdir as a deterministic tar.gz in dest_dir named by its SHA-256. InvalidInput
+def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 20,
+         job_file: Path | None = None, written: Collection[str] = ()) -> Packed:
+    """The workdir as a deterministic tar.gz in dest_dir named by its SHA-256; `job_file`,
+    the file the job was read from, packed with the secrets' values it writes (`written`)
+    blanked, when it is in the workdir (`codepack_secrets`). InvalidInput
     in one line when it is not a directory, is a home or system folder, holds credential
     files (`launchers.secrets_scan`), has nothing to pack, has a link that leads out of it
     (through other links too), has a file that cannot be read, or when its files come to
@@ -135,8 +141,13 @@ def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 2
             digest = _HashingWriter(raw)
             with gzip.GzipFile(filename="", mode="wb", fileobj=digest, mtime=0) as zipped, \
                     tarfile.open(fileobj=zipped, mode="w", format=tarfile.GNU_FORMAT) as tar:
+                mine = codepack_secrets.job_file_name(workdir, names, links, job_file) \
+                    if written else None
                 for rel in names:
-                    _add(tar, workdir, rel)
+                    if rel != mine:
+                        _add(tar, workdir, rel)
+                    else:
+                        codepack_secrets.add_blanked(tar, workdir, rel, written)
             raw.flush()
             os.fsync(raw.fileno())
         sha = digest.sha.hexdigest()
@@ -540,13 +551,16 @@ def limit_bytes() -> int:
     return int(config.load().config.launch.max_code_mb * (1 << 20))
 
 
-def pack_workdir(workdir: str | None, where: str) -> dict | None:
+def pack_workdir(workdir: str | None, where: str, job_file: str = "",
+                 written: Collection[str] = ()) -> dict | None:
     """Pack a job's workdir at launch: {"sha256", "size", "files", "path"} as the job's
-    stored spec keeps it (None without a workdir). `where` names the spec in errors."""
+    stored spec keeps it (None without a workdir). `where` names the spec in errors;
+    `job_file`, `written`: the file it was read from and the secrets' values it writes."""
     if not workdir:
         return None
     try:
-        packed = pack(Path(workdir), cache_dir(), limit_bytes())
+        packed = pack(Path(workdir), cache_dir(), limit_bytes(),
+                      Path(job_file) if job_file else None, written)
     except InvalidInput as exc:
         # 'field workdir /x: not a directory', the field named once
         raise InvalidInput(f"{where}: field {prefixed('workdir', str(exc))}") from None

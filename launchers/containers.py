@@ -56,10 +56,11 @@ log = logging.getLogger("costsched.agent")
 # envs). It runs the command in a shell of its own and, on SIGTERM, sends SIGTERM to that
 # shell's descendants (found in /proc by their parents) but not to the shell, which lives to
 # return their exit code; a command that is the shell alone gets it itself. It exits with
-# the command's code.
+# the command's code: a wait that the trap cut short (over 128, `t` set) is waited again,
+# and that second wait gives the code even when the shell ended meanwhile.
 WRAPPER = r"""if [ -n "$1" ]; then set -a; . "$1"; set +a; fi
 term() {
-  kids=" $c "; grew=1
+  t=1; kids=" $c "; grew=1
   while [ "$grew" = 1 ]; do
     grew=0
     for d in /proc/[0-9]*; do
@@ -75,7 +76,10 @@ term() {
 }
 trap term TERM
 /bin/sh -c "$0" & c=$!
-while :; do wait "$c"; s=$?; kill -0 "$c" 2>/dev/null || break; done
+while :; do
+  t=0; wait "$c"; s=$?
+  [ "$t" = 1 ] && [ "$s" -gt 128 ] || break
+done
 exit "$s"
 """
 

@@ -178,6 +178,19 @@ def _not_armed_line(blocked: Blocked, armed: autostart.Arming, db: str | None) -
             f"a shell that sets {names}, arms {it} (the other jobs are watched).")
 
 
+def _lost_line(blocked: Blocked, db: str | None) -> str:
+    """'Job 6 (km) needs KM_TOKEN for its recoveries and moves, ...' and how to arm them:
+    a daemon started from a shell that sets it (the value itself is never printed)."""
+    names = " and ".join(blocked.secrets)
+    it = "it" if len(blocked.secrets) == 1 else "them"
+    start = START + (f" --db {shlex.quote(db)}" if db else "")
+    given = " ".join(f"{name}=..." for name in blocked.secrets)
+    return (f"Job {blocked.job_id} ({blocked.name}) needs {names} for its recoveries and "
+            f"moves, which no daemon holds now and this shell does not set: start the daemon "
+            f"again in a shell that sets {it} (`{given} {start}`); started from this one, its "
+            "recovery would wait.")
+
+
 @app.command("stop")
 @friendly_errors
 def stop(db: DbOption = None, json_out: JsonOption = False) -> None:
@@ -210,16 +223,22 @@ def stop(db: DbOption = None, json_out: JsonOption = False) -> None:
             lines.append(f"{w.who()} has not stopped after {STOP_WAIT:g} s (a step in "
                          f"progress); `kill -KILL {w.pid}` ends it.")
     left = recovery(store, config, datetime.now(timezone.utc), db=db)
+    # The secrets a stopped supervisor held in its memory are gone with it: the jobs whose
+    # recovery a daemon started from this shell would make wait are named.
+    lost = shell_blocked(store, live_jobs(store)) if left.fix() else ()
+    fixes = [_lost_line(b, db) for b in lost]
     if json_out:
         print_json({"stopped": stopped, "lines": lines, "armed": left.armed,
-                    "fix": left.fix()})
+                    "fix": left.fix(), "not_armed": [
+                        {**b.document(), "line": line} for b, line in zip(lost, fixes,
+                                                                           strict=True)]})
         return
     if not found:
         lines.append("No daemon watches this store.")
     if left.fix():
         lines.append(f"Recovery is not armed now: `{left.fix()}` arms it again (a launch "
                      "does too, unless daemon.autostart is off).")
-    for line in lines:
+    for line in [*lines, *fixes]:
         console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
 
 

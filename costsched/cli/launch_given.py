@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from costsched.jobspec import ENV_NAME_FORM, is_env_name
 from costsched.launch_secrets import listed, not_set
 from costsched.model import InvalidInput
 
@@ -55,8 +56,8 @@ def _items(option: str, items: list[str] | None) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for item in items or []:
         name, eq, value = item.partition("=")
-        if not name or not name.replace("_", "a").isalnum():
-            raise InvalidInput(f"{option} {name!r}: expected NAME=VALUE or NAME (letters, "
-                               "digits and _)")
+        if not is_env_name(name):  # (worded so that no value follows --secret: redact)
+            raise InvalidInput(f"{option} NAME=VALUE: {name!r} is not an environment "
+                               f"variable name ({ENV_NAME_FORM}); expected NAME=VALUE or NAME")
         out[name] = value if eq else os.environ.get(name)
     return out

@@ -12,9 +12,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 
-from sqlalchemy import Connection, Engine, bindparam, case, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from costsched.lazy import pandas as pd
@@ -43,7 +53,7 @@ from costsched.store.job_rows import (  # noqa: F401 - the job store's names, us
     id_chunks,
 )
 from costsched.store.node_gaps import NodeGaps
-from costsched.store.schema import jobs, placements
+from costsched.store.schema import jobs, leases, placements
 
 _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a bug
 
@@ -88,8 +98,12 @@ class JobStore(JobPlacements, NodeGaps, JobLog):
         checkpoint_location: str = "",
         policy: str = "",
         at: datetime,
+        lease: tuple[str, str, float] | None = None,
     ) -> int:
-        """A new job in state "pending"; its id."""
+        """A new job in state "pending"; its id. `lease`: (name with '{id}' for the job's
+        id, holder, seconds): a lease its creator holds from the moment the job exists, in
+        the same write, so that no other process takes the new job up before its creator
+        starts it (a creator that died leaves the lease free, `Leases.acquire`)."""
         _check_text("name", name, 128, required=True)
         _check_text("policy", policy, 32)
         _check_text("checkpoint_location", checkpoint_location, 1024)
@@ -111,6 +125,13 @@ class JobStore(JobPlacements, NodeGaps, JobLog):
                 raise NameTaken(name, int(live.id), live.state)
             job_id = conn.execute(insert(jobs).values(row)).inserted_primary_key[0]
             _event(conn, job_id, ts, "state", None, "pending", "created")
+            if lease is not None:  # a row left by another job of this id is no one's now
+                name_of, holder, seconds = lease
+                held = name_of.format(id=job_id)
+                conn.execute(delete(leases).where(leases.c.name == held))
+                conn.execute(insert(leases).values(
+                    name=held, holder=holder,  # leases run by the wall clock
+                    expires_ts=epoch_second(datetime.now(timezone.utc)) + max(int(seconds), 1)))
             return int(job_id)
 
         try:

@@ -70,10 +70,11 @@ class Leases:
         return self._take_from_dead(name, holder, expires)
 
     @contextmanager
-    def holding(self, name: str, ttl_seconds: float) -> Iterator[bool]:
-        """Hold the lease `name` (by the wall clock, for a new holder of this process) for
-        the block, and give it up after; yields whether it was taken."""
-        holder = holder_name()
+    def holding(self, name: str, ttl_seconds: float, holder: str | None = None
+                ) -> Iterator[bool]:
+        """Hold the lease `name` (by the wall clock, for `holder`, by default a new holder of
+        this process) for the block, and give it up after; yields whether it was taken."""
+        holder = holder or holder_name()
         taken = self.acquire(name, holder, ttl_seconds, datetime.now(timezone.utc))
         try:
             yield taken

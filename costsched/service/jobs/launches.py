@@ -44,6 +44,7 @@ from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
+from costsched.store.leases import holder_name
 from costsched.throughput import ThroughputTable
 from costsched.work import own_total
 
@@ -91,12 +92,16 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
                       "launcher": launcher.name, "code": code, "offering": pick,
                       "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True}
+            # Stored with its lease held by this launch: a daemon finds it only to leave it.
+            holder = holder_name()
             record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
-                                          policy=policy)  # refused if the name is live
+                                          policy=policy,  # refused if the name is live
+                                          lease=("steps:{id}", holder, STEP_LEASE_SECONDS))
             if booking is not None:
                 store.booked.give(booking.token, record_id, at=when)
             launch_secrets.keep(record_id, given)
-            with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS) as mine:
+            with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS,
+                                      holder=holder) as mine:
                 if mine:  # else a reconciler resumed it already (it carries it on)
                     _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
                     # What its plan predicts, kept beside what it will do.

@@ -307,10 +307,12 @@ def _newest_checkpoint(uri: str) -> int | None:
 
 def _pack_code(spec: JobSpec, source: str) -> dict | None:
     """The job's workdir packed once at launch (None without one): every instance of the
-    job, recoveries and moves included, runs this code."""
+    job, recoveries and moves included, runs this code; its file (`source`), when it is in
+    the workdir, without the secrets' values it writes."""
     from launchers.codepack import pack_workdir
 
-    return pack_workdir(spec.workdir, f"{source}: job {spec.name!r}")
+    return pack_workdir(spec.workdir, f"{source}: job {spec.name!r}", source,
+                        list(spec.task.written_secrets.values()))
 
 
 def _store_code(code: dict | None, checkpoint_uri: str) -> None:

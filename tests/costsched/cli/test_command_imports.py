@@ -132,6 +132,11 @@ def test_daemon_status_and_a_local_launch_load_no_cloud(env: dict[str, str],
                                      "steps: 10\nconstraints: {regions: [us-east-1]}\n")
     own = {**env, "COSTSCHED_DB": str(db), "COSTSCHED_INSTANCES": str(tmp_path / "instances")}
     codes, err, loaded = run([["launch", "quick.yaml"]], own,
-                             watched=CLOUD + ("launchers.local",))
+                             watched=CLOUD + ("launchers.local", "launchers.agent",
+                                              "costsched.daemon.supervisor",
+                                              "costsched.daemon.scheduler"))
     assert codes == [0], err
-    assert loaded == ["launchers.local"]  # the probe sees the launcher the launch used
+    # the probe sees the launcher the launch used; with the supervisor's autostart off (as
+    # `env` has it), neither the agent's module (its job's state is read without it) nor
+    # the supervisor is loaded
+    assert loaded == ["launchers.local"], loaded

@@ -18,9 +18,9 @@ from costsched.cli import app
 from costsched.cli import jobs as cli_jobs
 from costsched.migration.launcher import Instance
 from costsched.model import InvalidInput
-from costsched.service import jobs as service
 from costsched.store import PriceStore
 from launchers import make_launcher
+from tests.cleanup import stop_unless_ended
 from tests.costsched.test_costs import EAST_A, WEST, observe
 
 NOW = datetime.now(timezone.utc)
@@ -130,8 +130,7 @@ def test_a_job_stopped_at_its_own_budget_says_so_and_how_to_start_it(tmp_path: P
     said = [e.detail for e in store.jobs.event_rows([job], kinds=["budget"])]
     assert said[-1].startswith("raised to $5 ")
     assert store.jobs.get(job).state in ("launching", "running", "succeeded")  # `true` ran
-    if not store.jobs.get(job).final:
-        service.stop(store, make_launcher("local"), job)
+    stop_unless_ended(store, make_launcher("local"), job)
     store.dispose()
 
 

@@ -464,17 +464,23 @@ def test_the_jobs_card_counts_in_words(store: PriceStore, client: TestClient) ->
     assert '<span class="figure">1</span><span>job shown</span>' in page, page
 
 
-def test_hours_of_work_show_the_step_its_pace_and_the_key_that_gives_a_share(
-        store: PriceStore, client: TestClient, instances: Path) -> None:
-    """A job whose work is 1 h on a V100 (no model, no throughputs) at its own step 2,900:
-    never 'of 3,600' (the hour in V100 seconds) nor a share of it; its measured pace and
-    the key that gives a share instead."""
+def _running_hours_job(store: PriceStore) -> int:
+    """A job whose work is 1 h on a V100 (no model, no throughputs), running since at(0)."""
     spec = {"spec": {"name": "fit", "hours": 1.0, "reference_gpu": "V100", "run": "true"},
             "source": "fit.yaml"}
     job = store.jobs.create("fit", spec, 3600, at=at(0))
     store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
                      reason="launch", instance=f"{job}-1", keep_open=True)
     store.jobs.transition(job, "running", at=at(0))
+    return job
+
+
+def test_hours_of_work_show_the_step_its_pace_and_the_key_that_gives_a_share(
+        store: PriceStore, client: TestClient, instances: Path) -> None:
+    """A job whose work is 1 h on a V100 (no model, no throughputs) at its own step 2,900:
+    never 'of 3,600' (the hour in V100 seconds) nor a share of it; its measured pace and
+    the key that gives a share instead."""
+    job = _running_hours_job(store)
     store.jobs.record_step(job, 2700, at=at(0.1))
     store.jobs.record_step(job, 2900, at=at(0.1) + (at(1) - at(0)) / 36)  # 100 s on
     doc = client.get(f"/api/jobs/{job}").json()["job"]
@@ -489,12 +495,7 @@ def test_hours_of_work_that_succeeded_still_show_the_step(
         store: PriceStore, client: TestClient, instances: Path) -> None:
     """Succeeded, its progress card reads its step, never '100%' beside its own note that
     its progress is never a share."""
-    spec = {"spec": {"name": "fit", "hours": 1.0, "reference_gpu": "V100", "run": "true"},
-            "source": "fit.yaml"}
-    job = store.jobs.create("fit", spec, 3600, at=at(0))
-    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
-                     reason="launch", instance=f"{job}-1", keep_open=True)
-    store.jobs.transition(job, "running", at=at(0))
+    job = _running_hours_job(store)
     store.jobs.record_step(job, 2000, at=at(0.1))
     store.jobs.end_placement(job, at(0.2))
     store.jobs.transition(job, "succeeded", at=at(0.2))

@@ -28,6 +28,7 @@ from costsched.service import jobs as service
 from costsched.service.prices import import_prices
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
+from tests.cleanup import stop_unless_ended
 from tests.costsched.dashboard.browser import Browser
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -63,8 +64,7 @@ def running_job(tmp_path: Path) -> Iterator[tuple[str, int, Path]]:
                            wait_seconds=60)
     assert store.jobs.get(job.id).state == "running"
     yield str(db), job.id, instances
-    if not store.jobs.get(job.id).final:
-        service.stop(store, launcher, job.id)
+    stop_unless_ended(store, launcher, job.id)
     store.dispose()
 
 

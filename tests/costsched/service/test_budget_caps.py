@@ -29,6 +29,7 @@ from costsched.service.jobs.decider import budget_verdict
 from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
+from tests.cleanup import stop_unless_ended
 from tests.costsched.service.test_jobs import wait_for
 
 PROJECT = Path(__file__).resolve().parents[3] / "examples" / "tinyproject"
@@ -213,8 +214,7 @@ def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
         wait_for(ended(first), seconds=90, poll=WATCH)
     finally:
         for job_id in (first, second):
-            if not store.jobs.get(job_id).final:
-                service.stop(store, launcher, job_id)
+            stop_unless_ended(store, launcher, job_id)
     assert first_then == "running"  # the second was stopped while the first ran
     assert store.jobs.get(first).state == "succeeded"
     assert store.jobs.get(second).state == "stopped"

@@ -10,6 +10,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import yaml
@@ -27,18 +28,25 @@ HINT = re.compile(r"give it enough: `costsched start fast --budget ([0-9.]+)` \(
 RAN = timedelta(seconds=37)  # 434 steps in 37 s: 11.7 steps/s, its plan says 200
 
 
-@pytest.fixture()
-def stopped(store: PriceStore, tmp_path: Path) -> tuple[FakeLauncher, int, datetime]:
-    now = datetime.now(timezone.utc)
-    set_prices(store, {"us-east-1a": 1.0}, now - timedelta(hours=1))
-    path = tmp_path / "fast.yaml"
+def _launched(store: PriceStore, tmp_path: Path, name: str, steps_per_second: float,
+              steps: int, budget: float, size_gb: float) -> tuple[FakeLauncher, Any]:
+    """The job `name` launched on a fake launcher in us-east-1a's spot at $1/h."""
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump({
-        "name": "fast", "throughputs": {"V100": 200.0}, "steps": 2000, "run": "true",
-        "constraints": {"regions": ["us-east-1"], "markets": ["spot"], "budget": 1.0},
-        "checkpoint": {"interval_minutes": 30, "size_gb": 0.001}}))
+        "name": name, "throughputs": {"V100": steps_per_second}, "steps": steps,
+        "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"], "budget": budget},
+        "checkpoint": {"interval_minutes": 30, "size_gb": size_gb}}))
     launcher = FakeLauncher()
     [job] = service.launch(store, [path], launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
+    return launcher, job
+
+
+@pytest.fixture()
+def stopped(store: PriceStore, tmp_path: Path) -> tuple[FakeLauncher, int, datetime]:
+    launcher, job = _launched(store, tmp_path, "fast", 200.0, 2000, 1.0, 0.001)
     began = store.jobs.placement_rows([job.id])[0].start_at
     store.jobs.record_step(job.id, 434, at=began + RAN)
     service.stop(store, launcher, job.id, at=began + RAN)
@@ -65,16 +73,7 @@ def test_the_hint_prices_the_rest_at_the_jobs_own_pace(store: PriceStore, stoppe
 
 def test_a_job_that_made_no_step_is_priced_at_its_plan_marked(store: PriceStore,
                                                                tmp_path: Path) -> None:
-    now = datetime.now(timezone.utc)
-    set_prices(store, {"us-east-1a": 1.0}, now - timedelta(hours=1))
-    path = tmp_path / "new.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "new", "throughputs": {"V100": 1.0}, "steps": 3600, "run": "true",
-        "constraints": {"regions": ["us-east-1"], "markets": ["spot"], "budget": 5},
-        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}))
-    launcher = FakeLauncher()
-    [job] = service.launch(store, [path], launcher=launcher,
-                           checkpoint_root=str(tmp_path / "ckpt"))
+    launcher, job = _launched(store, tmp_path, "new", 1.0, 3600, 5, 1.0)
     service.stop(store, launcher, job.id)
     with pytest.raises(InvalidInput, match=(
             r"\+ \$[0-9.]+\* expected for its 3,600 steps left \+ .*; \*: at its plan's "

@@ -15,6 +15,7 @@ from costsched.optimize.decision import Overheads
 from costsched.service import jobs as service
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
+from tests.cleanup import stop_unless_ended
 from tests.costsched.service.test_budget_caps import (
     USD_PER_HOUR,
     _cost,
@@ -51,8 +52,7 @@ def _watch(store: PriceStore, launcher: LocalLauncher, job_id: int, budgets: Bud
     try:
         wait_for(watched, seconds=90, poll=1.0)
     finally:
-        if not store.jobs.get(job_id).final:
-            service.stop(store, launcher, job_id)
+        stop_unless_ended(store, launcher, job_id)
 
 
 def _zones(store: PriceStore, job_id: int) -> list[str]:

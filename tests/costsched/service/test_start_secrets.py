@@ -15,6 +15,7 @@ from costsched import launch_secrets
 from costsched.model import InvalidInput
 from costsched.redact import redact
 from costsched.service import jobs as service
+from costsched.service.jobs import steps
 from costsched.service.jobs.runs import _open_placement
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
@@ -189,3 +190,30 @@ def test_a_stopped_jobs_move_winds_down_without_the_secret(jobs) -> None:
     service.reconcile(store, launcher)
     assert store.moves.get(move.id).state == "cancelled"
     assert store.jobs.get(sec).state == "stopped"
+
+
+def test_a_daemon_pass_leaves_a_launch_it_finds_stored_but_not_started_yet(
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A supervisor's pass that runs the moment a launch has stored its job, before the
+    launch starts it, leaves the job to the launch (which holds the job's lease from the
+    moment it is stored): the pass has no value for its secret and would say it waits."""
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    monkeypatch.delenv("KM_TOKEN", raising=False)
+    monkeypatch.setattr(launch_secrets, "_GIVEN", {})
+    launcher = FakeLauncher()
+    passes: list[list] = []
+    keep = launch_secrets.keep
+
+    def keep_then_pass(job_id: int, values: dict[str, str]) -> None:
+        with launch_secrets.carried_by("the supervisor", "give {names}"):
+            passes.append(steps._resume_launches(store, launcher, None))  # held by no one
+        keep(job_id, values)
+
+    monkeypatch.setattr(launch_secrets, "keep", keep_then_pass)
+    [job] = service.launch(store, _spec(tmp_path, "sec", ["KM_TOKEN"]), launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"), secrets={"KM_TOKEN": VALUE})
+    assert passes == [[]]  # the pass said nothing and started nothing
+    assert job.state == "running"
+    assert [m.kind for m in store.moves.of_job(job.id)] == ["launch"]
+    assert store.jobs.last_details([job.id], steps.SECRET_NOTE).get(job.id) in (None, "")
+    assert store.leases.held() == []  # the launch gave up the job's lease once it started it

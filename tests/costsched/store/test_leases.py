@@ -134,3 +134,17 @@ def test_many_leases_are_taken_as_each_would_be_alone(any_store: PriceStore) -> 
     assert not leases.acquire("steps:6", "b", 60, T0 + timedelta(seconds=160))  # renewed
     assert leases.release_many(names, "a") == len(taken)
     assert {x.name for x in leases.held()} == {"steps:2", "steps:5"}
+
+
+def test_a_job_stored_with_its_lease_is_its_creators_from_the_first_moment(
+        any_store: PriceStore) -> None:
+    now = datetime.now(timezone.utc)
+    job = any_store.jobs.create("j", {}, 10, at=T0, lease=("steps:{id}", "creator", 60))
+    assert not any_store.leases.acquire(f"steps:{job}", "daemon", 60, now)
+    assert any_store.leases.acquire(f"steps:{job}", "creator", 60, now)  # its own
+    [held] = any_store.leases.held()
+    assert held.name == f"steps:{job}" and held.holder == "creator"
+    assert any_store.leases.acquire(f"steps:{job}", "daemon", 60, now + timedelta(seconds=61))
+    other = any_store.jobs.create("k", {}, 10, at=T0)  # no lease asked: none taken
+    assert [lease.name for lease in any_store.leases.held()] == [f"steps:{job}"]
+    assert any_store.leases.acquire(f"steps:{other}", "daemon", 60, now)

@@ -1,0 +1,119 @@
+"""The job's own file in its workdir is packed without the secrets' values it writes: each
+is null, every other byte as written; a file that holds a value elsewhere too is left out.
+Files other than the job's, and a job that writes no value, are packed as before."""
+
+from __future__ import annotations
+
+import logging
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from launchers.codepack import pack
+from launchers.codepack_secrets import blanked
+
+SKY = """\
+name: km   # a task
+workdir: .
+secrets:
+  KM_TOKEN: inline-SECRET-4242
+  "QUOTED": 'km two 2'
+  LATER:
+  EMPTY: ~
+  NUMBER: 12345678
+  BLOCK: |
+    line-one-secret
+    line-two-secret
+
+  FLOW: {a: b}
+envs: {KM_TOKEN_HINT: not-secret}
+run: python train.py
+"""
+SKY_BLANKED = """\
+name: km   # a task
+workdir: .
+secrets:
+  KM_TOKEN: null
+  "QUOTED": null
+  LATER:
+  EMPTY: ~
+  NUMBER: null
+  BLOCK: null
+
+  FLOW: {a: b}
+envs: {KM_TOKEN_HINT: not-secret}
+run: python train.py
+"""
+
+
+def test_each_written_value_is_null_and_every_other_byte_stays() -> None:
+    assert blanked(SKY) == SKY_BLANKED
+    flow = "secrets: {A: v-1, B: null}\r\nrun: x\r\n"
+    assert blanked(flow) == "secrets: {A: null, B: null}\r\nrun: x\r\n"
+    own = ("name: a\ntask:\n  secrets: [A]\n  written_secrets: {A: own-1}\n---\n"
+           "name: b\ntask: {written_secrets: {B: \"own 2\"}}\n")
+    assert blanked(own) == ("name: a\ntask:\n  secrets: [A]\n  written_secrets: {A: null}\n"
+                            "---\nname: b\ntask: {written_secrets: {B: null}}\n")
+    assert blanked("name: x\nrun: y\n") == "name: x\nrun: y\n"
+
+
+def _archived(tmp_path: Path, project: Path, **kw: object) -> dict[str, bytes]:
+    packed = pack(project, tmp_path / "out", **kw)  # type: ignore[arg-type]
+    with tarfile.open(packed.path) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "train.py").write_text("print('train')\n")
+    (folder / "task.yaml").write_text(SKY)
+    (folder / "other.yaml").write_text(SKY)  # not the job's file: the user's own
+    return folder
+
+
+def test_the_job_file_in_the_workdir_is_packed_blanked(tmp_path: Path, project: Path) -> None:
+    files = _archived(tmp_path, project, job_file=project / "task.yaml",
+                      written=["inline-SECRET-4242", "km two 2"])
+    assert files["task.yaml"] == SKY_BLANKED.encode()
+    assert files["train.py"] == b"print('train')\n"
+    assert files["other.yaml"] == SKY.encode()
+    # Named by another path to the same file (as the launch was given it): the same.
+    (tmp_path / "link").symlink_to(project)
+    again = _archived(tmp_path, project, job_file=tmp_path / "link" / "task.yaml",
+                      written=["inline-SECRET-4242"])
+    assert again["task.yaml"] == SKY_BLANKED.encode()
+
+
+def test_without_written_values_or_outside_the_workdir_the_pack_is_as_before(
+        tmp_path: Path, project: Path) -> None:
+    before = pack(project, tmp_path / "a")
+    assert pack(project, tmp_path / "b", job_file=project / "task.yaml").sha256 == \
+        before.sha256
+    outside = tmp_path / "task.yaml"
+    outside.write_text(SKY)
+    assert pack(project, tmp_path / "c", job_file=outside,
+                written=["inline-SECRET-4242"]).sha256 == before.sha256
+
+
+def test_a_job_file_holding_a_value_elsewhere_is_left_out(
+        tmp_path: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (project / "task.yaml").write_text(SKY + "# token was inline-SECRET-4242\n")
+    with caplog.at_level(logging.WARNING, logger="costsched.codepack"):
+        files = _archived(tmp_path, project, job_file=project / "task.yaml",
+                          written=["inline-SECRET-4242"])
+    assert "task.yaml" not in files and "train.py" in files
+    assert ("task.yaml left out of the job's code: a secret's value it writes is elsewhere "
+            "in it too (a comment, a command), and would be stored with the code") \
+        in caplog.text
+    assert "inline-SECRET-4242" not in caplog.text
+    # Changed since it was read, so that it no longer reads as YAML: left out as well.
+    (project / "task.yaml").write_text("secrets: {KM_TOKEN: inline-SECRET-4242\n")
+    with caplog.at_level(logging.WARNING, logger="costsched.codepack"):
+        files = _archived(tmp_path, project, job_file=project / "task.yaml",
+                          written=["inline-SECRET-4242"])
+    assert "task.yaml" not in files
+    assert "task.yaml left out of the job's code (it no longer reads as YAML)" in caplog.text
+    assert "inline-SECRET-4242" not in caplog.text
