@@ -294,13 +294,14 @@ class OptionValue(typer.BadParameter):
 
 
 def dollars(value: str | float) -> float:
-    """An amount of USD as a job file takes it, for a --budget: 5, 12.50, '$5', '1,200'."""
-    if isinstance(value, (int, float)):
-        return float(value)
+    """An amount of USD as a job file takes it, for a --budget: 5, 12.50, '$5', '1,200',
+    '5 USD' (`amounts.parse_usd`)."""
+    from costsched.amounts import parse_usd
+
     try:
-        return float(str(value).strip().lstrip("$").replace(",", ""))
-    except ValueError:
-        raise OptionValue(f"{value!r}: expected an amount of USD (5, 12.50, $5)") from None
+        return parse_usd(value)
+    except ValueError as exc:
+        raise OptionValue(str(exc)) from None
 
 
 class Typed(float):

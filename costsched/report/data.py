@@ -50,7 +50,7 @@ from costsched.report.pieces import (
 from costsched.report.speeds import speed_table, speeds
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
-from costsched.report.written import repriced_rows, row_parts
+from costsched.report.written import estimate_parts, repriced_rows, row_parts
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
@@ -312,9 +312,10 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         [p.job_id for p in lives], [got.usd for got in charged["lives"]]).items()}
     run_egress = [m for m in all_moves if m.at <= reached[m.job_id]]
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
+    ran = [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)]
     estimated = [row for row in estimates.estimate_table(
-        predicted, by_id, [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)],
-        run_egress, _recoveries(store, job_moves), readings) if row["job_id"] in held]
+        predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings)
+        if row["job_id"] in held]
     rows = {
         "jobs": _job_table(jobs, spent_on, egress, static, nodes),
         "clouds": _cloud_table(spent_on, egress),
@@ -332,7 +333,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                              names, nodes)  # beside the tables: `report.written`
     return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
                                                 "repriced": repriced},
-                  scale=scale, parts=row_parts(rows, spent_on))
+                  scale=scale, parts={**row_parts(rows, spent_on), "estimates": estimate_parts(
+                      estimated, ran, run_egress)})
 
 
 def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],
