@@ -3,10 +3,11 @@ instance starts on another cloud than its checkpoint store's.
 
 The rule (docs/moves.md): on a cloud, a job's checkpoints are in its store now when that is
 the cloud's own storage; else in its store as launched (`home_store`) when that is; else
-under the cloud's `launch.checkpoint_roots` entry, ROOT/job-ID-STORE (`job_folder`). A cloud with none of these
-cannot read a job whose store is in another cloud's storage (its instances have no identity
-there): the deciders leave it out (`unreadable`). A store in a directory is kept (it is
-read from this machine); a launcher that runs its instances here never carries.
+under the cloud's `launch.checkpoint_roots` entry, ROOT/job-ID-STORE (`job_folder`). A cloud
+with none of these cannot read a job whose store is in another cloud's storage (its
+instances have no identity there): the deciders leave it out (`unreadable`). A store in a
+directory is kept (it is read from this machine); a launcher that runs its instances here
+never carries.
 
 Carrying (`carrier`, called by the migration machine before it launches an offering, under
 the job's lease) copies the job's code and newest verified checkpoint into the target store
