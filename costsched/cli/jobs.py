@@ -123,10 +123,10 @@ def launch(
     read = read_jobs(jobs, envs=envs, secrets=list(secrets),
                      at=datetime.now(timezone.utc))  # a passed deadline, before any load
     envs, secrets = refuse_unset(envs, secrets)
-    warn_written_envs(read, envs)  # (an --env named like a secret: `env_note`, below)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
+    warn_written_envs(read, envs)  # (an --env named like a secret: `env_note`, below)
     announce_new_store(db)
     store = open_store(db)
     # Said once the launch goes ahead: a launch refused after it never said the job fits.

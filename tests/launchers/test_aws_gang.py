@@ -23,6 +23,7 @@ from launchers.aws import STOP_COMMAND, AwsLauncher  # noqa: E402
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, LaunchSpec  # noqa: E402
 from launchers.userdata import read_payload  # noqa: E402
 from tests.conftest import moto_regions  # noqa: E402
+from tests.job_folders import folder_of
 
 BUCKET = "gang-bucket"
 
@@ -323,7 +324,8 @@ def test_a_preempted_node_is_replaced_in_place_through_the_service(aws, calls,
     assert "node 1 was lost: replaced in us-east-1a, the other nodes kept" in said, said
     assert len(calls.runs) == 3 and len(live_records(aws)) == 2 and not calls.commands
     attempt = launcher.status(first).attempt
-    uri, digest = f"s3://{BUCKET}/jobs/job-{job.id}", cloud_gang.digest(job.id, attempt)
+    uri = f"s3://{BUCKET}/jobs/{folder_of(store, job.id)}"
+    digest = cloud_gang.digest(job.id, attempt)
     cloud_gang.StoreGangFile(uri, digest, 0).left(1, "paused")  # rank 0's agent
     cloud_gang.StoreGangFile(uri, digest, 1).ready()  # the replacement's agent
     service.reconcile(store, launcher)

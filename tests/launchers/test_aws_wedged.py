@@ -20,6 +20,7 @@ from costsched.service.jobs import agents  # noqa: E402
 from costsched.store import PriceStore  # noqa: E402
 from launchers import heartbeats, wedged  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
+from tests.job_folders import folder_of
 from tests.launchers import test_aws as base  # noqa: E402
 from tests.launchers.test_boot_path import AT, write_job  # noqa: E402
 
@@ -58,7 +59,7 @@ def test_through_the_cli_a_dead_agent_is_said_then_its_job_relaunched(
     [job] = service.launch(store, [write_job(tmp_path)], launcher=launcher,
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     first = launcher.status(str(store.jobs.placements(job.id)["instance"].iloc[-1]))
-    uri = f"s3://{BUCKET}/jobs/job-{job.id}"
+    uri = f"s3://{BUCKET}/jobs/{folder_of(store, job.id)}"
     monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
 
     def status() -> str:

@@ -26,6 +26,7 @@ from costsched.store import PriceStore
 from launchers.azure import AzureLauncher
 from launchers.checkpoints import open_store
 from launchers.userdata import checkout_install
+from tests.job_folders import folder_of
 from tests.launchers.azure_fake import SUBSCRIPTION, Azure, StaticToken
 from tests.launchers.test_boot_path import AT, PROJECT, STEPS, Instance, wait_for, write_job
 
@@ -71,9 +72,10 @@ def test_spot_vm_boots_is_evicted_and_the_job_recovers_on_another(
     assert put["properties"]["priority"] == "Spot"
     assert put["properties"]["evictionPolicy"] == "Delete"
     code = store.jobs.get(job.id).spec["code"]
-    assert f"jobs/job-{job.id}/code/{code['sha256']}.tar.gz" in azure.blob.containers["ckpt"]
+    folder = folder_of(store, job.id)
+    assert f"jobs/{folder}/code/{code['sha256']}.tar.gz" in azure.blob.containers["ckpt"]
 
-    checkpoints = open_store(f"az://ckpt/jobs/job-{job.id}")
+    checkpoints = open_store(f"az://ckpt/jobs/{folder_of(store, job.id)}")
     first = vm(azure, tmp_path / "i1", first_name)
     try:
         wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))

@@ -37,6 +37,7 @@ from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install  # noqa: E402
 from tests.conftest import hermetic_aws_env, moto_regions  # noqa: E402
+from tests.job_folders import folder_of
 from tests.launchers.moto_images import IMAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -247,11 +248,11 @@ def test_launch_boot_notice_recover_on_moto_server(tmp_path: Path, moto_server: 
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     first_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     stored = store.jobs.get(job.id).spec["code"]
-    code_key = f"jobs/job-{job.id}/code/{stored['sha256']}.tar.gz"
+    code_key = f"jobs/{folder_of(store, job.id)}/code/{stored['sha256']}.tar.gz"
     assert s3.head_object(Bucket=BUCKET, Key=code_key)["ContentLength"] == stored["size"]
 
     first = ec2_instance(ec2, first_id, tmp_path / "i1", moto_server, metadata)
-    checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
+    checkpoints = open_store(f"s3://{BUCKET}/jobs/{folder_of(store, job.id)}")
     try:
         wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))
         metadata.notice = True  # the two-minute warning
@@ -343,8 +344,8 @@ def test_gcp_startup_script_boot_notice_recover_with_loopback_gcs(
         [job] = service.launch(store, [path], launcher=launcher,
                                checkpoint_root=f"gs://{BUCKET}/jobs")
         code = store.jobs.get(job.id).spec["code"]
-        assert f"jobs/job-{job.id}/code/{code['sha256']}.tar.gz" in gcs.objects
-        checkpoints = open_store(f"gs://{BUCKET}/jobs/job-{job.id}")
+        assert f"jobs/{folder_of(store, job.id)}/code/{code['sha256']}.tar.gz" in gcs.objects
+        checkpoints = open_store(f"gs://{BUCKET}/jobs/{folder_of(store, job.id)}")
         first = boot(tmp_path / "i1")
         try:
             wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))

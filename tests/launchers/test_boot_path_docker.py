@@ -24,6 +24,7 @@ from costsched.store import PriceStore  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install, read_payload  # noqa: E402
+from tests.job_folders import folder_of  # noqa: E402
 from tests.launchers import fake_docker  # noqa: E402
 from tests.launchers.moto_images import IMAGE as MOTO_IMAGE  # noqa: E402
 from tests.launchers.test_boot_path import (  # noqa: E402, F401  (fixtures)
@@ -108,7 +109,7 @@ def test_a_docker_image_task_boots_on_ec2_is_preempted_and_resumes_in_its_contai
                                              "checkpoints_at": ""}
 
     first = instance(ec2, first_id, tmp_path / "i1", moto_server, metadata)
-    checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
+    checkpoints = open_store(f"s3://{BUCKET}/jobs/{folder_of(store, job.id)}")
     try:
         wait_for(lambda: any(c.part("state.npz") for c in checkpoints.list()))
         metadata.notice = True  # the two-minute warning

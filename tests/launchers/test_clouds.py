@@ -22,6 +22,7 @@ from launchers.aws import AwsLauncher
 from launchers.checkpoints import open_store
 from launchers.clouds import CloudsLauncher, owner
 from tests.conftest import moto_regions
+from tests.job_folders import folder_of
 from tests.launchers.test_azure import make
 
 moto = pytest.importorskip("moto")
@@ -81,7 +82,7 @@ def test_a_job_moves_from_aws_to_azure_when_it_pays_and_its_egress_is_charged_on
         assert owner(first) == "aws"  # AWS was the cheaper then
         ckpt = tmp_path / "state.npz"
         ckpt.write_bytes(b"w" * int(GB * 1e9))  # the size a move copies: measured
-        open_store(f"s3://ckpt-bucket/jobs/job-{job.id}").publish(ckpt)
+        open_store(f"s3://ckpt-bucket/jobs/{folder_of(store, job.id)}").publish(ckpt)
 
         # Azure's spot price falls: moving pays, the checkpoint's egress out of AWS included.
         store.ingest(pd.DataFrame([price("azure", "eastus", "Standard_NC6s_v3", 0.20,
@@ -108,9 +109,10 @@ def test_a_job_moves_from_aws_to_azure_when_it_pays_and_its_egress_is_charged_on
         moved = store.moves.get(move.id)
         assert (moved.state, moved.checkpoint_version) == ("done", 1)  # carried version 1
         there = store.jobs.get(job.id).checkpoint_location
-        assert there == f"az://ckpt/jobs/job-{job.id}"  # the VM reads Blob, not S3
+        assert there == f"az://ckpt/jobs/{folder_of(store, job.id)}"  # the VM reads Blob, not S3
         [copied] = open_store(there).list()
-        assert copied.sha256 == open_store(f"s3://ckpt-bucket/jobs/job-{job.id}").list()[0].sha256
+        home = open_store(f"s3://ckpt-bucket/jobs/{folder_of(store, job.id)}")
+        assert copied.sha256 == home.list()[0].sha256
         ec2 = session.client("ec2").describe_instances(InstanceIds=[first.split("/")[1]])
         assert ec2["Reservations"][0]["Instances"][0]["State"]["Name"] == "terminated"
 

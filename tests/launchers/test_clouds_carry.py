@@ -31,6 +31,7 @@ from launchers.base import Instance, Launcher, LaunchSpec
 from launchers.checkpoints import open_store
 from launchers.clouds import CloudsLauncher
 from tests.conftest import hermetic_aws_env
+from tests.job_folders import folder_of
 from tests.launchers.checkpoints.gcs_fake import FakeGcs
 
 moto = pytest.importorskip("moto")
@@ -206,7 +207,7 @@ def test_aws_to_azure_carries_the_checkpoint_once_across_a_crash_and_charges_egr
     monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOTS", "azure=az://ckpt/jobs")
     store, launcher, fakes, job = setup(tmp_path, "aws", "azure", "aws", "azure",
                                         root="s3://ckpt-bucket/jobs")
-    home = f"s3://ckpt-bucket/jobs/job-{job.id}"
+    home = f"s3://ckpt-bucket/jobs/{folder_of(store, job.id)}"
     [first] = fakes["aws"].made
     assert fakes["aws"].made[first].state == "running"  # it reads its own S3
     checkpoint(home, tmp_path, b"step 100")
@@ -216,7 +217,7 @@ def test_aws_to_azure_carries_the_checkpoint_once_across_a_crash_and_charges_egr
         move_to(store, launcher, job, "azure")
     [move] = store.moves.of_job(job.id)[-1:]
     assert move.state == "checkpoint_verified"
-    there = f"az://ckpt/jobs/job-{job.id}"
+    there = f"az://ckpt/jobs/{folder_of(store, job.id)}"
     assert store.jobs.get(job.id).checkpoint_location == there  # carried before the launch
     [stopped] = open_store(home).list()[-1:]  # what the source wrote when asked to stop
     [copied] = open_store(there).list()
@@ -249,13 +250,13 @@ def test_gcs_to_s3_carries_the_newest_checkpoint_and_the_new_instance_restores_i
     monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOTS", "aws=s3://s3-bucket/jobs")
     store, launcher, fakes, job = setup(tmp_path, "gcp", "aws", "gcp", "aws",
                                         root="gs://ckpt-bucket/jobs")
-    home = f"gs://ckpt-bucket/jobs/job-{job.id}"
+    home = f"gs://ckpt-bucket/jobs/{folder_of(store, job.id)}"
     checkpoint(home, tmp_path, b"step 100")
 
     advice = move_to(store, launcher, job, "aws")
     settle(store, launcher)
 
-    there = f"s3://s3-bucket/jobs/job-{job.id}"
+    there = f"s3://s3-bucket/jobs/{folder_of(store, job.id)}"
     newest = open_store(home).list()[-1]
     [copied] = open_store(there).list()
     assert (copied.sha256, copied.name) == (newest.sha256, newest.name)
@@ -274,7 +275,7 @@ def test_a_recovery_sent_to_another_cloud_carries_the_checkpoint_there(
     monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOTS", "azure=az://ckpt/jobs")
     store, launcher, fakes, job = setup(tmp_path, "aws", "azure", "aws", "azure",
                                         root="s3://ckpt-bucket/jobs")
-    home = f"s3://ckpt-bucket/jobs/job-{job.id}"
+    home = f"s3://ckpt-bucket/jobs/{folder_of(store, job.id)}"
     written = checkpoint(home, tmp_path, b"before the preemption")
     [first] = fakes["aws"].made
     fakes["aws"].made[first] = replace(fakes["aws"].made[first], state="preempted")
@@ -284,7 +285,8 @@ def test_a_recovery_sent_to_another_cloud_carries_the_checkpoint_there(
 
     [target] = fakes["azure"].made
     assert fakes["azure"].restored[target] == written
-    assert store.jobs.get(job.id).checkpoint_location == f"az://ckpt/jobs/job-{job.id}"
+    there = f"az://ckpt/jobs/{folder_of(store, job.id)}"
+    assert store.jobs.get(job.id).checkpoint_location == there
     [recovery] = [m for m in store.moves.of_job(job.id) if m.kind == "recovery"]
     assert recovery.state == "done"
 
@@ -294,7 +296,7 @@ def test_a_copy_that_fails_leaves_the_job_on_its_cloud_saying_why(
     monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOTS", "azure=az://nosuch/jobs")
     store, launcher, fakes, job = setup(tmp_path, "aws", "azure", "aws", "azure",
                                         root="s3://ckpt-bucket/jobs")
-    home = f"s3://ckpt-bucket/jobs/job-{job.id}"
+    home = f"s3://ckpt-bucket/jobs/{folder_of(store, job.id)}"
     checkpoint(home, tmp_path, b"step 100")
 
     advice = move_to(store, launcher, job, "azure")
@@ -309,7 +311,8 @@ def test_a_copy_that_fails_leaves_the_job_on_its_cloud_saying_why(
     details = [e.detail for e in store.jobs.events(job.id).itertuples()
                if "cannot copy" in str(e.detail)]
     assert len(details) == 1 and "\n" not in details[0]
-    assert f"cannot copy the checkpoints of {home} to az://nosuch/jobs/job-{job.id}" in \
+    there = f"az://nosuch/jobs/{folder_of(store, job.id)}"
+    assert f"cannot copy the checkpoints of {home} to {there}" in \
         details[0] and "container nosuch does not exist" in details[0]
     assert store.moves.get(advice.started.id).state == "done"
 

@@ -26,6 +26,7 @@ from costsched.store import PriceStore  # noqa: E402
 from launchers.aws import AwsLauncher  # noqa: E402
 from launchers.checkpoints import open_store  # noqa: E402
 from launchers.userdata import checkout_install  # noqa: E402
+from tests.job_folders import folder_of  # noqa: E402
 from tests.launchers import test_boot_path as boot  # noqa: E402
 from tests.launchers.moto_images import IMAGE
 from tests.launchers.test_boot_path import (  # noqa: E402
@@ -69,7 +70,7 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
     [job] = service.launch(store, [write_job(tmp_path)], launcher=launcher,
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     instance_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    checkpoints = open_store(f"s3://{BUCKET}/jobs/job-{job.id}")
+    checkpoints = open_store(f"s3://{BUCKET}/jobs/{folder_of(store, job.id)}")
     instance = ec2_instance(ec2, instance_id, tmp_path / "i1", moto_server, metadata,
                             image_has_env=True)
     try:

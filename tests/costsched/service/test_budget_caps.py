@@ -31,6 +31,7 @@ from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
 from tests.cleanup import stop_unless_ended
 from tests.costsched.service.test_jobs import wait_for
+from tests.job_folders import folder_of
 
 PROJECT = Path(__file__).resolve().parents[3] / "examples" / "tinyproject"
 AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
@@ -136,7 +137,7 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     record = store.jobs.get(job_id)
     assert record.state == "stopped"
     assert not any(i.live for i in launcher.instances(job_id))
-    checkpoints = open_store(str(tmp_path / "ckpt" / f"job-{job_id}"))
+    checkpoints = open_store(str(tmp_path / "ckpt" / folder_of(store, job_id)))
     kept = checkpoints.newest_verified()
     step = int(np.load(checkpoints.fetch(kept, tmp_path / "kept"))["step"])
     assert 0 < step < steps  # the checkpoint asked for at the cap, kept
@@ -194,7 +195,7 @@ def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
     first = _launch(store, launcher, tmp_path,
                     _project(tmp_path, "first", {"budget_name": "vision"}, steps=1000,
                              speed=10, hold=hold), monkeypatch)
-    first_checkpoints = open_store(str(tmp_path / "ckpt" / f"job-{first}"))
+    first_checkpoints = open_store(str(tmp_path / "ckpt" / folder_of(store, first)))
     wait_for(lambda: bool(first_checkpoints.list()), seconds=30, poll=0.1)
     second = _launch(store, launcher, tmp_path,
                      _project(tmp_path, "second", {"budget_name": "vision"}), monkeypatch)

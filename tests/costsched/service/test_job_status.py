@@ -13,6 +13,7 @@ import pytest
 from costsched.cli import jobs as cli_jobs
 from costsched.service import jobs as service
 from tests.costsched.service.test_jobs import TRAIN, wait_for, world, write_spec  # noqa: F401
+from tests.job_folders import folder_of
 
 
 def finished(store, launcher, job_id: int) -> bool:  # noqa: ANN001
@@ -107,7 +108,7 @@ def test_a_failing_checkpoint_store_shows_in_status_and_the_reconcile_log(
     run = f"{sys.executable} {TRAIN} --steps 100000 --step-seconds 0.01 --checkpoint-every 0.2"
     [job] = service.launch(store, write_spec(tmp, "full", run=run), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
-    root = tmp / "checkpoints" / f"job-{job.id}"
+    root = tmp / "checkpoints" / f"{folder_of(store, job.id)}"
     wait_for(lambda: LocalStore(root).list(), seconds=30)
     shutil.rmtree(root)
     root.write_text("not a directory any more")

@@ -22,6 +22,7 @@ from costsched.service.jobs import statuses as status_module
 from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
+from tests.job_folders import folder_of
 
 PROJECT = Path(__file__).resolve().parents[3] / "examples" / "tinyproject"
 AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
@@ -46,7 +47,7 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     monkeypatch.chdir(project)
     [job] = service.launch(store, ["job.yaml"], launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
-    checkpoints = open_store(str(tmp_path / "ckpt" / f"job-{job.id}"))
+    checkpoints = open_store(str(tmp_path / "ckpt" / f"{folder_of(store, job.id)}"))
     deadline = time.monotonic() + 60
     while not checkpoints.list():
         assert time.monotonic() < deadline, "no checkpoint published"
