@@ -130,7 +130,7 @@ def launch(
     announce_new_store(db)
     store = open_store(db)
     # Said once the launch goes ahead: a launch refused after it never said the job fits.
-    fitting = _check_budgets(store, read, envs, yes, offering, backend.name,
+    fitting = _check_budgets(store, read, envs, yes, offering, backend,
                              settings.checkpoint_root)
     with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
                      shown=not json_out):
@@ -260,7 +260,7 @@ def _print_armed(line: str | None, json_out: bool) -> None:
 
 
 def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dict[str, str],
-                   yes: bool, offering: str | None = None, launcher: str | None = None,
+                   yes: bool, offering: str | None = None, launcher: Any = None,
                    checkpoint_root: str | None = None) -> list[str]:
     """Each budgeted job's expected and pessimistic cost (on the `offering` named, else the
     one the launch places it on) against what is left of its budgets, a line each, to say
@@ -276,9 +276,14 @@ def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dic
     refused = [f for f in fits if not f.fits or (not f.safe and not yes)]
     if refused:
         f = refused[0]
+        if f.placed:  # where the figures come from, before the refusal's one line
+            err_console.print(printable(f.placed), highlight=False, markup=False,
+                              soft_wrap=True)
         raise InvalidInput(f.line() + ("" if not f.fits else
                                        "; give --yes to launch it anyway"))
-    return [fit.line() for fit in fits]
+    # where the deadline policy places a job off its plan's first choice, once a job
+    placed = list(dict.fromkeys(f.placed for f in fits if f.placed))
+    return [*placed, *(fit.line() for fit in fits)]
 
 
 def show_status(job: str | None, *, wait: float, state: list[str] | None, name: str | None,

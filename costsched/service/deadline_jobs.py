@@ -46,7 +46,7 @@ from costsched.store import PriceStore
 from costsched.store.booked import Booking
 
 __all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "NoSpot",
-           "deadline_at", "decide_deadline", "uses_deadline_policy"]
+           "deadline_at", "decide_deadline", "recent_losses", "uses_deadline_policy"]
 
 DEFAULT_DEADLINE_POLICY = "spot-hedge"
 # How often the daemon asks again about a job with a deadline (its collect schedule):
@@ -252,9 +252,7 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
                                               instance_type=instance_type)
     observed = observed[observed["current"]] if not observed.empty else observed
     by_zone = {r.zone: r for r in observed.itertuples()}
-    events = store.availability.since(pd.Timestamp(at) - RECENT, clouds_only=not local_too)
-    recent = events[events["event"].isin(["capacity", "preempted"])
-                    & (events["instance_type"] == instance_type)]
+    recent = recent_losses(store, at, instance_type, local_too)
     gone = {(r.cloud, r.zone) for r in recent.itertuples()}
     blocked = {(k[0], k[2]) for k in unavailable}
     for i, (cloud, zone) in enumerate(zip(zones["cloud"], zones["zone"], strict=True)):
@@ -269,3 +267,12 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
         if (cloud, zone) in gone or (cloud, zone) in blocked:
             available[i], since[i] = False, 0.0
     return available, np.where(available, since, 0.0)
+
+
+def recent_losses(store: PriceStore, at: datetime, instance_type: str,
+                  local_too: bool = False) -> pd.DataFrame:
+    """The capacity errors and preemptions of `instance_type` in the last RECENT before
+    `at` (oldest first): no spot in their zones now, as a deadline policy sees it."""
+    events = store.availability.since(pd.Timestamp(at) - RECENT, clouds_only=not local_too)
+    return events[events["event"].isin(["capacity", "preempted"])
+                  & (events["instance_type"] == instance_type)]

@@ -21,16 +21,20 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from costsched import own_budget
-from costsched.amounts import apart, decimals_kept, given, usd
+from costsched.amounts import age, apart, decimals, decimals_kept, given, usd
 from costsched.config import BudgetsConfig
-from costsched.jobspec import resolve
+from costsched.jobspec import ResolvedJob, resolve
 from costsched.lazy import pandas as pd
+from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
+from costsched.service.deadline_jobs import deadline_at, recent_losses, uses_deadline_policy
+from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
 from costsched.service.jobs.carry import launch_stores, readable
 from costsched.service.jobs.decider import market_at, planned
 from costsched.service.jobs.named_offering import picked
+from costsched.service.jobs.reasons import label
 from costsched.service.jobs.runs import refuse_live_name
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
@@ -53,6 +57,9 @@ class LaunchFit:
     fix: str = ""  # what gives the job more: the key to raise, and where
     start_usd: float = 0.0  # of `expected_usd`: its first start (`own_budget.start_usd`)
     start_said: str = ""  # where its start's hours come from (`own_budget.start_said`)
+    # Where the deadline policy places it when not on the plan's first choice, and why
+    # (`pick_note`): said in a line before this one.
+    placed: str = ""
 
     @property
     def fits(self) -> bool:
@@ -110,13 +117,14 @@ def _left(state: BudgetState) -> float:
 
 def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: datetime, *,
                 envs: Mapping[str, str] | None = None, interval_seconds: float = 30.0,
-                offering: str | None = None, launcher: str | None = None,
+                offering: str | None = None, launcher: Launcher | None = None,
                 checkpoint_root: str | None = None) -> list[LaunchFit]:
     """Each budgeted job of `jobs` against each budget it joins, with the offering it would
     be placed on now (the plan the launch places it by, `decider.planned`: its first
-    choice, or the `offering` the user named). `launcher` and `checkpoint_root`: the
-    launch's, which keep the job to the clouds that can read its checkpoints, as the launch
-    does."""
+    choice, or the `offering` the user named; for a job with a deadline, the deadline
+    policy's pick as the launch asks it, `launches.first_placement`, given the
+    `launcher`). `launcher` and `checkpoint_root`: the launch's, which keep the job to the
+    clouds that can read its checkpoints, as the launch does."""
     states = {s.name: s for s in budget_states(store, config, at, interval_seconds)}
     table = None  # read for the first budgeted job: most launches have none
     market = market_at(store, at)
@@ -144,10 +152,15 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
                            overheads=effective().migration.overheads())
         if launcher is not None:  # kept to the clouds that can read its checkpoints
             resolved = readable(resolved, launch_stores(spec.checkpoint.location,
-                                                        checkpoint_root, launcher), spec.name)
-        row = _priced_row(planned(resolved, market, at), offering)
+                                                        checkpoint_root, launcher.name),
+                                spec.name)
+        plan = planned(resolved, market, at)
+        row = _priced_row(plan, offering)
         if row is None:
             continue  # the launch itself says why nothing fits
+        placed = ""
+        if offering is None and launcher is not None and uses_deadline_policy(resolved):
+            row, placed = _deadline_row(store, launcher, resolved, plan, row, at)
         expected = float(row["expected_cost"])  # the plan's: its first start counted once
         price = float(row["usd_per_hour"])  # (all its nodes)
         start = own_budget.start_usd(resolved, price)
@@ -157,8 +170,71 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
                           * price + start)
         said = own_budget.start_said(resolved)
         for name, left, fix in wanted:
-            out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said))
+            out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
+                                 placed))
     return out
+
+
+def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
+                  plan: JobPlan, first: pd.Series, at: datetime) -> tuple[pd.Series, str]:
+    """The plan's row of the offering the deadline policy places the job on (the launch's
+    own choice, `launches.first_placement`), and the line that says so when it is not the
+    plan's first (`first`); the plan's own when the policy cannot be asked (the launch
+    says why)."""
+    from costsched.service.jobs.launches import first_placement
+
+    try:
+        _, decision, candidates = first_placement(store, launcher, resolved, at)
+    except InvalidInput:
+        return first, ""
+    key = tuple(candidates[0]["key"])
+    if key[:5] == _key(first)[:5]:
+        return first, ""
+    rows = plan.ranked[[_key(r)[:5] == key[:5] for _, r in plan.ranked.iterrows()]]
+    if rows.empty:  # a list price the plan does not rank: the policy's own expected cost
+        cost = float(candidates[0].get("expected_usd", decision.choice_usd))
+        price = float(candidates[0]["usd_per_hour"]) * resolved.nodes
+        row = first.copy()
+        row["usd_per_hour"], row["expected_cost"] = price, cost
+        row["work_hours"] = row["expected_hours"] = (cost / price if price > 0 else 0.0)
+        row["preemptions_per_hour"] = 0.0 if key[4] == "on_demand" else row.get(
+            "preemptions_per_hour", 0.0)
+    else:
+        row = rows.iloc[0]
+    return row, pick_note(resolved.name, label(key), float(row["usd_per_hour"]),
+                          str(first["offering"]), float(first["usd_per_hour"]),
+                          _why(store, launcher, resolved, first, key, decision, at))
+
+
+def _why(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, first: pd.Series,
+         key: tuple, decision: Decision, at: datetime) -> str:
+    """Why the deadline policy is off the plan's spot choice: a preemption or a capacity
+    error there lately (what its market reads, `deadline_jobs.recent_losses`); else its
+    decision's own reason."""
+    from launchers import runs_here
+
+    due = deadline_at(resolved, at)
+    lost = recent_losses(store, at, str(first["instance_type"]), runs_here(launcher.name))
+    lost = lost[(lost["cloud"] == first["cloud"]) & (lost["zone"] == first["zone"])]
+    if first["market"] != "spot" or key[4] == "spot" or lost.empty or due is None:
+        return decision.reason
+    last = lost.iloc[-1]
+    what = "a preemption" if last["event"] == "preempted" else "a capacity error"
+    ago = age((pd.Timestamp(at) - pd.Timestamp(last["at"])).total_seconds())
+    return (f"the deadline policy ({decision.policy}) keeps it off spot in {first['zone']} "
+            f"after {what} there {ago} ago (to meet its deadline of {due:%Y-%m-%d %H:%M} UTC)")
+
+
+def pick_note(job: str, placed: str, placed_usd: float, planned_: str, planned_usd: float,
+              reason: str) -> str:
+    """'job NAME: placed on X at $a/h, not on Y at $b/h (the plan's first choice): why'."""
+    places = max(4, decimals([placed_usd, planned_usd]))
+    return (f"job {job}: placed on {placed} at {usd(placed_usd, places)}/h, not on "
+            f"{planned_} at {usd(planned_usd, places)}/h (the plan's first choice): {reason}")
+
+
+def _key(row: pd.Series) -> tuple[str, ...]:
+    return tuple(str(row[k]) for k in ("cloud", "region", "zone", "instance_type", "market"))
 
 
 def _priced_row(plan: JobPlan, offering: str | None) -> pd.Series | None:

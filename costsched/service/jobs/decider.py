@@ -523,6 +523,12 @@ def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
     known), then its fallbacks (`candidates_of`). A stored job is placed by its steps left
     against what is left of its own budget as it stands (`JobNow.budget`, read here when
     not given): BudgetShort when that is too little."""
+    return placement(store, job, launcher, when, exclude)[1]
+
+
+def placement(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
+              exclude: Collection[OfferingKey] = ()) -> tuple[Decision, list[dict]]:
+    """`place`, with the decision it tries first (its reason said at launch)."""
     market = market_at(store, when)
     job = replace(job, here=_runs_here(launcher.name))
     if job.job_id is not None and job.budget is None:
@@ -534,7 +540,7 @@ def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
                         over_quota=market.over_quota(job.resolved), resolved=job.resolved)
     if decision.choice_usd == decision.choice_usd and out[0]["key"] == list(decision.choice):
         out[0]["expected_usd"] = float(decision.choice_usd)  # its rest, as planned
-    return out
+    return decision, out
 
 
 def _runs_here(launcher: str) -> bool:

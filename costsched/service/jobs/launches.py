@@ -19,11 +19,12 @@ from costsched.service.deadline_jobs import (
     DEFAULT_DEADLINE_POLICY,
     uses_deadline_policy,
 )
+from costsched.service.decide import Decision
 from costsched.service.estimates import record_landed, record_launch
 from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.service.jobs.busy import raced
 from costsched.service.jobs.carry import CHECKPOINT_SCOPE, launch_stores, readable
-from costsched.service.jobs.decider import JobNow, market_at, place
+from costsched.service.jobs.decider import JobNow, market_at, placement
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _running,
@@ -154,12 +155,25 @@ def _first_place(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
                  booking: Booking | None = None) -> tuple[str, list[dict]]:
     """The policy that decides for a job from its launch on, and the offerings to try
     first (InvalidInput when none can run it)."""
+    policy, _, candidates = first_placement(store, launcher, resolved, when, pick,
+                                            deadline_policy, booking)
+    return policy, candidates
+
+
+def first_placement(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
+                    when: datetime, pick: str | None = None,
+                    deadline_policy: str = DEFAULT_DEADLINE_POLICY,
+                    booking: Booking | None = None) -> tuple[str, Decision, list[dict]]:
+    """`_first_place` with the decision behind it: what a launch places the job on, as
+    its budget check prices it (`budget_launch`) and says why."""
     policy = (deadline_policy if pick is None and uses_deadline_policy(resolved)
               else "dynamic-aware")
     regions = resolved.job.constraints.regions
-    return policy, place(store, JobNow(resolved, when, policy, regions[0] if regions else "",
-                                       None, resolved.job.steps, offering=pick, first=True,
-                                       booked=(booking,) if booking else ()), launcher, when)
+    decision, candidates = placement(
+        store, JobNow(resolved, when, policy, regions[0] if regions else "", None,
+                      resolved.job.steps, offering=pick, first=True,
+                      booked=(booking,) if booking else ()), launcher, when)
+    return policy, decision, candidates
 
 
 def _refused(source: str, spec: JobSpec, launcher: Launcher,
