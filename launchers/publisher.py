@@ -79,6 +79,7 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
             log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
             continue
         try:
+            _make_room(dest, [p.name for p in checkpoint.parts])
             store.fetch(checkpoint, dest)
         except CorruptCheckpoint as exc:
             log.warning("%s: skipped", exc)
@@ -93,6 +94,20 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
                  checkpoint.describe())
         return checkpoint.version
     return None
+
+
+def _make_room(dest: Path, names: list[str]) -> None:
+    """What is in the way of the version's files in dest, removed: a file or link where it
+    has a folder ('latest' where it has 'latest/state.json'), a folder where it has a file."""
+    for name in names:
+        parts = name.split("/")
+        for end in range(1, len(parts)):
+            there = dest.joinpath(*parts[:end])
+            if there.is_symlink() or there.is_file():
+                there.unlink()
+        there = dest / name
+        if there.is_dir() and not there.is_symlink():
+            shutil.rmtree(there)
 
 
 @dataclass(frozen=True)

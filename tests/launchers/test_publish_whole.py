@@ -253,3 +253,17 @@ def test_a_marker_touched_at_the_start_holds_back_the_first_save(
     save(folder / COMMIT, "", 2)
     assert publisher.publish_changed() == 1
     assert sets(store, tmp_path) == [{COMMIT: "", "weights.npy": "100", "optim.npy": "100"}]
+
+
+def test_a_restore_replaces_what_is_in_the_way_of_its_files(
+        work: tuple[Path, LocalStore, Clock], tmp_path: Path) -> None:
+    folder, store, clock = work
+    save(folder / "latest" / "state.json", "s", 0)
+    save(folder / "model", "m", 0)
+    Publisher(store, folder, clock=clock).publish_changed(final=True)
+    dest = tmp_path / "dest"
+    save(dest / "latest", "a file where the version has a folder", 0)
+    save(dest / "model" / "old.bin", "a folder where the version has a file", 0)
+    assert restore(store, dest) == 1
+    assert (dest / "latest" / "state.json").read_text() == "s"
+    assert (dest / "model").read_text() == "m"
