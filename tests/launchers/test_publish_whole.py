@@ -267,3 +267,16 @@ def test_a_restore_replaces_what_is_in_the_way_of_its_files(
     assert restore(store, dest) == 1
     assert (dest / "latest" / "state.json").read_text() == "s"
     assert (dest / "model").read_text() == "m"
+
+
+def test_leftovers_of_a_running_job_are_published_only_when_committed(tmp_path: Path) -> None:
+    """A job whose agent is gone: one look while it runs cannot tell a settled set."""
+    from launchers.agent_recovery import publish_leftovers
+
+    store, folder = LocalStore(tmp_path / "store"), tmp_path / "checkpoints"
+    save(folder / "weights.npy", "600", 0)
+    save(folder / "optim.npy", "500", 0)
+    assert publish_leftovers(store, folder, final=False) is None
+    save(folder / "optim.npy", "600", 1)
+    save(folder / COMMIT, "", 1)
+    assert publish_leftovers(store, folder, final=False) == 1
