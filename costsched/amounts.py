@@ -59,12 +59,17 @@ HTML), the dashboard and every message.
   days, months beyond ('45 s', '12 min', '5 h', '12 days', '4 mo'), wherever it is read.
 
 '-' stands for an amount that does not apply (None, NaN, infinite).
+- An amount the user types (`parse_usd`: a budget, a price cap): USD, as a number
+  ('50', '12.50', '1,200'), with '$' or the code ('$50', '50 USD', 'USD 50'); another
+  currency ('€5', '5 EUR') is refused as such, never read as dollars.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 MAX_DECIMALS = 4  # amounts read together, and prices per hour
@@ -77,6 +82,31 @@ HOURS_MOST = 8  # the most decimals hours take to make a product add up
 NOISE = 1e-8
 SIGNIFICANT = 2  # digits an amount under a cent keeps
 SMALL_USD = 0.10  # under a dime, a cost the user weighs keeps MAX_DECIMALS
+# The significant digits a figure is read with before it is rounded for writing: a float's
+# last-digit error (0.000175 held as 0.00017499999999999997) is no amount.
+_DIGITS = 12
+
+
+# An amount as typed: a unit before it or after it (a symbol or a three-letter code).
+_TYPED = re.compile(r"\s*(?P<before>[a-z]{3}|us\$|[^\w\s.,+-])?\s*"
+                    r"(?P<number>[-+]?(?:\d[\d,]*)?\.?\d+(?:e[-+]?\d+)?)"
+                    r"\s*(?P<after>[a-z]{3}|[^\w\s.,+-])?\s*")
+_USD_UNITS = {"usd", "$", "us$"}
+USD_FORMS = "an amount of USD, such as 50 or '$50'"
+
+
+def parse_usd(value: str | float) -> float:
+    """An amount of USD as typed: 50, '12.50', '$1,200', '50 USD', 'USD 50'; ValueError
+    naming it and the forms taken, or saying that only USD is taken ('€5', '5 EUR')."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    found = _TYPED.fullmatch(str(value).lower())
+    if found is None:
+        raise ValueError(f"{value!r}: expected {USD_FORMS}")
+    units = {u for u in (found["before"], found["after"]) if u}
+    if not units <= _USD_UNITS:
+        raise ValueError(f"{value!r}: only USD is taken: expected {USD_FORMS}")
+    return float(found["number"].replace(",", ""))
 
 
 def _known(value: float | None) -> bool:
@@ -103,16 +133,24 @@ def decimals_kept(values: Iterable[float | None]) -> int:
     return MAX_DECIMALS if small else decimals(values)
 
 
+def half_up(value: float, places: int) -> Decimal:
+    """`value` at `places` decimals, a half rounded away from zero, as a reader rounds
+    ('0.000175' at 5 decimals: 0.00018, never 0.00017 for the binary float just below
+    it): every figure is written so (`usd`, `hours`, `as_written`)."""
+    return Decimal(f"{float(value):.{_DIGITS}g}").quantize(Decimal(1).scaleb(-places),
+                                                          rounding=ROUND_HALF_UP)
+
+
 def _figure(value: float, places: int, unit: str = "", zero: int = 2) -> str:
     size = abs(float(value)) if abs(float(value)) >= NOISE else 0.0
     if not size:  # zero reads at `zero` decimals (a charged figure's: the scale's)
         return f"{unit}{0:.{zero}f}"
-    if round(size, places) == 0:  # smaller than the last decimal shown
+    shown = half_up(size, places)
+    if shown == 0:  # smaller than the last decimal shown
         sign = "-" if value < 0 else ""  # a tiny loss is no saving: '-<$0.0001'
         return f"{sign}<{unit}{10 ** -places:.{places}f}"
-    text = f"{size:,.{places}f}"
-    sign = "-" if value < 0 and float(text.replace(",", "")) else ""
-    return f"{sign}{unit}{text}"
+    sign = "-" if value < 0 else ""
+    return f"{sign}{unit}{shown:,.{places}f}"
 
 
 def charging(value: float, live: bool = True) -> float:
@@ -252,7 +290,7 @@ def as_written(value: float, places: int) -> float:
     reader adds up. An amount below the last decimal ('<$0.0001') reads as 0; NaN stays."""
     if not _known(value):
         return value
-    return float(f"{float(value):.{places}f}") if abs(float(value)) >= NOISE else 0.0
+    return float(half_up(float(value), places)) if abs(float(value)) >= NOISE else 0.0
 
 
 def difference_as_written(a: float, b: float, places: int) -> float:
@@ -311,11 +349,11 @@ def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
     money = usd(amount, places)
     if not (_known(span) and _known(usd_per_hour) and _known(amount)):
         return hours(span), per_hour(usd_per_hour), money
-    price = round(float(usd_per_hour), MAX_DECIMALS)  # as written
+    price = as_written(float(usd_per_hour), MAX_DECIMALS)
     shown = decimals([amount]) if places is None else places
     least = decimals([span])
     for digits in range(least, HOURS_MOST + 1):
-        if usd(round(float(span), digits) * price, shown) == money:
+        if usd(as_written(float(span), digits) * price, shown) == money:
             return hours(span, digits), per_hour(usd_per_hour), money
     return hours(span, least), per_hour(usd_per_hour), money
 

@@ -60,6 +60,24 @@ def parse_hours(value: Any) -> float | datetime:
 
 
 
+def work_hours(text: str) -> float | str:
+    """Hours of work as a deadline's are written ('90m', '1.5h', '2'), never a time;
+    ValueError saying the forms taken. A number comes back as written, for the field's
+    own check of its range."""
+    try:
+        float(text)
+        return text
+    except ValueError:
+        pass
+    try:
+        hours = parse_hours(text)
+    except ValueError:
+        hours = None
+    if not isinstance(hours, float):
+        raise ValueError(f"{text!r}: expected a number of hours, such as 1.5 or '90m'")
+    return hours
+
+
 # Units as people spell them out, to the letter a duration takes (a week as 7 days).
 _UNITS = {"d": ("d", 1), "day": ("d", 1), "days": ("d", 1), "h": ("h", 1), "hr": ("h", 1),
           "hrs": ("h", 1), "hour": ("h", 1), "hours": ("h", 1), "m": ("m", 1),

@@ -23,18 +23,27 @@ A file may hold several jobs as YAML documents separated by `---`.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from costsched.amounts import parse_usd
 from costsched.catalog import parse_gpu
 from costsched.cpu_work import CpuWork
-from costsched.durations import MAX_HOURS, parse_hours
+from costsched.durations import MAX_HOURS, parse_hours, work_hours
+from costsched.jobspec_amounts import amount as _amount
+from costsched.jobspec_amounts import positive as _positive
 from costsched.jobspec_places import (
     AlternativeSpec,
     PlaceSpec,
@@ -45,7 +54,7 @@ from costsched.model import Constraints, InvalidInput, Job, utc
 from costsched.optimize import checkpoint_interval
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
-from costsched.spec_errors import all_errors, as_written, yaml_kind
+from costsched.spec_errors import all_errors, as_written, whole, yaml_kind
 from costsched.sweep_values import SweepValues
 from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
 from costsched.work import CPU_REFERENCE, Work
@@ -60,23 +69,9 @@ MAX_STEPS_PER_SECOND = 1e9
 MAX_NODES = 64  # instances in one gang
 
 
-def _typed(value: float) -> str:
-    """A number as a task file most likely typed it: -100, not the -100.0 it was read as."""
-    whole = math.isfinite(value) and float(value).is_integer() and abs(value) < 1e15
-    return str(int(value)) if whole else repr(value)
-
-
-def _positive(value: float | None, what: str, most: float) -> float | None:
-    if value is not None and (not math.isfinite(value) or value <= 0 or value > most):
-        raise ValueError(f"{_typed(value)}: expected a positive {what} of at most {most:g}")
-    return value
-
-
-def _amount(value: float, what: str, most: float) -> float:
-    """A finite amount from 0 to `most`."""
-    if not math.isfinite(value) or value < 0 or value > most:
-        raise ValueError(f"{_typed(value)}: expected {what} from 0 to {most:g}")
-    return value
+# A throughput's steps per second, checked as its own field ('throughputs.L4: 0: ...').
+StepsPerSecond = Annotated[float, AfterValidator(
+    lambda v: _positive(v, "number of steps per second", MAX_STEPS_PER_SECOND))]
 
 
 class CheckpointSpec(_Strict):
@@ -125,9 +120,7 @@ class ConstraintsSpec(PlaceSpec):
     @field_validator("budget", "max_price", mode="before")
     @classmethod
     def _dollars(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            v = v.strip().lstrip("$").replace(",", "")
-        return v
+        return parse_usd(v) if isinstance(v, str) else v
 
     @field_validator("budget")
     @classmethod
@@ -241,7 +234,7 @@ class JobSpec(_Strict):
     setup: str = ""  # run once on each new instance, in the unpacked workdir, before `run`
     envs: dict[str, str] = {}
     model: str | None = None
-    throughputs: dict[str, float] | None = None
+    throughputs: dict[str, StepsPerSecond] | None = None
     precision: str = "fp32"
     steps: float | None = None
     epochs: float | None = None
@@ -258,12 +251,14 @@ class JobSpec(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _nodes_to_task(cls, data: Any) -> Any:
-        """The launchers read the node count from the task (what they are given)."""
-        if isinstance(data, dict) and isinstance(data.get("num_nodes", 1), int):
+        """The launchers read the node count from the task (what they are given); a count
+        out of range is said once, as the file wrote it (`num_nodes`)."""
+        nodes = data.get("num_nodes", 1) if isinstance(data, dict) else None
+        if isinstance(nodes, int) and 1 <= nodes <= MAX_NODES:
             task = data.get("task")
             task = dict(task) if isinstance(task, dict) else (
                 task.model_dump() if isinstance(task, TaskSpec) else {})
-            data = {**data, "task": {**task, "num_nodes": data.get("num_nodes", 1)}}
+            data = {**data, "task": {**task, "num_nodes": nodes}}
         return data
 
     @field_validator("envs", mode="before")
@@ -324,7 +319,6 @@ class JobSpec(_Strict):
         out = {}
         for key, sps in v.items():
             gpu, n = parse_gpu(key)
-            _positive(sps, "number of steps per second", MAX_STEPS_PER_SECOND)
             out[f"{gpu}:{n}"] = float(sps)
         return out
 
@@ -338,8 +332,14 @@ class JobSpec(_Strict):
 
     @field_validator("steps", "epochs", "steps_per_epoch")
     @classmethod
-    def _amounts(cls, v: float | None) -> float | None:
-        return _positive(v, "number", MAX_STEPS)
+    def _amounts(cls, v: float | None, info: ValidationInfo) -> float | None:
+        v = _positive(v, "number", MAX_STEPS)
+        return whole(v, "steps") if info.field_name == "steps" else v  # 2500.5: refused
+
+    @field_validator("hours", mode="before")
+    @classmethod
+    def _hours_written(cls, v: Any) -> Any:
+        return work_hours(v) if isinstance(v, str) else v
 
     @field_validator("hours")
     @classmethod

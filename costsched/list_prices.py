@@ -5,6 +5,7 @@ beside every price."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 
 from costsched import catalog
@@ -21,10 +22,15 @@ def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:
     listed (a list price newer than `at` is a better guess than none)."""
     if at is None:  # asked for every file an import validates: computed once per catalog
         return _newest()[0].copy()
+    return _listed_at(at).copy()
+
+
+def _listed_at(at: datetime) -> pd.DataFrame:
+    """`listed_on_demand(at)`, kept for the last time asked for (not to be changed)."""
     observed, when = catalog.on_demand_observations(), utc(at)
     if not _AT or _AT[0] is not observed or _AT[1] != when:  # a plan asks twice for its time
         _AT[:] = [observed, when, _listed(at)]
-    return _AT[2].copy()
+    return _AT[2]
 
 
 # (the catalog frame, its newest list prices, the same by type): recomputed when the
@@ -34,20 +40,40 @@ _NEWEST: list = []
 _AT: list = []
 
 
-def _newest() -> tuple[pd.DataFrame, pd.Series]:
+def _newest() -> tuple[pd.DataFrame, dict[tuple, float]]:
     observed = catalog.on_demand_observations()
     if not _NEWEST or _NEWEST[0] is not observed:
         listed = _listed(None)
-        _NEWEST[:] = [observed, listed, listed.set_index(TYPE_KEY)["usd_per_hour"]]
+        _NEWEST[:] = [observed, listed, _prices_by_type(listed)]
     return _NEWEST[1], _NEWEST[2]
 
 
 def _listed(at: datetime | None) -> pd.DataFrame:
+    """Per (cloud, region, type, os), the newest list price held by `at` (all when None),
+    in the order they were listed; then, for a type none held by then, its earliest."""
     listed = catalog.on_demand_observations().sort_values("effective_at", kind="stable")
-    held = listed if at is None else listed[listed["effective_at"] <= pd.Timestamp(utc(at))]
-    chosen = pd.concat([held.drop_duplicates(TYPE_KEY, keep="last"),
-                        listed.drop_duplicates(TYPE_KEY, keep="first")])
-    return chosen.drop_duplicates(TYPE_KEY, keep="first").reset_index(drop=True)
+    held = (None if at is None
+            else (listed["effective_at"] <= pd.Timestamp(utc(at))).to_numpy(dtype=bool))
+    last: dict[tuple, int] = {}  # a few thousand rows: positions by key, not frame passes
+    first: dict[tuple, int] = {}
+    for position, key in enumerate(type_keys(listed)):
+        first.setdefault(key, position)
+        if held is None or held[position]:
+            last[key] = position
+    earliest = sorted(p for key, p in first.items() if key not in last)
+    return listed.take(sorted(last.values()) + earliest).reset_index(drop=True)
+
+
+def type_keys(frame: pd.DataFrame) -> Iterator[tuple]:
+    """Each row's (cloud, region, instance_type, os), a missing value as None (so that
+    missing matches missing, as pandas's keys do)."""
+    columns = [frame[c].to_numpy(dtype=object, na_value=None).tolist() for c in TYPE_KEY]
+    return zip(*columns, strict=True)
+
+
+def _prices_by_type(frame: pd.DataFrame) -> dict[tuple, float]:
+    """`usd_per_hour` by `type_keys` (of rows that share one, the last)."""
+    return dict(zip(type_keys(frame), frame["usd_per_hour"].tolist(), strict=True))
 
 
 def on_demand_reference(frame: pd.DataFrame, *, at: datetime | None = None) -> pd.Series:
@@ -60,11 +86,9 @@ def on_demand_reference(frame: pd.DataFrame, *, at: datetime | None = None) -> p
     price = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
     od = frame.assign(usd_per_hour=price)[(frame["market"] == "on_demand") & price.notna()]
     order = [c for c in ("effective_at", "usd_per_hour") if c in od]
-    od = od.sort_values(order, kind="stable")
-    own = od.drop_duplicates(TYPE_KEY, keep="last").set_index(TYPE_KEY)["usd_per_hour"]
-    listed = (_newest()[1] if at is None
-              else listed_on_demand(at).set_index(TYPE_KEY)["usd_per_hour"])
-    keys = pd.MultiIndex.from_frame(frame[TYPE_KEY])
-    from_frame = own.reindex(keys).to_numpy(dtype=float)
-    from_catalog = listed.reindex(keys).to_numpy(dtype=float)
+    own = _prices_by_type(od.sort_values(order, kind="stable"))  # the last: newest, highest
+    listed = _newest()[1] if at is None else _prices_by_type(_listed_at(at))
+    keys = list(type_keys(frame))
+    from_frame = np.array([own.get(k, np.nan) for k in keys], dtype=float)
+    from_catalog = np.array([listed.get(k, np.nan) for k in keys], dtype=float)
     return pd.Series(np.where(np.isnan(from_frame), from_catalog, from_frame), index=frame.index)

@@ -5,7 +5,11 @@ A job's speed on a GPU (model and count) is the steps it made there over the tim
 trained there: on each placement, from the first step it reported to the last (its
 `readings`), so that the boot, the setup and the data loading before its first step are
 never counted as slow training. Only steps whose time is counted are: a step is read with
-the time it was read, and one whose time is not known (read off an instance found gone,
+the time the job reported it where its instance says (the agent reads its progress file's
+time), else the time it was read; never a later time for a step reported earlier, which
+would pace the steps before it in less time than they took. Reading times are kept in
+whole seconds, a placement's first rounded down and its last up, so that a pace is never
+faster than the job made. A step whose time is not known (read off an instance found gone,
 or reached by a stop after the stop was asked for) ends no placement's training. Steps a
 placement trained again after a preemption (from its checkpoint) are steps it trained, in
 the time it took: the speed is the pace of training, and the work lost to a preemption

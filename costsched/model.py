@@ -81,6 +81,12 @@ class InvalidInput(ValueError):
     """Bad user input: the message says where (file, row, field) and what is accepted."""
 
 
+class TryAgain(InvalidInput):  # noqa: N818 - the name says what to do
+    """What was asked cannot be done now because another costsched acts on it (a job it
+    starts, recovers or moves): the same command may work later. The CLI exits 75
+    (EX_TEMPFAIL) for it, as for a store that is busy."""
+
+
 @dataclass(frozen=True, slots=True)
 class Offering:
     """One way to rent GPUs: (cloud, region, zone, instance type, market, os)."""

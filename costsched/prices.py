@@ -116,11 +116,16 @@ def partial_source(source: str) -> str:
 
 def _marked(bundled: pd.DataFrame, when: pd.Timestamp) -> pd.DataFrame:
     """Bundled rows with `superseded` (`bundled_prices.superseded` at `when`)."""
-    flags = [bundled_prices.superseded(c, t, m, e.to_pydatetime(), when.to_pydatetime())
-             is not None
-             for c, t, m, e in zip(bundled["cloud"], bundled["instance_type"],
-                                   bundled["market"], bundled["effective_at"], strict=True)]
+    at = when.to_pydatetime()
+    flags = [bundled_prices.superseded(c, t, m, e.to_pydatetime(), at) is not None
+             for c, t, m, e in zip(*_values(bundled, "cloud", "instance_type", "market"),
+                                   bundled["effective_at"], strict=True)]
     return bundled.assign(superseded=pd.Series(flags, index=bundled.index, dtype=bool))
+
+
+def _values(frame: pd.DataFrame, *columns: str) -> list[list]:
+    """Each column's values as a list (a pass over a list, not over a frame's column)."""
+    return [frame[c].to_numpy(dtype=object).tolist() for c in columns]
 
 
 def _newer_on_demand(listed: pd.DataFrame, stored: pd.DataFrame
@@ -216,7 +221,5 @@ def _anti_join(left: pd.DataFrame, right: pd.DataFrame, on: list[str],
 def _keys(frame: pd.DataFrame, on: list[str]) -> Iterator[tuple]:
     """The `on` columns of each row, as a tuple (a missing value as None, as a merge
     matches it)."""
-    columns = [[None if gone else v for v, gone in zip(frame[c].tolist(),
-                                                         frame[c].isna().to_numpy(),
-                                                         strict=True)] for c in on]
+    columns = [frame[c].to_numpy(dtype=object, na_value=None).tolist() for c in on]
     return zip(*columns, strict=True)

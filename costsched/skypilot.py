@@ -76,7 +76,7 @@ class _Section(_Strict):
     steps: float | None = None
     epochs: float | None = None
     steps_per_epoch: float | None = None
-    hours: float | None = None
+    hours: Any = None  # read as a job file's hours are (`JobSpec`: 1.5, '90m')
     reference_gpu: str | None = None
     checkpoint: dict[str, Any] | None = None
     deadline: Any = None

@@ -54,6 +54,15 @@ def as_written(field: str, sky: bool) -> str:
     return field
 
 
+def whole(value: float | None, what: str) -> float | None:
+    """`value` when it is a whole number (or None); else ValueError in the words of a
+    field: '2500.5: expected a whole number of steps' (a count is never cut short
+    without a word)."""
+    if value is not None and not float(value).is_integer():
+        raise ValueError(f"{value!r}: expected a whole number of {what}")
+    return value
+
+
 def yaml_kind(value: Any) -> str:
     """The YAML name of a parsed value's type, for messages."""
     if isinstance(value, dict):

@@ -4,6 +4,7 @@ that matches nothing is answered with the close ones ("did you mean ...?")."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from difflib import SequenceMatcher, get_close_matches
 
@@ -91,10 +92,13 @@ def closest(value: str, names: Iterable[str], cutoff: float | None = None) -> li
 
 def _alike(value: str, names: list[str], cutoff: float) -> list[str]:
     """The 3 of `names` most alike `value`; of those difflib finds as alike, the fewest
-    typing slips away first ('us-east-1' for 'us-esat-1', a swap, before 'us-west-1')."""
+    typing slips away first ('us-east-1' for 'us-esat-1', a swap, before 'us-west-1'),
+    then the most alike, then the longest start in common (a slip in a word's first
+    letter is rare: 'us-east-1' before 'us-west-1' for 'us-est-1')."""
     found = get_close_matches(value, names, n=len(names) or 1, cutoff=cutoff)
     ratio = {n: round(SequenceMatcher(None, value, n).ratio(), 9) for n in found}
-    return sorted(found, key=lambda n: (-ratio[n], _slips(value, n)))[:3]
+    return sorted(found, key=lambda n: (_slips(value, n), -ratio[n],
+                                        -len(os.path.commonprefix([value, n]))))[:3]
 
 
 def _slips(a: str, b: str) -> int:

@@ -141,6 +141,31 @@ def share_key(stored: Mapping[str, Any]) -> str:
             f"{key}{where} instead of its hours gives one")
 
 
+def ended_short(succeeded: bool, step: float, total: float | None) -> bool:
+    """Whether a job that exited 0 (`succeeded`) had reported a last `step` short of its
+    `total` in its own steps (`own_total`; None: no share is known). Exit 0 is done, by the
+    job contract, but its progress is then the step it reported, not all of its steps. A
+    job that reported no step is taken as done."""
+    return succeeded and total is not None and 0 < float(step) < float(total)
+
+
+def short_words(step: float, total: float) -> str:
+    """What every view says of a job that `ended_short`."""
+    return (f"exited 0 at step {step:,.0f} of {total:,.0f} (the last step it reported): "
+            "its declared steps were not reached")
+
+
+def steps_done(step: float, total: float | None, succeeded: bool) -> float:
+    """The steps a job did: its last reported `step`, at most its `total` in its own steps
+    (`own_total`; all of them once it `succeeded`, unless it `ended_short`), or that step
+    where its total is not its own (None)."""
+    if total is None:
+        return max(float(step), 0.0)
+    if succeeded and not ended_short(succeeded, step, total):
+        return float(total)
+    return max(min(float(step), float(total)), 0.0)
+
+
 def trained_span(readings: Iterable[Sequence[Any]],
                  add: Callable[[list[float]], float] = sum) -> tuple[float, float] | None:
     """(steps, seconds) a job made between its first and last step readings on each
@@ -158,18 +183,17 @@ def trained_seconds(readings: Iterable[Sequence[Any]], step: float, total: float
                     ) -> float | None:
     """The seconds a job trained: the steps it did at the pace measured between its step
     readings (`trained_span`), one rule whatever its work is given in. The steps it did
-    are its last reported `step`, at most its `total` in its own steps (`own_total`;
-    all of them once it `succeeded`), or that step where its total is not its own (hours of
-    work on a reference GPU). Never the readings' span itself: they come a watch pass
+    are `steps_done`: its last reported `step`, at most its `total` in its own steps
+    (`own_total`; all of them once it `succeeded`, unless it `ended_short`), or that step
+    where its total is not its own (hours of work on a reference GPU). Never the readings'
+    span itself: they come a watch pass
     apart, the first after the job began and the last before it ended, and miss the
     training before and after them. None without readings that span a step and a
     second."""
     span = trained_span(readings, add)
     if span is None:
         return None
-    done = float(step) if total is None else float(total) if succeeded else min(
-        float(step), float(total))
-    return max(done, 0.0) * span[1] / span[0]
+    return steps_done(step, total, succeeded) * span[1] / span[0]
 
 
 def measured_pace(readings: Iterable[Sequence[Any]]) -> float | None:

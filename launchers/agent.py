@@ -16,13 +16,14 @@ COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publis
 checkpoint directory once a set is whole (`launchers.publisher`), checks the cloud's
 preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
 agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
-says {"state": "running", "step", "checkpoint_version", "checkpoint_step",
+says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
 "checkpoint_error"} while the job runs, and once it has exited (after a last publish)
 {"state": "stopped" | "succeeded" | "failed", "exit_code", "checkpoint_version",
-"checkpoint_step", "detail", "step", "checkpoint_error"}. "checkpoint_step" is the step the
-job had reported when the newest version this instance published was published (None
-before it published one): where a start from that checkpoint resumes (exact for the last
-publish after the job exited, as a stopped job's is).
+"checkpoint_step", "detail", "step", "step_at", "checkpoint_error"}; "step_at" is when the
+job wrote that step (Unix seconds; None when not read in this run). "checkpoint_step" is
+the step the job had reported when the files of the newest version this instance
+published were written (`launchers.progress_readings`; None before it published one, or
+when not known): where a start from that checkpoint resumes.
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
@@ -66,6 +67,7 @@ from launchers.gang_agent import GangFile, Rounds
 from launchers.heartbeats import beat
 from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
+from launchers.progress_readings import ProgressReadings, read_progress
 from launchers.publisher import Publisher, restore, settle_seconds
 from launchers.status_file import write_status
 
@@ -122,7 +124,8 @@ class Agent:
         self.container: Container | None = None  # setup and run in a Docker image
         self._in_container = ""  # the phase whose container the job's process is client of
         self.masked: tuple[str, ...] = ()  # the job's secrets: their values kept off its log
-        self.checkpoint_step: int | None = None  # the step reported at its last publish
+        self.checkpoint_step: int | None = None  # the step its newest version holds
+        self.progress = ProgressReadings(workdir / PROGRESS)
 
     @property
     def stop_reason(self) -> str:
@@ -165,6 +168,7 @@ class Agent:
     def run_job(self, env: dict[str, str], pause: Callable[[], bool] | None = None) -> int:
         """The command, until it exits (stopped when asked to, or when `pause` says so);
         its exit code, once what it checkpointed is published."""
+        self.progress.begin(0 if self.publisher.version is None else self.checkpoint_step)
         job = self._start(self.command, env)
         self._supervise(job, pause)
         exit_code = _exit_code(job.returncode)
@@ -173,10 +177,11 @@ class Agent:
         return exit_code
 
     def _publish(self, final: bool = False) -> None:
-        """Publish what changed; a new version's step is the one the job reported then."""
-        step = read_progress(self.workdir / PROGRESS)
+        """Publish what changed (`final`: the job has exited); a new version's step is the
+        one the job had reported when its newest file was written."""
+        self.progress.sample()
         if self.publisher.publish_changed(final):
-            self.checkpoint_step = step
+            self.checkpoint_step = self.progress.step_at(self.publisher.written_ns)
 
     # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------
 
@@ -285,6 +290,7 @@ class Agent:
         self._beat()
         while job.poll() is None:
             now = time.monotonic()
+            self.progress.sample()
             if self.notice_url and not self.stop_reason and now >= next_notice:
                 if notice_present(self.notice_url):
                     _stop["reason"] = "preemption notice"
@@ -327,7 +333,8 @@ class Agent:
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step and any publish failure
         (rewritten only when they change)."""
-        report = {"state": "running", "step": read_progress(self.workdir / PROGRESS),
+        step = read_progress(self.workdir / PROGRESS)
+        report = {"state": "running", "step": step, "step_at": self.progress.written_at(step),
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
                   "checkpoint_error": self.publisher.error}
@@ -369,17 +376,9 @@ class Agent:
         return {"state": state, "exit_code": exit_code,
                 "checkpoint_version": self.publisher.version, "detail": detail,
                 "checkpoint_step": self.checkpoint_step,
-                "step": read_progress(self.workdir / PROGRESS),
+                "step": (step := read_progress(self.workdir / PROGRESS)),
+                "step_at": self.progress.written_at(step),
                 "checkpoint_error": self.publisher.error}
-
-
-def read_progress(path: Path) -> int | None:
-    """The step the job last wrote to its progress file (a whole number >= 0), or None."""
-    try:
-        text = path.read_text(errors="replace").strip()[:32]
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
 
 
 # What the agent's own environment holds only for the agent (so that it can import

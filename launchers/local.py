@@ -52,6 +52,7 @@ from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_a
 from launchers.local_lost import lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
+from launchers.progress_readings import step_time
 from launchers.status_file import STATUS, write_status
 
 # Where the launcher keeps things, as the tests and tools know them by this module.
@@ -289,6 +290,7 @@ class LocalLauncher(Launcher):
                             offering_key=tuple(record["offering_key"]), state=state,
                             exit_code=ended.get("exit_code"), detail=detail,
                             step=step if isinstance(step, int) and step >= 0 else None,
+                            step_at=step_time(status.get("step_at")),
                             checkpoint_step=saved if isinstance(saved, int) and saved >= 0
                             else None,
                             phase=str(status.get("phase") or ""),

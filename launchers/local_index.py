@@ -123,7 +123,8 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
                                    "lost_nodes": tuple(fields.get("lost_nodes", ())),
                                    "replacing": tuple(fields.get("replacing", ())),
                                    "created_at": utc(launched_at),
-                                   "lost_at": utc(fields.get("lost_at"))})
+                                   "lost_at": utc(fields.get("lost_at")),
+                                   "step_at": utc(fields.get("step_at"))})
         except (TypeError, ValueError, KeyError):
             continue
         if (isinstance(changed, int) and isinstance(launched_at, str)
@@ -135,8 +136,9 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
 def _fields(instance: Instance) -> dict:
     """The instance as JSON: its `created_at` is its launch's time, kept beside it; its
     `running_nodes` (a cloud gang's nodes' starts) are never a local instance's; its
-    `lost_at` is kept as an ISO time."""
+    `lost_at` and `step_at` are kept as ISO times."""
     fields = dataclasses.asdict(instance)
     del fields["created_at"], fields["running_nodes"]
     fields["lost_at"] = instance.lost_at.isoformat() if instance.lost_at else None
+    fields["step_at"] = instance.step_at.isoformat() if instance.step_at else None
     return fields

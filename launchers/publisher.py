@@ -181,6 +181,7 @@ class Publisher:
         self.enabled = True  # False: never publishes (a gang's node other than rank 0)
         self._seen: dict[str, tuple[int, int, str]] = {}  # name -> (size, mtime_ns, sha256)
         self._last: Checkpoint | None = None  # the version `version` names
+        self.written_ns = 0  # when the newest file new in the last version published was
         self._marked = False  # the job commits its sets with the marker
         self._signature: frozenset | None = None  # the directory at the last look...
         self._still_since = 0.0  # ...unchanged since then (clock)
@@ -315,6 +316,7 @@ class Publisher:
                           "published again next", name, checkpoint.version)
         self._last = checkpoint
         self.version = checkpoint.version
+        self.written_ns = max(shas[name][1] for name in new)
         self._waiting_since = None
         log.info("published checkpoint version %d: %s (%d bytes, %d new)",
                  checkpoint.version, checkpoint.describe(), checkpoint.size, len(new))

@@ -327,14 +327,8 @@ def problems(frame: pd.DataFrame) -> pd.Series:
     reasons = pd.Series([None] * len(frame), index=frame.index, dtype=object)
     if frame.empty:
         return reasons
-    for name, allowed in (("cloud", CLOUDS), ("market", ALL_MARKETS)):
-        # Markets as users type them ('on-demand'; 'on_demand' is accepted as well).
-        _mark(reasons, frame[name], lambda v, n=name, ok=allowed, a=tuple(map(word, allowed)):
-              None if v in ok else f"{n} {v!r}: expected one of {', '.join(a)}"
-              + (did_you_mean(v, list(a)) if isinstance(v, str) else ""))
-    for column in ("region", "zone", "instance_type", "os"):
-        _mark(reasons, frame[column],
-              lambda v, c=column: identifier_problem(c, v, empty=c == "zone"))
+    _names(frame, reasons)
+    _identifiers(frame, reasons)
     _check_places(frame, reasons)
     keys = ["cloud", "instance_type", "gpu_model", "gpu_count"]
     text = frame[keys].astype(str)
@@ -343,7 +337,52 @@ def problems(frame: pd.DataFrame) -> pd.Series:
     checked = {r.key: offering_problem(r.cloud, r.instance_type, r.gpu_model, r.gpu_count)
                for r in distinct.itertuples(index=False)}  # once per distinct offering
     reasons[reasons.isna()] = offering[reasons.isna()].map(checked)
-    for column in ("vcpus", "memory_gb"):
+    _sizes(frame, reasons)
+    _times(frame, reasons)
+    prices = _prices(frame, reasons)
+    on_demand = frame["market"] == "on_demand"
+    _check_against_reference(frame, prices, reasons, on_demand, None)
+    good_od = frame[on_demand & reasons.isna()]
+    _check_against_reference(frame, prices, reasons, ~on_demand,
+                             pd.concat([good_od, frame[~on_demand & reasons.isna()]]))
+    return reasons
+
+
+def field_problems(row: pd.DataFrame) -> list[str]:
+    """What is wrong with each field of a one-row frame by its own rule (cloud, market,
+    names, sizes, time, price: `problems`' words), so that one look names every field
+    to fix; [] when each field reads (the rules across fields are `problems`')."""
+    found = []
+    for check in _FIELD_CHECKS:
+        reasons = pd.Series([None] * len(row), index=row.index, dtype=object)
+        check(row, reasons)
+        found.extend(r for r in reasons if r is not None)
+    return found
+
+
+def _names(frame: pd.DataFrame, reasons: pd.Series, names: Sequence[str] = ("cloud", "market")
+           ) -> None:
+    for name in names:
+        allowed = CLOUDS if name == "cloud" else ALL_MARKETS
+        # Markets as users type them ('on-demand'; 'on_demand' is accepted as well).
+        _mark(reasons, frame[name], lambda v, n=name, ok=allowed, a=tuple(map(word, allowed)):
+              None if v in ok else f"{n} {v!r}: expected one of {', '.join(a)}"
+              + (did_you_mean(v, list(a)) if isinstance(v, str) else ""))
+
+
+IDENTIFIERS = ("region", "zone", "instance_type", "os")
+
+
+def _identifiers(frame: pd.DataFrame, reasons: pd.Series,
+                 columns: Sequence[str] = IDENTIFIERS) -> None:
+    for column in columns:
+        _mark(reasons, frame[column],
+              lambda v, c=column: identifier_problem(c, v, empty=c == "zone"))
+
+
+def _sizes(frame: pd.DataFrame, reasons: pd.Series,
+           columns: Sequence[str] = ("vcpus", "memory_gb")) -> None:
+    for column in columns:
         numbers = pd.to_numeric(frame[column], errors="coerce")
         fine = numbers.between(0, math.inf) & numbers.lt(math.inf)
         if column == "vcpus":
@@ -351,21 +390,31 @@ def problems(frame: pd.DataFrame) -> pd.Series:
         bad = ~fine & reasons.isna()
         what = "a whole number" if column == "vcpus" else "a number"
         reasons[bad] = [f"{column} {v!r}: expected {what} >= 0" for v in frame[column][bad]]
+
+
+def _times(frame: pd.DataFrame, reasons: pd.Series) -> None:
     time_problems = zoned_times(frame["effective_at"])[1]
     bad = time_problems.notna() & reasons.isna()
     reasons[bad] = [f"effective_at {str(v)!r}: {p}" for v, p in
                     zip(frame["effective_at"][bad], time_problems[bad], strict=True)]
+
+
+def _prices(frame: pd.DataFrame, reasons: pd.Series) -> pd.Series:
+    """Mark prices that are no positive finite number (PRICE_PROBLEMS); the prices read."""
     prices = pd.to_numeric(frame["usd_per_hour"], errors="coerce")
     reasons[prices.isna() & reasons.isna()] = "not a number"
     finite = pd.Series(np.isfinite(prices.to_numpy(dtype=float)), index=frame.index)
     reasons[~finite & reasons.isna()] = "not finite"
     reasons[(prices <= 0) & reasons.isna()] = "not positive"
-    on_demand = frame["market"] == "on_demand"
-    _check_against_reference(frame, prices, reasons, on_demand, None)
-    good_od = frame[on_demand & reasons.isna()]
-    _check_against_reference(frame, prices, reasons, ~on_demand,
-                             pd.concat([good_od, frame[~on_demand & reasons.isna()]]))
-    return reasons
+    return prices
+
+
+# Each field's own rule, one at a time (`field_problems`).
+_FIELD_CHECKS: tuple[Callable[[pd.DataFrame, pd.Series], object], ...] = (
+    *(lambda f, r, n=n: _names(f, r, (n,)) for n in ("cloud", "market")),
+    *(lambda f, r, c=c: _identifiers(f, r, (c,)) for c in IDENTIFIERS),
+    *(lambda f, r, c=c: _sizes(f, r, (c,)) for c in ("vcpus", "memory_gb")),
+    _times, _prices)
 
 
 def _check_places(frame: pd.DataFrame, reasons: pd.Series) -> None:

@@ -30,7 +30,7 @@ from costsched.model import ALL_MARKETS, InvalidInput
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.validation import in_range, zoned_time, zoned_times
 from costsched.vocabulary import canonical, did_you_mean
-from price_collectors.base import PRICE_PROBLEMS, problems, rows_frame
+from price_collectors.base import PRICE_PROBLEMS, field_problems, problems, rows_frame
 
 SUFFIXES = (".json", ".csv", ".parquet")
 AZURE_MAPPING_HEADER = ["Instance", "GPU type", "# GPUs"]
@@ -206,17 +206,21 @@ _ROW, _PRICE = "_row", "_price_field"
 def _checked(path: Path, frame: pd.DataFrame,
              reasons: pd.Series | None = None) -> pd.DataFrame:
     """The frame without its helper columns when every row meets the shared rules (its
-    `reasons`, computed here if not given); else a FileError naming the first bad row."""
+    `reasons`, computed here if not given); else a FileError naming the first bad row and
+    each of its fields that breaks its own rule (`field_problems`), else the rule across
+    fields it breaks."""
     reasons = problems(frame) if reasons is None else reasons
     bad = reasons.notna().to_numpy()
     if bad.any():
         i = int(bad.argmax())
-        reason = reasons.iloc[i]
-        if reason.split(" (")[0] in PRICE_PROBLEMS:
-            price = frame["usd_per_hour"].iloc[i]
-            shown = repr(price) if isinstance(price, str) else f"{float(price):g}"
-            reason = f"{frame[_PRICE].iloc[i]} {shown}: {reason}"
-        raise FileError(path, reason, int(frame[_ROW].iloc[i]))
+        said = []
+        for reason in field_problems(frame.iloc[[i]]) or [reasons.iloc[i]]:
+            if reason.split(" (")[0] in PRICE_PROBLEMS:
+                price = frame["usd_per_hour"].iloc[i]
+                shown = repr(price) if isinstance(price, str) else f"{float(price):g}"
+                reason = f"{frame[_PRICE].iloc[i]} {shown}: {reason}"
+            said.append(reason)
+        raise FileError(path, "; ".join(said), int(frame[_ROW].iloc[i]))
     _not_ahead(path, frame)
     return frame.drop(columns=[_ROW, _PRICE])
 

@@ -263,9 +263,9 @@ def _as_ours(message: str) -> str:
 
 def _value_words(exc: UsageError) -> str:
     """A value typer's checks refused, in costsched's words: the option, what was given and
-    what is accepted ("--top '0': expected at least 1", "--budget '5USD': expected a
-    number"), never pydantic's ("Input should be a valid number, unable to parse string as
-    a number"); '' for any other usage error."""
+    what is accepted ("--top '0': expected at least 1", "--wait 'abc': expected
+    a number"), never pydantic's ("Input should be a valid number, unable to parse string
+    as a number"); '' for any other usage error."""
     from pydantic import ValidationError
 
     from costsched.cli.common import OptionValue

@@ -11,6 +11,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from costsched.amounts import usd_all
 from costsched.backtest import (
     BASELINES,
     PUBLISHED_MODELS,
@@ -242,11 +243,14 @@ def _print_costs(summary: pd.DataFrame, over: str) -> None:
     if not (summary["runs"] > 0).any():
         return
     rows = []
-    for r in summary.itertuples():
+    ran_rows = summary[summary["runs"] > 0]  # each money column at one precision
+    costs = dict(zip(ran_rows.index, usd_all(*ran_rows["cost_usd"]), strict=True))
+    each = dict(zip(ran_rows.index, usd_all(*(ran_rows["cost_usd"] / ran_rows["runs"])),
+                    strict=True))
+    for i, r in zip(summary.index, summary.itertuples(), strict=True):
         ran = r.runs > 0
         rows.append([r.model, r.region, r.policy, f"{int(r.runs):,}", f"{int(r.failed):,}",
-                     f"${r.cost_usd:,.2f}" if ran else "-",
-                     f"${r.cost_usd / r.runs:,.2f}" if ran else "-",
+                     costs[i] if ran else "-", each[i] if ran else "-",
                      f"{r.hours:,.1f}" if ran else "-",
                      f"{r.migrations:.1f}" if ran else "-"])
     console.print(table(f"What each policy cost ({over})",

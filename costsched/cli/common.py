@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 from typer._click.globals import get_current_context
 
-from costsched.model import InvalidInput
+from costsched.model import InvalidInput, TryAgain
 from costsched.redact import redact
 from costsched.service.views import frame_records
 from costsched.service.views import json_default as _json_default
@@ -230,13 +230,13 @@ def say_error(line: str) -> None:
 
 def fail(exc: InvalidInput) -> NoReturn:
     """End the command with the error's one line: exit code 75 for a store that cannot be
-    reached now, else 2."""
+    reached now or another costsched acting on what was asked (`TryAgain`), else 2."""
     say_error(str(exc))
     # Only the database layer raises StoreUnavailable: where it was never loaded (a bad
     # job file refused first), it is not loaded to tell.
     database = sys.modules.get("costsched.store.database")
     unavailable = database is not None and isinstance(exc, database.StoreUnavailable)
-    code = EXIT_TRY_AGAIN if unavailable else EXIT_BAD_INPUT
+    code = EXIT_TRY_AGAIN if unavailable or isinstance(exc, TryAgain) else EXIT_BAD_INPUT
     raise typer.Exit(code) from None
 
 
@@ -294,13 +294,14 @@ class OptionValue(typer.BadParameter):
 
 
 def dollars(value: str | float) -> float:
-    """An amount of USD as a job file takes it, for a --budget: 5, 12.50, '$5', '1,200'."""
-    if isinstance(value, (int, float)):
-        return float(value)
+    """An amount of USD as a job file takes it, for a --budget: 5, 12.50, '$5', '1,200',
+    '5 USD' (`amounts.parse_usd`)."""
+    from costsched.amounts import parse_usd
+
     try:
-        return float(str(value).strip().lstrip("$").replace(",", ""))
-    except ValueError:
-        raise OptionValue(f"{value!r}: expected an amount of USD (5, 12.50, $5)") from None
+        return parse_usd(value)
+    except ValueError as exc:
+        raise OptionValue(str(exc)) from None
 
 
 class Typed(float):

@@ -114,7 +114,7 @@ def launch(
 
         parse_offering(offering)  # how to write one, before anything is opened or reached
     from costsched.cli.booked import confirm_booking
-    from costsched.cli.launch_given import env_note, given, refuse_unset
+    from costsched.cli.launch_given import env_note, given, refuse_unset, warn_written_envs
     from costsched.taskfile import read_jobs
 
     envs, secrets = given(env, secret)
@@ -123,6 +123,7 @@ def launch(
     read = read_jobs(jobs, envs=envs, secrets=list(secrets),
                      at=datetime.now(timezone.utc))  # a passed deadline, before any load
     envs, secrets = refuse_unset(envs, secrets)
+    warn_written_envs(read, envs)  # (an --env named like a secret: `env_note`, below)
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)

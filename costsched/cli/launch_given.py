@@ -7,11 +7,16 @@ refused with every other such name in one line (`refuse_unset`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
 
 from costsched.jobspec import ENV_NAME_FORM, is_env_name
 from costsched.launch_secrets import listed, not_set
 from costsched.model import InvalidInput
+from costsched.redact import is_secret_name
+
+if TYPE_CHECKING:
+    from costsched.jobspec import JobSpec
 
 
 def given(envs: list[str] | None, secrets: list[str] | None
@@ -33,21 +38,49 @@ def refuse_unset(envs: dict[str, str | None], secrets: dict[str, str | None]
             {k: v for k, v in secrets.items() if v is not None})
 
 
-# An --env name with one of these in it reads like a secret's (any case).
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
-
-
 def env_note(names: Iterable[str]) -> str | None:
-    """The note a launch prints for the --env `names` that read like a secret's: an env's
-    value is stored with the job (a recovery needs it without the launching shell), a
-    secret's never is. None when no name reads so."""
-    like = [n for n in names if any(word in n.upper() for word in SECRET_WORDS)]
+    """The note a launch prints for the --env `names` that read like a secret's (the one
+    rule of what costsched masks: `redact.is_secret_name`): an env's value is stored with
+    the job (a recovery needs it without the launching shell), a secret's never is. None
+    when no name reads so."""
+    like = [n for n in names if is_secret_name(n)]
     if not like:
         return None
     one = len(like) == 1
     return (f"note: {listed(like)} {'is' if one else 'are'} stored with the job like "
             "every env; a secret given with --secret never is (name "
             f"{'it' if one else 'them'} under the task's secrets:)")
+
+
+def written_env_warnings(read: Iterable[tuple[str, JobSpec]],
+                         given: Collection[str] = ()) -> list[str]:
+    """A warning for each file of `read` ((source, spec) pairs) whose envs give a value to
+    a name that reads like a secret's (`env_note`'s rule): stored with the job in plain
+    text, as every env's value is. It names the file and the envs, never a value. `given`:
+    the names --env gives (`env_note` says those)."""
+    named: dict[str, list[str]] = {}
+    for source, spec in read:
+        for name, value in spec.envs.items():
+            if value and name not in given and is_secret_name(name):
+                named.setdefault(source, []).append(name)
+    out = []
+    for source, names in named.items():
+        names = list(dict.fromkeys(names))  # (a sweep's jobs share their file's)
+        what = (f"envs.{names[0]} is named like a secret, and its value is" if len(names) == 1
+                else f"envs {listed(names)} are named like secrets, and their values are")
+        out.append(f"warning: {source}: {what} stored with the job in plain text; move "
+                   f"{'it' if len(names) == 1 else 'them'} under secrets: (given at launch "
+                   "with --secret, never stored)")
+    return out
+
+
+def warn_written_envs(read: Iterable[tuple[str, JobSpec]], given: Collection[str] = ()
+                      ) -> None:
+    """`written_env_warnings`, each a line on stderr (beside --json too)."""
+    from costsched.cli.common import err_console, user_text
+
+    for line in written_env_warnings(read, given):
+        err_console.print(user_text(line), highlight=False, soft_wrap=True)
 
 
 def _items(option: str, items: list[str] | None) -> dict[str, str | None]:

@@ -114,6 +114,9 @@ def plan(
         result = plan_jobs(db, specs, at=at, objective=objective, deadline=deadline,
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
+    from costsched.cli.launch_given import warn_written_envs
+
+    warn_written_envs(specs)  # an env's value named like a secret's: stored at launch
     if explain is not None:
         from costsched.config import effective
 

@@ -124,7 +124,9 @@ def import_(
             console.print(f"{counted(len(result.errors), 'file')} rejected.", highlight=False,
                           markup=False)
         read = [r.note() for r in result.spot_readings] if result.inserted else []
-        for note in [*(n for n in read if n), *(left.note() for left in hidden)]:
+        repriced = result.repriced_line()
+        for note in [*(n for n in read if n), *(left.note() for left in hidden),
+                     *([f"the import {repriced}"] if repriced else [])]:
             console.print(f"[yellow]note:[/yellow] {user_text(note)}", highlight=False,
                           soft_wrap=True)
         if result.availability:
@@ -135,8 +137,8 @@ def import_(
             console.print(f"Booked capacity: {counted(len(result.booked_files), 'file')}, "
                           f"{result.booked:,} offerings, {result.booked_inserted:,} new "
                           "(`costsched plan` weighs them).", highlight=False, markup=False)
-    if result.errors:
-        raise typer.Exit(1)
+    if result.errors:  # bad input when no file was imported, else done in part
+        raise typer.Exit(1 if result.files else 2)
 
 
 def _marked(rows: int, whole: int = 0) -> str:

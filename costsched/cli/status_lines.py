@@ -112,7 +112,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s)) else []
-        resumes = [s.resumes] if s.resumes else []
+        resumes = [line for line in (s.resumes, s.steps_not_reached) if line]
         said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short \
             + node_notices(s)  # a gang's node replaced in place, while it is set up
         for line in said + booked_lines(s, now):

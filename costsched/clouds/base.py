@@ -133,7 +133,8 @@ class Cloud:
         if of_zone != region:
             return (f"zone {text!r}: a zone of {of_zone}, not of region {region}: expected a "
                     f"zone such as {example}")
-        return None
+        unlisted = self.unlisted_zone_problem(zone)  # a typo: us-east-1q where a..f are
+        return None if unlisted is None else f"zone {unlisted}"
 
     def unlisted_zone_problem(self, zone: str) -> str | None:
         """What is wrong with `zone`, of the cloud's shape, where its region's zones are

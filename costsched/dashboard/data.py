@@ -22,7 +22,7 @@ import pandas as pd
 
 from costsched import own_budget
 from costsched.dashboard import job_output
-from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
+from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, TryAgain
 from costsched.redact import redact, redact_url
 from costsched.service import jobs as service
 from costsched.service import views
@@ -109,7 +109,10 @@ def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
 def _advice(store: PriceStore, launcher: Any, job_id: int | None) -> list[dict]:
     """`migrate [JOB] --dry-run --json`: what the policy would do with the running job (or
     every running job), in dollars."""
-    advice = service.migrate(store, launcher, job_id, dry_run=True)
+    try:
+        advice = service.migrate(store, launcher, job_id, dry_run=True)
+    except TryAgain:  # its recovery under way (its placement ended): no advice now
+        return []
     return views.advice_document(advice, views.price_ages(store, advice))
 
 

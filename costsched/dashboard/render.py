@@ -18,7 +18,6 @@ from costsched.amounts import (
     hours,
     per_hour,
     total_as_written,
-    usd,
     usd_all,
 )
 from costsched.amounts import age as age_of
@@ -40,11 +39,6 @@ from costsched.report.written import scale_of
 from costsched.service.views import due_hours, due_words, dumps, progress_words
 from costsched.vocabulary import counted, offering_label
 from costsched.work import NOT_KNOWN
-
-
-def money(value: float | None) -> str:
-    """USD as the report writes it; '-' where it does not apply."""
-    return "-" if value is None or pd.isna(value) else usd(float(value))
 
 
 def when(value: Any) -> str:
@@ -245,7 +239,7 @@ def noun(count: int, singular: str, plural: str | None = None) -> str:
     return counted(count, singular, plural).partition(" ")[2]
 
 
-FILTERS = {"noun": noun, "money": money, "when": when, "age": age, "due": due, "days_old": days_old,
+FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": progress, "places": places, "due_places": due_places,
            "job_places": job_places, "leg_costs": leg_costs, "shown": shown,

@@ -75,6 +75,9 @@ class Instance:
     exit_code: int | None = None
     detail: str = ""
     step: int | None = None  # the step the job reported (its progress file); None: none
+    # When the job wrote `step` (the agent reads its progress file's time); None: not said,
+    # its reading is then timed when it is read.
+    step_at: datetime | None = None
     phase: str = ""  # where a job that failed before running stopped (e.g. "setup")
     checkpoint_error: str = ""  # why publishing its checkpoints fails now ('' when fine)
     # Why the agent no longer looks after the job while it runs ('' when it does): its

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from costsched.amounts import hours as hours_text
+from costsched.amounts import per_hour, usd
 from costsched.model import BookedOffering
 from costsched.optimize.decision import expected_hours
 from costsched.vocabulary import counted
@@ -247,12 +248,12 @@ def _spot_parts(kind_start: float, work: float, window: float | None, market: Ho
                           f"{hours_text(job.restart_hours + job.checkpoint_hours / 2)} h "
                           f"billed and {hours_text(market.dry_hours)} h without spot; "
                           f"{hours_text(found.spot_hours)} h at "
-                          f"{_usd(market.spot_usd_per_hour)}/h"))
+                          f"{per_hour(market.spot_usd_per_hour)}/h"))
     if found.on_demand_hours > 0:
         usd = found.on_demand_hours * market.on_demand_usd_per_hour
         why = (f"{what}: on-demand if spot is lost too often to finish in time "
                f"({found.fallback_probability:.0%} likely), {hours_text(found.on_demand_hours)} h "
-               f"expected at {_usd(market.on_demand_usd_per_hour)}/h"
+               f"expected at {per_hour(market.on_demand_usd_per_hour)}/h"
                if market.spot_label is not None else
                f"{what}: {hours_text(work)} h of work and a restart on-demand")
         parts.append(Part("on_demand", market.on_demand_label, kind_start, end,
@@ -269,7 +270,7 @@ def on_demand_plan(job: JobShape, market: HourlyMarket) -> CapacityPlan:
     usd = hours * market.on_demand_usd_per_hour
     part = Part("on_demand", market.on_demand_label, 0.0, hours, job.work_hours, usd,
                 f"{hours_text(job.work_hours)} h of work and a restart at "
-                f"{_usd(market.on_demand_usd_per_hour)}/h")
+                f"{per_hour(market.on_demand_usd_per_hour)}/h")
     late = job.deadline_hours is not None and hours > job.deadline_hours + 1e-9
     return CapacityPlan("on-demand only", (part,), usd, not late,
                         f"needs {hours_text(hours)} h, the deadline is "
@@ -399,7 +400,8 @@ def _booked_why(b: BookedOffering, inside: float, hours_used: float, cost: float
         what = f"held already ({b.offering_id}), free to use until {b.end:%Y-%m-%d %H:%M} UTC"
     else:
         what = (f"asked for now, expected in {b.wait_hours:g} h, at "
-                f"{_usd(b.usd_per_hour)}/h an instance: {hours_text(hours_used)} h, {_usd(cost)}")
+                f"{per_hour(b.usd_per_hour)}/h an instance: {hours_text(hours_used)} h, "
+                f"{_usd(cost)}")
     off = ("" if leave_at is None else
            f", moved off by {now + timedelta(hours=leave_at):%Y-%m-%d %H:%M} UTC")
     return f"{what}: {hours_text(inside)} h of the job's {hours_text(job.work_hours)} h{off}{move}"
@@ -415,4 +417,5 @@ def _order(p: CapacityPlan) -> tuple[bool, float]:
 
 
 def _usd(value: float) -> str:
-    return f"${value:,.2f}"
+    """An amount by the one rule of money (`costsched.amounts.usd`): '$12.50', '$0.0049'."""
+    return usd(value)

@@ -268,7 +268,8 @@ def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing |
             if column == "region":
                 return Missing(f"no offering priced as of {when} has {what} {wanted}",
                                _regions_instead(c, market))
-            found = sorted({str(v) for v in market[column] if str(v)})
+            found = sorted({str(v) for v in market[column] if str(v)},
+                           key=lambda v: (0, float(v), "") if _is_number(v) else (1, 0.0, v))
             # A GPU costsched knows, unpriced here, is no typo: no look-alike is offered.
             typo = "" if column == "gpu_model" and str(accepted[0]) in GPU_SPECS else (
                 did_you_mean(str(accepted[0]), found))
@@ -469,6 +470,15 @@ def _types(types: Sequence[str]) -> str:
 def _where_words(c: Constraints) -> str:
     parts = [*c.clouds, *c.regions, *c.zones]
     return "in " + ", ".join(parts) if parts else ""
+
+
+def _is_number(text: str) -> bool:
+    """Whether `text` is a number (GPU counts list in numeric order: 2 before 16)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _listed(values: Sequence[str]) -> str:

@@ -56,11 +56,19 @@ def _places_needed(total: float, deadline_hours: float) -> int:
 
 def deadline_said(deadline_hours: float, places: int = 2) -> str:
     """A deadline in hours as a user would write it: '2 h', '0.5 h', '1.25 h' where two
-    decimals give it, else whole minutes ('5 min', '80 min'), else the hours at `places`
-    decimals rounded down, so that it never reads above a need shown at `places`."""
+    decimals give it, else whole minutes ('5 min', '80 min'), else as written where a few
+    digits write it ('0.001 h'), else the hours at `places` decimals (more where those
+    read as zero) rounded down, so that it never reads above a need shown at `places`."""
     if abs(deadline_hours * 100 - round(deadline_hours * 100)) < 1e-6:
         return f"{round(deadline_hours, 2):,g} h"
     minutes = deadline_hours * 60
     if abs(minutes - round(minutes)) < 1e-6:
         return f"{round(minutes):,} min"
+    typed = f"{deadline_hours:,.4g}"
+    if "e" not in typed and float(typed.replace(",", "")) == deadline_hours:  # 0.001, 1.125
+        return f"{typed} h"
+    while places < MOST_PLACES and math.floor(deadline_hours * 10 ** places) == 0:
+        places += 1  # never '0.00 h' for a deadline of a few seconds
+    if math.floor(deadline_hours * 10 ** places) == 0:
+        return f"{deadline_hours * 3600:.2g} s"
     return f"{hours(math.floor(deadline_hours * 10 ** places) / 10 ** places, places)} h"

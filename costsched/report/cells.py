@@ -561,7 +561,8 @@ def totals_figures(totals: Mapping[str, float | None], tables: object = None,
     instance = figures.get("instance_hours")
     out["instance_hours"] = spans(figures["billed_hours"] if instance is None else instance,
                                   hour_places)
-    return out
+    failed = totals.get("failed_usd")  # said apart: no saving (`report.data.saves`)
+    return out | ({"failed_usd": money(failed, usd_places)} if failed else {})
 
 
 def period_words(since: str | None, until: str, placed: bool) -> str:
@@ -577,19 +578,19 @@ def period_words(since: str | None, until: str, placed: bool) -> str:
 def totals_line(totals: Mapping[str, float | None], tables: object = None,
                 least: Mapping[str, int] | None = None) -> str:
     """The report's totals in one line (`totals_figures`): 'Spend $0.0300 (compute
-    $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...'."""
+    $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...; failed runs cost ...'."""
     f = totals_figures(totals, tables, least)
     over = (f"{f['instance_hours']} instance-hours" if f["instance_hours"] == f["billed_hours"]
             else f"{f['billed_hours']} billed hours ({f['instance_hours']} instance-hours, "
             "each node counted)")
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
             f"{over}; " + _saved_words([(f["saved_vs_on_demand_usd"], "on-demand"),
-                                    (f["saved_vs_static_usd"], "the launch-time choice kept")]))
+                                    (f["saved_vs_static_usd"], "the launch-time choice kept")])
+            + (f"; failed runs cost {f['failed_usd']}" if "failed_usd" in f else ""))
 
 
 def _saved_words(against: list[tuple[str, str]]) -> str:
-    """'saved $A against X and $B against Y'; a saving below zero said as what it is:
-    'saved $A against X; cost $B more than Y' ('-' where a baseline does not apply)."""
+    """'saved $A against X and $B against Y'; below 0 'cost $B more than Y'; '-': none."""
     saved = [f"{figure} against {what}" for figure, what in against
              if figure == "-" or not figure.startswith("-")]
     dearer = [f"{figure[1:]} more than {what}" for figure, what in against

@@ -50,7 +50,7 @@ from costsched.report.pieces import (
 from costsched.report.speeds import speed_table, speeds
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
-from costsched.report.written import repriced_rows, row_parts
+from costsched.report.written import estimate_parts, repriced_rows, row_parts
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
@@ -177,8 +177,8 @@ class Report:
     @property
     def totals(self) -> dict[str, float | None]:
         """USD over every job (a baseline or saving over the jobs it applies to, None when
-        none), its billed hours (the placements') and instance-hours (N nodes: N
-        instances an hour)."""
+        none: `saves`), its billed hours (the placements') and instance-hours (N nodes: N
+        instances an hour), and what its failed runs cost (`failed_usd`)."""
         return totals(self.rows["jobs"])
 
 
@@ -187,7 +187,8 @@ def totals(jobs: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     sums = {c: column_sum([_float(r[c]) for r in jobs], nan_when_none=True)
             for c in JOB_COLUMNS[4:]}
     each = column_sum([_float(r["billed_hours"]) * _float(r.get("nodes"), 1.0) for r in jobs])
-    out = {**sums, "instance_hours": each}
+    failed = column_sum([_float(r["usd"]) for r in jobs if r.get("state") == "failed"])
+    out = {**sums, "instance_hours": each, "failed_usd": failed}  # (its spend, apart)
     return {c: (None if math.isnan(v) else v) if c in _BASELINE_COLUMNS else
             (0.0 if math.isnan(v) else v) for c, v in out.items()}
 
@@ -311,9 +312,10 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         [p.job_id for p in lives], [got.usd for got in charged["lives"]]).items()}
     run_egress = [m for m in all_moves if m.at <= reached[m.job_id]]
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
+    ran = [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)]
     estimated = [row for row in estimates.estimate_table(
-        predicted, by_id, [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)],
-        run_egress, _recoveries(store, job_moves), readings) if row["job_id"] in held]
+        predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings)
+        if row["job_id"] in held]
     rows = {
         "jobs": _job_table(jobs, spent_on, egress, static, nodes),
         "clouds": _cloud_table(spent_on, egress),
@@ -331,7 +333,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                              names, nodes)  # beside the tables: `report.written`
     return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
                                                 "repriced": repriced},
-                  scale=scale, parts=row_parts(rows, spent_on))
+                  scale=scale, parts={**row_parts(rows, spent_on), "estimates": estimate_parts(
+                      estimated, ran, run_egress)})
 
 
 def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],
@@ -380,11 +383,22 @@ def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequen
         out = out_of[job.id][0] if job.id in out_of else 0.0
         total = paid + out
         kept = float(static.get(job.id, math.nan))
+        if not saves(job):  # no baseline, so no saving (a baseline alone makes one again)
+            cover = kept = math.nan
         rows.append(dict(zip(JOB_COLUMNS, (
             job.id, job.name, job.state, int(nodes.get(job.id, 1)), float(billed),
             float(paid), float(out), float(total), float(cover), float(cover - total),
             kept, float(kept - total)), strict=True)))
     return rows
+
+
+def saves(job: JobRecord) -> bool:
+    """Whether the job's spend can be a saving against a baseline: not when its run
+    failed (what it spent bought no result; the report says it apart, `failed_usd`). A job
+    that succeeded counts, and so does one running or stopped: its work is kept in its
+    checkpoint, and its on-demand baseline is the same instance for the same hours, so
+    it holds for a job that reports no step too (its launch-choice baseline needs one)."""
+    return job.state != "failed"
 
 
 def _cloud_table(spent: Sequence[Spent], egress: Sequence[Move]) -> list[dict]:

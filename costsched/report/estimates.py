@@ -19,7 +19,9 @@ by as much.
 
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
-running at 1.5x its plan), its start counted whole (paid once, at the start). Ratios are
+running at 1.5x its plan), its start counted whole (paid once, at the start). So is a job
+that exited 0 (succeeded) at a step short of its declared steps: its verdict says so
+('within (exited 0 at 12% of its declared steps)'). Ratios are
 actual over expected: above 1 the job took longer or cost more than planned. Each ratio is
 judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` between.
 Where the hours and the cost agree the verdict is that word; where they do not, it names
@@ -48,7 +50,7 @@ from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
 from costsched.store.schema import job_predictions
 from costsched.throughput import assumed_basis
-from costsched.work import own_total, trained_seconds
+from costsched.work import ended_short, own_total, steps_done, trained_seconds
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
@@ -106,8 +108,10 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         # Its total in the steps it reports; None for hours of work on a reference GPU,
         # whose share done is known only once it succeeded.
         total = own_total(getattr(job, "spec", {}), job.steps_total)
-        done = 1.0 if job.state == "succeeded" else math.nan if total is None else min(
-            float(job.steps_done) / total, 1.0)
+        succeeded = job.state == "succeeded"
+        short = ended_short(succeeded, job.steps_done, total)
+        done = math.nan if total is None and not succeeded else 1.0 if total is None else \
+            steps_done(job.steps_done, total, succeeded) / total
         hours = usd = math.nan
         start = started_usd(p)
         expected_hours = p["expected_hours"] * done
@@ -129,7 +133,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             job_id, job.name, p["model"], f"{p['gpu_count']}x{p['gpu_model']}", job.state,
             done, expected_hours, hours, hours_ratio, expected_usd, usd, usd_ratio,
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
-            vs_estimate(hours_ratio, usd_ratio)), strict=True)))
+            verdict(hours_ratio, usd_ratio, done if short else None)), strict=True)))
     return rows
 
 
@@ -141,6 +145,15 @@ def started_usd(predicted: Mapping) -> float:
         return 0.0
     return max(float(predicted["expected_usd"]) - float(predicted["expected_hours"])
                * float(price), 0.0)
+
+
+def verdict(hours_ratio: float, usd_ratio: float, short: float | None) -> str:
+    """`vs_estimate`, with the share done of a job that exited 0 short of its declared
+    steps (`short`; None for any other job)."""
+    said = vs_estimate(hours_ratio, usd_ratio)
+    if short is None:
+        return said
+    return f"{said} (exited 0 at {short:.0%} of its declared steps)".strip()
 
 
 def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:

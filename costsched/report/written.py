@@ -34,8 +34,10 @@ def parts_of(tables: object, name: str) -> list[dict] | None:
     return (found or {}).get(name)
 
 
-# The columns written as the sum of their parts, and the unit of each.
-PART_COLUMNS = {"compute_usd": "usd", "billed_hours": "hours"}
+# The columns written as the sum of their parts, and the unit of each (a job's dollars in
+# the estimates: its placements' charges and its egress, so that it reads as its total in
+# the spend tables).
+PART_COLUMNS = {"compute_usd": "usd", "billed_hours": "hours", "usd": "usd"}
 
 
 def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, float, float]]
@@ -71,6 +73,24 @@ def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, 
                      "billed_hours": [h for h, _ in found]})
     out["days"] = days
     return out
+
+
+def estimate_parts(rows: Sequence[Mapping[str, Any]], runs: Sequence[tuple[Any, float]],
+                   egress: Sequence[Any]) -> list[dict[str, list[float]]]:
+    """For each row of the estimates table (`rows`), the charges its dollars are made of:
+    its job's placements' (`runs`: (placement, usd)) and its moves' egress (`egress`), so
+    that it reads as the job's total in the spend tables (the sum of its parts as
+    written), never a figure rounded on its own beside it."""
+    made: dict[Any, list[float]] = {}
+    for placement, spent in runs:
+        made.setdefault(placement.job_id, []).append(float(spent))
+    copied: dict[Any, float] = {}
+    for move in egress:  # one egress cell per job, as the spend table has it
+        copied[move.job_id] = copied.get(move.job_id, 0.0) + float(move.usd)
+    for job, spent in copied.items():
+        made.setdefault(job, []).append(spent)
+    return [{"usd": made.get(r["job_id"], []) if r["usd"] == r["usd"] else []}
+            for r in rows]
 
 
 # Where a placement's charge came from, as `status` says it (`cli.status_lines`).

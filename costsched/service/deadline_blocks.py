@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 from costsched import clouds
+from costsched.amounts import usd
 from costsched.backtest.deadline import AvailabilityTrace
 from costsched.backtest.deadline.engine import BookedRun
 from costsched.model import InvalidInput
@@ -28,7 +29,7 @@ class Block:
     @property
     def label(self) -> str:
         return (f"block {self.zone} +{self.start_hours:g} h for {self.hours:g} h "
-                f"${self.upfront_usd:,.2f}")
+                f"{usd(self.upfront_usd)}")
 
     def as_dict(self) -> dict:
         return {"instance_type": self.instance_type, "zone": self.zone,

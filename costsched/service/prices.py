@@ -13,6 +13,7 @@ from costsched import catalog, file_limits
 from costsched.config import effective
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.prices import SPOT_PLACE, partial_source, prices_at
+from costsched.service.repriced_jobs import Repriced, Touched, repriced
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, choices
 from costsched.service.values import regions as known_regions
@@ -73,9 +74,18 @@ class ImportResult:
     clouds: list[str] = field(default_factory=list)  # the clouds of the prices read
     # Per cloud with spot prices read: how they were read (`SpotReading`).
     spot_readings: list[SpotReading] = field(default_factory=list)
+    # Jobs already run (ended or running) whose cost the prices change, and the change of
+    # their cost in all, in USD (`service.repriced_jobs`).
+    repriced_jobs: int = 0
+    repriced_running: int = 0
+    repriced_usd: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def repriced_line(self) -> str | None:
+        """'re-prices 2 jobs already run: their cost changes by -$0.00010', or None."""
+        return Repriced(self.repriced_jobs, self.repriced_usd, self.repriced_running).line()
 
 
 # progress(files done, files in all, the file just read)
@@ -127,8 +137,11 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
             some = set(clouds) if partial else set()
         observations = observations.assign(source=observations["source"].where(
             ~clouds.isin(some), observations["source"].map(partial_source)))
+        touched = Touched(opened, observations, datetime.now(timezone.utc))
+        before = touched.charges(opened)  # what jobs already run cost before these prices
         result = opened.ingest(observations)
         marked = 0 if partial is None else opened.mark_partial(observations, partial)
+        after = repriced(touched, before, touched.charges(opened))
         added = opened.spot_availability.add(intervals)
         booked_added = sum(opened.booked.add(o, tenancy=t)[0] for o, t in offered)
     return ImportResult(files=parsed.files + len(found.files) + len(per_file),
@@ -145,7 +158,8 @@ def import_prices(store: StoreLike, paths: Sequence[str | Path], *,
                         marked_partial=marked if partial else 0,
                         marked_whole=marked if partial is False else 0,
                         clouds=sorted(set(observations["cloud"].astype(str))),
-                        spot_readings=readings)
+                        spot_readings=readings, repriced_jobs=after.jobs,
+                        repriced_running=after.running, repriced_usd=after.usd)
 
 
 def spot_readings(observations: pd.DataFrame, partial: bool | None) -> list[SpotReading]:

@@ -206,6 +206,8 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "steps_total": s.own_total,
         "steps_left": None if s.own_total is None else s.steps_left, "step": s.step,
         "reported_step": s.reported_step, "resumes": s.resumes or None,
+        # A job that exited 0 short of its declared steps: that, in words (else null).
+        "steps_not_reached": s.steps_not_reached or None,
         "progress": s.progress, "progress_source": s.progress_source,
         "steps_per_second": s.pace, "progress_note": share_key(s.record.spec) or None,
         "failure": None if s.failure is None else {

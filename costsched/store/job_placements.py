@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import Connection, Engine, and_, case, func, insert, select, update
 
+from costsched.amounts import per_hour
 from costsched.lazy import pandas as pd
 from costsched.model import (
     BOOKED_MARKETS,
@@ -228,4 +229,4 @@ def placed_detail(placement_id: object, reason: str, offering_key: tuple, price:
     on-demand at $3.0600/h')."""
     ended = f" (ended placement {closed})" if closed is not None else ""
     return (f"placement {placement_id}: {reason} on {offering_label(*offering_key[:5])} at "
-            f"${price:,.4f}/h{ended}")
+            f"{per_hour(price)}/h{ended}")

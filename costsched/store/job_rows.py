@@ -29,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.compiler import compiles
 
 from costsched.lazy import pandas as pd
-from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
+from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, TryAgain
 from costsched.passes import memo
 from costsched.store.database import from_epoch_second, from_epoch_seconds
 from costsched.store.schema import job_events, jobs, placements
@@ -114,8 +114,9 @@ JOB_COLUMNS = [
 ID_CHUNK = 5000
 
 
-class StaleState(InvalidInput):  # noqa: N818 - the name says what happened
-    """The job was not in the expected state: another writer moved it first."""
+class StaleState(TryAgain):  # noqa: N818 - the name says what happened
+    """The job was not in the expected state: another writer moved it first (a command
+    that meets it says so in the job's words: `service.jobs.busy`)."""
 
 
 class NameTaken(InvalidInput):  # noqa: N818 - the name says what happened

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
 from sqlalchemy import (
+    BigInteger,
     Connection,
     Engine,
     bindparam,
@@ -28,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from costsched.lazy import pandas as pd
-from costsched.model import FINAL_STATES, InvalidInput
+from costsched.model import FINAL_STATES, InvalidInput, utc
 from costsched.store.database import epoch_second, from_epoch_seconds, write
 from costsched.store.job_log import JobLog
 from costsched.store.job_placements import JobPlacements
@@ -58,8 +59,9 @@ from costsched.store.schema import jobs, leases, placements
 _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a bug
 
 
-def _reading(ts: int, extend: bool = True):  # noqa: ANN202 - an UPDATE statement
-    """The step reading (parameters `job`, `step`) at `ts` kept on the job's newest open
+def _reading(extend: bool = True):  # noqa: ANN202 - an UPDATE statement
+    """The step reading (parameters `job`, `step`, and its time `ts`, `last_ts`:
+    `_reading_times`) kept on the job's newest open
     placement (a move's target while its source is still open): its first reading kept,
     its last replaced, its time only when the step moved on (a job that writes its step
     every minute, read every few seconds, trained up to when it wrote it, not to the
@@ -71,14 +73,23 @@ def _reading(ts: int, extend: bool = True):  # noqa: ANN202 - an UPDATE statemen
               .where(placements.c.job_id == bindparam("job"), placements.c.end_ts.is_(None))
               .order_by(placements.c.start_ts.desc(), placements.c.id.desc()).limit(1)
               .scalar_subquery())
+    ts, last_ts = bindparam("ts", type_=BigInteger), bindparam("last_ts", type_=BigInteger)
     return (update(placements).where(placements.c.id == newest).values(
         first_step=func.coalesce(placements.c.first_step, bindparam("step")),
         first_step_ts=func.coalesce(placements.c.first_step_ts, ts),
         last_step=bindparam("step") if extend else
         func.coalesce(placements.c.last_step, bindparam("step")),
         last_step_ts=case((placements.c.last_step == bindparam("step"),
-                           placements.c.last_step_ts), else_=ts) if extend else
-        func.coalesce(placements.c.last_step_ts, ts)))
+                           placements.c.last_step_ts), else_=last_ts) if extend else
+        func.coalesce(placements.c.last_step_ts, last_ts)))
+
+
+def _reading_times(at: datetime) -> dict[str, int]:
+    """A reading's time in whole seconds, rounded outward: down as a placement's first,
+    up as its last, so that the seconds between two readings are never fewer than
+    passed (a pace read off them is never faster than the job made)."""
+    first = epoch_second(at)
+    return {"ts": first, "last_ts": first + (utc(at).timestamp() > first)}
 
 
 class JobStore(JobPlacements, NodeGaps, JobLog):
@@ -276,25 +287,30 @@ class JobStore(JobPlacements, NodeGaps, JobLog):
 
         def store(conn: Connection) -> None:
             _touch(conn, job_id, ts, steps_done=steps)  # InvalidInput: no such job
-            conn.execute(_reading(ts, extend), [{"job": int(job_id), "step": steps}])
+            conn.execute(_reading(extend), [{"job": int(job_id), "step": steps,
+                                             **_reading_times(at)}])
 
         write(self.engine, store)
 
     def record_steps(self, steps: Mapping[int, float], *, at: datetime,
-                     extend: bool = True) -> None:
-        """`record_step` for many jobs ({job id: step}) in one transaction."""
+                     extend: bool = True,
+                     reported: Mapping[int, datetime] | None = None) -> None:
+        """`record_step` for many jobs ({job id: step}) in one transaction. `reported`:
+        when a job reported its step, where its instance says (its reading's time; else
+        `at`, when it was read)."""
         values = {int(job_id): _number("steps_done", step) for job_id, step in steps.items()}
         if not values:
             return
         ts = epoch_second(at)
-
+        told = {int(j): t for j, t in (reported or {}).items()}
         rows = [{"job": job_id, "step": step} for job_id, step in values.items()]
         query = (update(jobs).where(jobs.c.id == bindparam("job"))
                  .values(steps_done=bindparam("step"), updated_ts=ts))
 
         def store(conn: Connection) -> None:
             conn.execute(query, rows)  # one statement, many rows
-            conn.execute(_reading(ts, extend), rows)
+            conn.execute(_reading(extend), [
+                {**row, **_reading_times(told.get(row["job"], at))} for row in rows])
 
         write(self.engine, store)
 

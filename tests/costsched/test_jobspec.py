@@ -99,7 +99,7 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
      r"field checkpoint\.size: unknown field: expected one of location, size_gb"),
     ("name: a\nmodel: A3C\nsteps: 5: 6\n", r"line 3: invalid YAML \(mapping values"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {budget: ten dollars}\n",
-     r"field constraints\.budget: 'ten dollars': expected a number$"),
+     r"field constraints\.budget: 'ten dollars': expected an amount of USD, such as 50 or '\$50'$"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {max_migrations: 1.5}\n",
      r"field constraints\.max_migrations: 1\.5: expected a whole number$"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraints: {markets: spot}\n",

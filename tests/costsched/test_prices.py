@@ -97,6 +97,21 @@ def test_the_catalogs_list_price_as_of_a_time(two_list_prices, at, expected) -> 
     assert not listed.duplicated(["cloud", "region", "instance_type", "os"]).any()
 
 
+@pytest.mark.parametrize("at", [None, datetime(2019, 6, 1, tzinfo=timezone.utc),
+                                datetime(2023, 6, 1, tzinfo=timezone.utc), T])
+def test_the_list_as_of_a_time_is_the_newest_held_then_the_earliest(two_list_prices, at
+                                                                     ) -> None:
+    """Row for row (order, index, columns): per type, the newest list price held by then,
+    in listing order; then the earliest of each type none held."""
+    key = ["cloud", "region", "instance_type", "os"]
+    every = catalog.on_demand_observations().sort_values("effective_at", kind="stable")
+    held = every if at is None else every[every["effective_at"] <= pd.Timestamp(at)]
+    expected = pd.concat([held.drop_duplicates(key, keep="last"),
+                          every.drop_duplicates(key, keep="first")])
+    expected = expected.drop_duplicates(key, keep="first").reset_index(drop=True)
+    pd.testing.assert_frame_equal(listed_on_demand(at), expected, check_exact=True)
+
+
 def test_prices_at_gives_each_offering_its_reference(store: PriceStore, two_list_prices
                                                      ) -> None:
     store.ingest(rows_frame([row(0.9, at=datetime(2023, 3, 1, tzinfo=timezone.utc))], "t"))

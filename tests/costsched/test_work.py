@@ -29,7 +29,9 @@ def test_training_time_is_the_steps_done_at_the_measured_pace() -> None:
     pace = 200 / 150
     assert trained_seconds(READINGS, 260, None, False) == approx(260 / pace)  # hours of work
     assert trained_seconds(READINGS, 260, 240, False) == approx(240 / pace)  # at most its total
-    assert trained_seconds(READINGS, 230, 240, True) == approx(240 / pace)  # succeeded
+    assert trained_seconds(READINGS, 240, 240, True) == approx(240 / pace)  # succeeded
+    # exited 0 short of its total: the steps it reported are those it did
+    assert trained_seconds(READINGS, 230, 240, True) == approx(230 / pace)
     assert trained_seconds(READINGS, 230, 240, False) == approx(230 / pace)
 
 

@@ -26,7 +26,7 @@ def _import(tmp_path: Path, rows: str) -> tuple[int, str, str]:
 def test_a_misspelt_instance_type_is_refused_with_the_close_one(tmp_path: Path) -> None:
     code, out, err = _import(tmp_path, "gcp,us-east5,us-east5-a,g2-standrad-4,spot,linux,"
                                        "L4,1,4,16,0.21,2026-11-28T10:00:00Z,mine\n")
-    assert code == 1
+    assert code == 2  # every file refused: bad input
     assert err.replace("\n", " ").startswith(
         f"error: {tmp_path / 'mine.csv'}: row 2: instance_type 'g2-standrad-4': not a gcp "
         "instance type of the catalog (`costsched catalog --cloud gcp` lists them; ")
@@ -37,7 +37,7 @@ def test_a_misspelt_instance_type_is_refused_with_the_close_one(tmp_path: Path) 
 def test_a_misspelt_market_gets_the_close_one(tmp_path: Path) -> None:
     code, _, err = _import(tmp_path, "gcp,us-east5,us-east5-a,g2-standard-4,spto,linux,"
                                      "L4,1,4,16,0.21,2026-11-28T10:00:00Z,mine\n")
-    assert code == 1 and "market 'spto': expected one of on-demand, spot" in err
+    assert code == 2 and "market 'spto': expected one of on-demand, spot" in err
     assert err.replace("\n", " ").rstrip().endswith("did you mean 'spot'?")
 
 

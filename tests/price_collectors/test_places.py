@@ -51,6 +51,10 @@ def import_one(tmp_path: Path, cloud: str, region: str, zone: str = "") -> tuple
                                        "region us-east-1"),
     ("aws", "us-moon-1", "", "region 'us-moon-1': not a region of aws"),
     ("aws", "us-central1", "", "region 'us-central1': not a region of aws"),
+    ("aws", "us-east-1", "us-east-1q", "zone 'us-east-1q': not a zone of us-east-1; its "
+                                       "zones are us-east-1a, us-east-1b"),
+    ("gcp", "us-central1", "us-central1-z", "zone 'us-central1-z': not a zone of us-central1; "
+                                            "its zones are us-central1-a"),
     ("gcp", "us-central1", "us-east1-b", "zone 'us-east1-b': a zone of us-east1"),
     ("gcp", "mars-central1", "", "region 'mars-central1': not a region of gcp"),
     ("azure", "bogus", "", "region 'bogus': not a region of azure"),

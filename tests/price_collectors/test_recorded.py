@@ -278,7 +278,7 @@ def test_a_price_dated_in_the_future_is_refused_naming_its_row(tmp_path: Path, c
         csv_error and "not a future one" in csv_error
     assert json_error.startswith(f"{history}: row 2: effective_at ")
     result = cli("prices", "import", path)
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output
     assert "row 3: effective_at" in " ".join(result.stderr.split())
     assert "0 new rows" in result.stdout
 

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.owned import owned
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
+from costsched.service.jobs.busy import acted_on
 from costsched.service.jobs.node_runs import track_gangs
 from costsched.service.jobs.runs import within_total
 from costsched.store import PriceStore
@@ -39,6 +40,8 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
                                            detail=detail)
         except StaleState:  # it ended by itself meanwhile (finished, or failed)
             record = store.jobs.get(job_id)
+            if not record.final:  # its state kept changing under other writers
+                raise acted_on(record, "ask again to stop it") from None
             if record.state != "stopped":
                 raise InvalidInput(_ended(record)) from None
     with _waiting_for_lease(store, f"steps:{job_id}", wait_seconds) as mine:

@@ -21,6 +21,7 @@ from costsched.service.deadline_jobs import (
 )
 from costsched.service.estimates import record_landed, record_launch
 from costsched.service.glance import MASKED_AT_SOURCE
+from costsched.service.jobs.busy import raced
 from costsched.service.jobs.carry import launch_stores, readable
 from costsched.service.jobs.decider import JobNow, market_at, place
 from costsched.service.jobs.runs import (
@@ -215,7 +216,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     if done:
         raise InvalidInput(f"job {job_id} ({record.name}) ran to its end: {done}; nothing "
                            "to start (its final checkpoint is kept)")
-    busy = [r for r in store.jobs.find(record.name) if not r.final]
+    busy = [r for r in store.jobs.find(record.name) if not r.final and r.id != job_id]
     if busy:
         raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
                            f"{busy[0].state}; stop it first")
@@ -230,8 +231,11 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
         from costsched.service.jobs.caps import raise_budget
 
         raise_budget(store, job_id, budget, at=when)
-    store.jobs.transition(job_id, "pending", at=when, expect="stopped",
-                          detail="started again by the user")
+    # Another start of it (or a stop) may have come first: said in the job's words.
+    with raced(store, job_id, f"nothing to do here; `costsched status {job_id}` shows how "
+               "it stands"):
+        store.jobs.transition(job_id, "pending", at=when, expect="stopped",
+                              detail="started again by the user")
     resume_from(store, run, None, when)  # its step until it reports: its checkpoint's
     # A start, not a recovery: no instance was lost (it counts in neither the job's
     # recoveries nor the preemption figures).

@@ -20,7 +20,6 @@ from costsched.passes import memo
 from costsched.policies import OfferingKey
 from costsched.prices import prices_at
 from costsched.service.decide import decision_rates
-from costsched.service.jobs.runs import CAPACITY_COOLDOWN
 from costsched.service.quotas import QuotaFacts
 from costsched.service.speeds import job_paces, rest_table
 from costsched.store import PriceStore
@@ -71,6 +70,8 @@ class Market:
     def full_for(self, here: bool) -> set[OfferingKey]:
         """`full`, for the launches of a launcher whose instances run on this machine
         (`here`) with the capacity its own simulated instances met too."""
+        from costsched.service.jobs.runs import CAPACITY_COOLDOWN  # a plan needs no runs
+
         seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity",
                                              clouds_only=not here)
         return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")

@@ -20,6 +20,7 @@ from costsched.service.decide import (
     OfferingName,
     parse_offering,
 )
+from costsched.service.jobs.busy import DOING, acted_on
 from costsched.service.jobs.carry import stores_of
 from costsched.service.jobs.decider import (
     DeadlineDecider,
@@ -44,7 +45,7 @@ from costsched.service.jobs.steps import _migration_candidates, _run_moves, secr
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.decisions import StoredDecision
-from costsched.store.jobs import JobRecord
+from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord, NewMove
 
 MIGRATE_COMMAND = "costsched migrate"  # who decides when `migrate` is not told
@@ -120,10 +121,8 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         stamp = when if at is not None else None
         ids = job_ids(store, job, states=("running",))
         placed = _placed(store, launcher, ids)
-        record = store.jobs.get(ids[0]) if job is not None and not placed else None
-        if record is not None and record.state != "running":  # named, not running: why
-            raise InvalidInput(f"job {record.id} ({record.name}) {state_phrase(record.state)}"
-                               ": only a running job is moved")
+        if job is not None and not placed:  # named, and not running here: why
+            _refuse_unplaced(store, store.jobs.get(ids[0]))
         _hold_given(placed, secrets or {})
         decided = _decide(store, placed, ask)
         moved: dict[int, tuple[Decision, MoveRecord | None, str, str]] = {}
@@ -142,6 +141,21 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         if not dry_run and target is None:  # the policy's own decisions, not advice
             _keep(store, out, placed, ask.when, decided_by)
         return out
+
+
+def _refuse_unplaced(store: PriceStore, record: JobRecord) -> None:
+    """Why the job named is not moved: it has ended (InvalidInput), or another costsched
+    acts on it (TryAgain, exit 75: a recovery, a start; a running job whose placement
+    ended is one a recovery is taking up), never "no running job"."""
+    then = "only a running job is moved; ask again once it runs"
+    if record.final:
+        raise InvalidInput(f"job {record.id} ({record.name}) {state_phrase(record.state)}"
+                           ": only a running job is moved")
+    if record.state != "running":
+        raise acted_on(record, then)
+    if store.jobs.newest_open_placement(record.id) is None:
+        raise acted_on(record, then, doing=DOING["recovering"])
+    # Placed, by another launcher than `launcher`: none of its jobs to ask about.
 
 
 def landed(store: PriceStore, advice: Sequence[MigrationAdvice]) -> list[MigrationAdvice]:
@@ -354,6 +368,8 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
         after = _run_moves(store, launcher, [(run, move) for _, run, move in runs], holder,
                            stamp)
         for (k, _, move), left in zip(runs, after, strict=True):
+            if isinstance(left, StaleState):  # in the job's words, not the store's
+                left = acted_on(store.jobs.get(move.job_id), "its move was left to it")
             if isinstance(left, Exception):
                 failure = failure or left
             out[k] = (choices[k], left if isinstance(left, MoveRecord) else move,

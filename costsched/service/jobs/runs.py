@@ -21,7 +21,7 @@ from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
 from costsched.vocabulary import offering_label
-from costsched.work import own_total
+from costsched.work import ended_short, own_total
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec, ResolvedJob
@@ -144,12 +144,15 @@ def _progress_of(run: RunningJob, reported: float) -> tuple[float | None, bool]:
     job whose work is not given has no total (None), whatever step it reports. A job whose
     work is given as hours on a reference GPU has all of it left, whatever step it reports
     (its steps are its own, its total in the reference GPU's seconds: `work.own_total`). A
-    job that succeeded has none left, whatever step it last reported."""
+    job that succeeded has none left, unless it reported a step short of its total in its
+    own steps (`work.ended_short`): it has the rest left, as its own step says."""
     total = run.record.steps_total
     if total is None:
         return None, False
     if run.record.state == "succeeded":
-        return 0.0, True
+        own, done = own_total(run.record.spec, total), done_step(run, reported)
+        short = own is not None and ended_short(True, done, own)
+        return (own - done if short and own is not None else 0.0), True
     done = done_step(run, reported)
     if done > 0 and own_total(run.record.spec, total) is not None:
         return max(total - done, 0.0), True

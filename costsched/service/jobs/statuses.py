@@ -31,7 +31,7 @@ from costsched.service.jobs.runs import (
     trouble,
     unknown_instance_fix,
 )
-from costsched.service.jobs.steps import SECRET_NOTE, _step_news, secret_names
+from costsched.service.jobs.steps import SECRET_NOTE, _step_news, reported_at, secret_names
 from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -40,7 +40,14 @@ from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean
-from costsched.work import Work, assumed_work, measured_pace, own_total
+from costsched.work import (
+    Work,
+    assumed_work,
+    ended_short,
+    measured_pace,
+    own_total,
+    short_words,
+)
 
 if TYPE_CHECKING:  # read from the store when a job is live (`store.decisions`)
     from costsched.store.decisions import StoredDecision
@@ -181,13 +188,22 @@ class JobStatus:
         return "reported" if self.reported else None
 
     @property
+    def steps_not_reached(self) -> str:
+        """A job that exited 0 at a step short of its total in its own steps
+        (`work.ended_short`): that step and its total, in words; '' otherwise."""
+        total, done = self.own_total, self.step
+        if not ended_short(self.record.state == "succeeded", done, total) or total is None:
+            return ""
+        return short_words(done, total)
+
+    @property
     def progress(self) -> float | None:
         """The share of its steps done (`progress_source` says how it is known); None
         when it is not known. A job that succeeded has done all of its steps, where its
         total is in its own steps (`own_total`); one whose work is not given, or given as
         hours on a reference GPU, reads its step, never a share, done or not."""
         total = self.own_total
-        if self.record.state == "succeeded":
+        if self.record.state == "succeeded" and not self.steps_not_reached:
             return None if total is None else 1.0
         if self.progress_source is None or total is None or self.steps_left is None:
             return None
@@ -246,7 +262,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                  for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
-        store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when)
+        store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
+                                reported=reported_at({j: asked[j].step_at for j in steps},
+                                                     when))
         store.jobs.record_steps({j: s for j, s in steps.items() if not asked[j].live},
                                 at=when, extend=False)  # found gone: no training since
         read_of = _by_job(store.jobs.reading_rows(None if every else ids))  # just stored too

@@ -3,7 +3,7 @@ persisted state machine (`costsched.migration.machine`), under the job's lease."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -227,12 +227,25 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
 
 
 def _record_step(store: PriceStore, record: JobRecord, step: int | None,
-                 at: datetime | None, live: bool = True) -> None:
+                 at: datetime | None, live: bool = True,
+                 step_at: datetime | None = None) -> None:
     """Store the step the job reported, when it is news (`live`: read off an instance
-    still running; else its reading's time is not moved on, `JobStore.record_step`)."""
+    still running; else its reading's time is not moved on, `JobStore.record_step`), its
+    reading timed when the job reported it where its instance says (`reported_at`)."""
     news = _step_news(record, step)
     if news is not None:
-        store.jobs.record_step(record.id, news, at=at or as_time(None), extend=live)
+        when = at or as_time(None)
+        store.jobs.record_steps({record.id: news}, at=when, extend=live,
+                                reported=reported_at({record.id: step_at}, when))
+
+
+def reported_at(said: Mapping[int, datetime | None], when: datetime) -> dict[int, datetime]:
+    """When each job reported the step its instance says (`Instance.step_at`, by job id),
+    at most `when` (an instance's clock ahead of ours); those whose instance does not say
+    are left out (their readings are timed `when`, as read). A step paired with the time
+    it was read, seconds after it was written, would pace the steps before it in less time
+    than they took."""
+    return {job: min(at, when) for job, at in said.items() if at is not None}
 
 
 def _step_news(record: JobRecord, step: int | None) -> float | None:

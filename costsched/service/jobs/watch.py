@@ -36,6 +36,7 @@ from costsched.service.jobs.steps import (
     _resume_launches,
     _run_moves,
     _step_news,
+    reported_at,
     resume_from,
     secret_names,
     waiting_for_secrets,
@@ -183,6 +184,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     instances = _statuses(launcher, list(placed.values()), unread)
     said = store.jobs.last_details(ids, "checkpoint") if ids else {}
     steps: dict[int, float] = {}
+    told: dict[int, datetime | None] = {}  # when each job wrote its step, where said
     ended: dict[int, float] = {}  # the steps read off instances found gone
     news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
     gone = []
@@ -205,6 +207,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
             step = _step_news(run.record, instance.step)
             if step is not None:
                 (steps if instance.live else ended)[job_id] = step
+                told[job_id] = instance.step_at
             if instance.state in ("running", "pending"):
                 now = (f"not published: {instance.checkpoint_error}"
                        if instance.checkpoint_error else "published")
@@ -213,7 +216,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
                 continue
         gone.append(run)  # gone, or no open placement at all (an interrupted recovery)
     when = at or as_time(None)
-    store.jobs.record_steps(steps, at=when)
+    store.jobs.record_steps(steps, at=when, reported=reported_at(told, when))
     store.jobs.record_steps(ended, at=when, extend=False)  # seen gone: no training since
     for job_id, now in news.items():
         store.jobs.note(job_id, "checkpoint", now, at=when)
@@ -321,7 +324,8 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         return _recover(store, launcher, run, at, None, "no instance",
                         "its placement had ended (an interrupted recovery)")
     instance = launcher.status(str(placement["instance"]))
-    _record_step(store, run.record, instance.step, when, live=instance.live)
+    _record_step(store, run.record, instance.step, when, live=instance.live,
+                 step_at=instance.step_at)
     if instance.state in ("running", "pending"):
         return None
     if instance.state in ("succeeded", "failed"):

@@ -111,6 +111,15 @@ def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str,
     assert not set(loaded) & {*NEVER, *SCHEDULER}, loaded
 
 
+def test_plan_loads_no_launch_machinery(env: dict[str, str]) -> None:
+    """A plan starts nothing: it loads neither the job runs' module, the migration
+    machine's launcher nor the moves' store (a launch does)."""
+    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
+                           watched=("costsched.prices", "costsched.service.jobs.runs",
+                                    "costsched.migration.launcher", "costsched.store.moves"))
+    assert codes == [0] and loaded == ["costsched.prices"], loaded  # the probe sees the planner
+
+
 def test_status_loads_no_task_reader_or_booking_planner(env: dict[str, str]) -> None:
     """`status` reads no task file and plans no booking: neither YAML nor the planner."""
     codes, _, loaded = run([["status"], ["status", "hello"]], env,

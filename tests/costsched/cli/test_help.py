@@ -34,8 +34,8 @@ def test_help_shows_no_bool_metavar(argv: list[str]) -> None:
     (["plan", "job.yaml", "--top", "0"], "costsched plan: --top '0': expected at least 1"),
     (["plan", "job.yaml", "--top", "2.5"], "costsched plan: --top '2.5': expected a whole "
                                            "number"),
-    (["plan", "job.yaml", "--budget", "5USD"], "costsched plan: --budget '5USD': expected an "
-                                               "amount of USD (5, 12.50, $5)"),
+    (["plan", "job.yaml", "--budget", "5k"], "costsched plan: --budget '5k': expected an "
+                                             "amount of USD, such as 50 or '$50'"),
     (["status", "--wait", "abc"], "costsched status: --wait 'abc': expected a number"),
     (["logs", "j", "--tail", "x"], "costsched logs: --tail 'x': expected a whole number"),
 ])

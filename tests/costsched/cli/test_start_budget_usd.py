@@ -31,9 +31,9 @@ def test_start_takes_dollars_as_plan_does(db: str, amount: str) -> None:
 
 @pytest.mark.parametrize("command", [["start", "nosuch"], ["plan", "job.yaml"]])
 def test_every_budget_in_usd_refuses_alike(db: str, command: list[str]) -> None:
-    result = CliRunner().invoke(app, [*command, "--budget", "0.02usd", "--db", db],
+    result = CliRunner().invoke(app, [*command, "--budget", "0.02eur", "--db", db],
                                 env={"COLUMNS": "200"}, prog_name="costsched")
     assert result.exit_code == 2
     assert result.output.splitlines() == [
-        f"error: costsched {command[0]}: --budget '0.02usd': expected an amount of USD (5, "
-        f"12.50, $5); `costsched {command[0]} --help` shows the usage"]
+        f"error: costsched {command[0]}: --budget '0.02eur': only USD is taken: expected an "
+        f"amount of USD, such as 50 or '$50'; `costsched {command[0]} --help` shows the usage"]

@@ -58,7 +58,7 @@ def test_prices_import_refuses_a_place_that_does_not_exist(cli, tmp_path: Path, 
                                                            says: str) -> None:  # noqa: ANN001
     path = write(tmp_path / "in", name, text)
     result = cli("prices", "import", path)
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith(f"error: {path}: {where}: {says}"), errors
     store = PriceStore(str(db_path))
@@ -111,7 +111,7 @@ def test_the_price_floor_is_the_documented_rule(cli, tmp_path: Path, db_path: Pa
     low = write(tmp_path / "in", "low.csv", HEADER + EXPORT_ROW.format(
         region="us-east-1", zone="us-east-1a").replace(",0.92,", ",0.02,"))
     result = cli("prices", "import", low)
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert f"error: {low}: row 2: usd_per_hour '0.02': below floor (1% of on-demand $3.06: " \
            "at least $0.0306/h)" in result.stderr, result.stderr
     at_floor = write(tmp_path / "in", "at.csv", HEADER + EXPORT_ROW.format(

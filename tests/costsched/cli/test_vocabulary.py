@@ -90,6 +90,6 @@ def test_a_region_and_an_instance_type_get_a_did_you_mean(cli, tmp_path: Path) -
     planned = cli("plan", job, "--db", db)
     assert planned.exit_code == 2, planned.output  # no cloud has it: the file is refused
     assert "field constraints.regions: 'us-est-1': not a region of aws, gcp or azure; " \
-           "did you mean 'us-west-1' or 'us-east-1'" in planned.output
+           "did you mean 'us-east-1' or 'us-west-1'"  # the closest first in planned.output
     history = cli("prices", "history", "--instance", "p3.2xlrge", "--db", db)
     assert history.exit_code == 2 and "did you mean 'p3.2xlarge'" in history.output

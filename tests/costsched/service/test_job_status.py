@@ -40,7 +40,10 @@ def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noq
     [done] = service.status(store, launcher, job.id)
     assert done.record.state == "succeeded" and done.reported
     assert done.reported_step == 400  # the job's own count, not hours x throughput
-    assert done.steps_left == 0 and done.progress == 1.0  # it succeeded: none left
+    # It succeeded (exit 0) at step 400 of the 1,500 its spec declares: its own share,
+    # and the rest left, as its own step says.
+    assert done.steps_left == 1100 and done.progress == pytest.approx(400 / 1500)
+    assert done.steps_not_reached.startswith("exited 0 at step 400 of 1,500")
     cli_jobs._print_status([done], json_out=True)
     shown = json.loads(capsys.readouterr().out)[0]
     assert shown["progress_source"] == "reported" and shown["failure"] is None

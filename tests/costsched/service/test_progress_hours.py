@@ -39,7 +39,7 @@ def launched(store: PriceStore, tmp_path: Path) -> tuple[PriceStore, FakeLaunche
 
 def test_its_steps_are_no_share_of_its_hours(launched) -> None:
     store, launcher, job = launched
-    now = datetime.now(timezone.utc)
+    now = datetime.now(timezone.utc).replace(microsecond=0)  # readings keep whole seconds
     store.jobs.record_step(job, 2700, at=now - timedelta(seconds=100))
     store.jobs.record_step(job, 2900, at=now)  # 200 steps in 100 s: 2 steps/s
     [shown] = service.status(store, launcher, job, reconcile_first=False)
@@ -89,7 +89,7 @@ def test_once_succeeded_its_progress_is_still_its_step(launched) -> None:
     `step 2,900` (as a job with no work given keeps), never 100% beside its own note
     'never a share', on status, `--json` and (same document) the dashboard."""
     store, launcher, job = launched
-    now = datetime.now(timezone.utc)
+    now = datetime.now(timezone.utc).replace(microsecond=0)  # readings keep whole seconds
     store.jobs.record_step(job, 2700, at=now - timedelta(seconds=100))
     store.jobs.record_step(job, 2900, at=now)
     store.jobs.transition(job, "succeeded", at=now)
@@ -111,7 +111,7 @@ def test_a_job_of_steps_that_succeeded_reads_all_done(store: PriceStore,
     launcher = FakeLauncher()
     [job] = service.launch(store, path, launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
-    store.jobs.record_step(job.id, 1000, at=datetime.now(timezone.utc))
+    store.jobs.record_step(job.id, 4000, at=datetime.now(timezone.utc))
     store.jobs.transition(job.id, "succeeded", at=datetime.now(timezone.utc))
     [shown] = service.status(store, launcher, job.id, reconcile_first=False)
     assert shown.progress == 1.0 and cli_jobs._progress(shown) == "100%"

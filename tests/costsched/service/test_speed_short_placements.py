@@ -1,8 +1,10 @@
 """A job's measured speed over several short placements, at the level of the stored
 progress rows: a job that trains TRUE_SPS steps per second, writes its step every 100
 steps, is read every few seconds, and runs three placements of about 20 s (preempted, then
-stopped by the user, then started again to its end) measures within a few per cent of
-TRUE_SPS, never faster: every step it counts was trained in the time it counts. A stop's
+stopped by the user, then started again to its end) measures within about a tenth of
+TRUE_SPS (its readings, a third of a second past whole seconds, are kept in whole seconds
+rounded outward: a placement read over 5 s counts 6), never faster: every step it counts
+was trained in the time it counts. A stop's
 last step, reached after the stop was asked for (the instance is ended after the stop's
 time), is no reading of the placement's training (its time is not known), as for an
 instance found gone. On SQLite and PostgreSQL."""
@@ -112,7 +114,7 @@ def test_short_placements_measure_the_steps_they_trained_in_the_time_they_took(
     found = speed_service.checks([record], store.jobs.placement_rows([job]),
                                  readings=store.jobs.reading_rows([job]))
     measured = found[job].measured_sps
-    assert measured == pytest.approx(TRUE_SPS, rel=0.05)
+    assert measured == pytest.approx(TRUE_SPS, rel=0.12)
     assert measured <= TRUE_SPS * 1.01  # never steps without their time
     assert TOO_SHORT not in found[job].line()
 

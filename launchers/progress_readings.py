@@ -1,0 +1,106 @@
+"""The steps a job reported, each with the time its progress file was written: what gives a
+checkpoint version its step. The agent publishes a version at its next poll, seconds after
+the job wrote its files, and the job has trained on meanwhile; the version's step is the
+one the job had reported by the time its newest file was written (the files' modification
+time and the progress file's are read off one clock, the file system's)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import deque
+from datetime import datetime, timezone
+from pathlib import Path
+
+# A report written this soon after the checkpoint's newest file counts as its step: a job
+# that checkpoints and then reports the step (as on its stop) writes both at once. Two
+# file-system clock ticks (a tick is up to 10 ms).
+REPORTED_WITH_NS = 20_000_000
+_KEPT = 20_000  # readings kept: minutes of a job that reports every step
+
+
+def read_progress(path: Path) -> int | None:
+    """The step the job last wrote to its progress file (a whole number >= 0), or None."""
+    try:
+        text = path.read_text(errors="replace").strip()[:32]
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _reading(path: Path) -> tuple[int, int] | None:
+    """(modification time in ns, step) of the progress file, or None. Read, then timed, on
+    one open file: a write in between pairs the step with a later time, never an earlier
+    one (a step read as reported later than it was: never one that overstates)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 64).decode(errors="replace").strip()[:32]
+        written = os.fstat(fd).st_mtime_ns
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return (written, int(text)) if text.isdigit() else None
+
+
+class ProgressReadings:
+    """The (time written, step) readings of a job's progress file during one run of it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.readings: deque[tuple[int, int]] = deque(maxlen=_KEPT)
+        self._before = -1  # the time of the progress file left by an earlier run (or -1)
+        self.start: int | None = 0  # the step the run started from (None: not known)
+
+    def begin(self, start: int | None) -> None:
+        """A run of the job begins from step `start` (0 with no checkpoint; None: from a
+        checkpoint whose step is not known): what its progress file says now is an earlier
+        run's."""
+        self.readings.clear()
+        self.start = start
+        first = _reading(self.path)
+        self._before = first[0] if first is not None else -1
+
+    def sample(self) -> None:
+        """Note the step the progress file says, when it was written again."""
+        reading = _reading(self.path)
+        if reading is None or reading[0] <= self._before:
+            return
+        if not self.readings or reading != self.readings[-1]:
+            self.readings.append(reading)
+
+    def written_at(self, step: int | None) -> float | None:
+        """When the job first wrote `step` (Unix seconds), where it is the newest step read
+        in this run; else None. A step is measured with the time it was reported, never
+        the later time it is read (which paces the steps before it in less time than they
+        took)."""
+        first = None
+        for written, read in reversed(self.readings):
+            if read != step:
+                break
+            first = written
+        return None if first is None else first / 1e9
+
+    def step_at(self, written_ns: int) -> int | None:
+        """The step the job had reported when a checkpoint file was written at
+        `written_ns`: its last reading written by then (or just after: REPORTED_WITH_NS).
+        With none (its files were written before the run's first report), the step the run
+        started from (`begin`)."""
+        for written, step in reversed(self.readings):
+            if written <= written_ns + REPORTED_WITH_NS:
+                return step
+        return self.start
+
+
+def step_time(value: object) -> datetime | None:
+    """A status file's "step_at" (Unix seconds) as a UTC time; None when not a time."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(value, timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None

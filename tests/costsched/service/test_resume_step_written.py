@@ -1,0 +1,63 @@
+"""A checkpoint's step is the step the job had reported when its files were written, not
+when the agent published them (seconds later, at its next poll): a job that writes its only
+checkpoint file at step 0 and trains on is stopped at step 0, where it resumes. A real
+local-launcher job, taken away without notice, then stopped."""
+
+from __future__ import annotations
+
+import sys
+
+from costsched.service import jobs as service
+from launchers.checkpoints import open_store
+from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
+
+# Writes config.json once, at step 0, then a step every 0.1 s, each reported; never writes
+# another checkpoint file. Started again from its checkpoint, it says so.
+JOB = """\
+import os, time
+from pathlib import Path
+saved = Path(os.environ["COSTSCHED_CHECKPOINT_DIR"])
+saved.mkdir(parents=True, exist_ok=True)
+def report(step):
+    target = os.environ["COSTSCHED_PROGRESS_FILE"]
+    Path(target + ".tmp").write_text(f"{step}\\n")
+    os.replace(target + ".tmp", target)
+if (saved / "config.json").exists():
+    print("config only: starting steps from 0", flush=True)
+else:
+    (saved / "config.tmp").write_text('{"k": 8}')
+    os.replace(saved / "config.tmp", saved / "config.json")
+step = 0
+while True:
+    time.sleep(0.1)
+    step += 1
+    report(step)
+"""
+
+
+def test_a_checkpoint_written_at_step_0_resumes_at_step_0(world) -> None:  # noqa: F811
+    store, launcher, tmp = world
+    script = tmp / "job.py"
+    script.write_text(JOB)
+    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script}"),
+                           launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    wait_for(open_store(store.jobs.get(job.id).checkpoint_location).newest_verified)
+    # published at the agent's poll, once the job had reported steps after its write
+    wait_for(lambda: launcher.status(instance).checkpoint_step is not None)
+    wait_for(lambda: (launcher.status(instance).step or 0) >= 5)
+    assert launcher.status(instance).checkpoint_step == 0  # was: the step at the publish
+    reported = launcher.status(instance).step
+    assert reported is not None and reported > 0
+
+    launcher.preempt(instance)
+    wait_for(lambda: launcher.status(instance).state == "preempted")
+    service.stop(store, launcher, job.id)
+    [s] = service.status(store, launcher, job.id, reconcile_first=False)
+    assert s.record.state == "stopped"
+    assert s.step == 0 and store.jobs.get(job.id).checkpoint_step == 0, s
+    assert s.reported_step >= reported
+    assert s.resumes == (f"resumes at step 0, its newest checkpoint's: it last reported "
+                         f"step {s.reported_step:,.0f}, so the {s.reported_step:,.0f} steps "
+                         "between are done again"), s.resumes

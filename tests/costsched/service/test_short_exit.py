@@ -1,0 +1,89 @@
+"""A job that exits 0 before its declared steps has succeeded (exit 0 is done, by the job
+contract), but its progress is its own: step 150 of 1,200 reads 13% with 1,050 steps
+left, and `status` (its table, its line, --json) and `report`'s estimate versus actual say
+so. In-memory launcher, SQLite store."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from costsched.cli.status_lines import print_status
+from costsched.report.data import build
+from costsched.service import jobs as service
+from costsched.service.views import status_document
+from costsched.store import PriceStore
+from tests.costsched.migration.test_edges import FakeLauncher
+from tests.costsched.service.test_jobs import set_prices
+
+STEPS = 1200
+SAID = ("exited 0 at step 150 of 1,200 (the last step it reported): its declared steps "
+        "were not reached")
+
+
+def ended(store: PriceStore, tmp_path: Path, step: int | None) -> tuple[FakeLauncher, int]:
+    """A job of STEPS steps whose instance exited 0 having reported `step` (None: no
+    step), closed by a pass."""
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    path = tmp_path / "km.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "km", "throughputs": {"V100": 0.5}, "steps": STEPS, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
+        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    start = store.jobs.placements(job.id)["start_at"].iloc[0].to_pydatetime()
+    if step is not None:
+        store.jobs.record_step(job.id, 1, at=start + timedelta(minutes=6))
+        store.jobs.record_step(job.id, step, at=start + timedelta(minutes=10))
+    [instance] = launcher.states
+    launcher.states[instance] = replace(launcher.states[instance], state="succeeded",
+                                        exit_code=0, step=step)
+    service.reconcile(store, launcher, at=start + timedelta(minutes=11))
+    assert store.jobs.get(job.id).state == "succeeded"
+    return launcher, job.id
+
+
+def test_a_job_that_exits_0_short_of_its_steps_reads_its_own_progress(
+        store: PriceStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    launcher, job = ended(store, tmp_path, 150)
+    [s] = service.status(store, launcher, job, reconcile_first=False)
+    assert s.record.state == "succeeded"
+    assert s.progress == pytest.approx(150 / STEPS)  # was: 1.0
+    assert s.steps_left == STEPS - 150  # was: 0
+    assert s.progress_source == "reported"
+    assert s.steps_not_reached == SAID
+    [doc] = status_document([s])
+    assert (doc["state"], doc["progress"], doc["steps_left"], doc["steps_not_reached"]) == (
+        "succeeded", pytest.approx(0.125), STEPS - 150, SAID)
+    print_status([s], json_out=False)
+    out = capsys.readouterr().out
+    assert " 12% " in out or " 13% " in out, out
+    assert f"job {job}: {SAID}" in " ".join(out.split()), out
+
+
+@pytest.mark.parametrize("step", [STEPS, None])
+def test_a_job_that_exits_0_at_its_steps_or_reporting_none_is_done(
+        store: PriceStore, tmp_path: Path, step: int | None) -> None:
+    launcher, job = ended(store, tmp_path, step)
+    [s] = service.status(store, launcher, job, reconcile_first=False)
+    assert (s.progress, s.steps_left, s.steps_not_reached) == (1.0, 0, "")
+    [doc] = status_document([s])
+    assert doc["steps_not_reached"] is None
+
+
+def test_reports_estimate_compares_the_steps_it_did_and_says_why(
+        store: PriceStore, tmp_path: Path) -> None:
+    _, job = ended(store, tmp_path, 150)
+    at = datetime.now(timezone.utc) + timedelta(hours=1)
+    [row] = build(store, until=at, now=at).rows["estimates"]
+    assert row["done"] == pytest.approx(150 / STEPS)  # was: 1.0, a full run
+    [plan] = store.jobs.predictions([job]).to_dict("records")
+    assert row["expected_training_hours"] == pytest.approx(
+        plan["expected_hours"] * 150 / STEPS)
+    assert row["vs_estimate"].endswith("(exited 0 at 12% of its declared steps)"), row
