@@ -41,11 +41,26 @@ def bar_hidden(json_out: bool) -> bool:
     cannot be erased and would leave its last frame or a blank line behind."""
     return json_out or not err_console.is_terminal
 
+def configured_db(db: str | None) -> str | None:
+    """The store a command uses: --db as given, else the configuration file's `db` (as
+    `costsched config show` lists it), unless $COSTSCHED_DB names one; None: $COSTSCHED_DB's,
+    else the default store."""
+    from costsched.service.store_files import ENV_DB
+
+    if db is not None or os.environ.get(ENV_DB):
+        return db
+    from costsched.config import effective
+
+    return effective().db or None
+
+
 def _reads_store(db: str | None) -> str | None:
     """A command that reads a store never creates one: a store file that does not exist
-    (--db, $COSTSCHED_DB or the default one) is named in one line."""
+    (--db, the configuration's db, $COSTSCHED_DB or the default one) is named in one
+    line."""
     from costsched.service.store_files import ENV_DB, missing_store
 
+    given, db = db, configured_db(db)
     missing = missing_store(db)
     try:
         server = _server_without_store(db) if missing is None else None
@@ -53,7 +68,8 @@ def _reads_store(db: str | None) -> str | None:
         fail(exc)
     if missing is None and server is None:
         return db
-    named = (f"--db {user_text(server or db)}" if db is not None else
+    named = (f"--db {user_text(server or db)}" if given is not None else
+             f"the configuration's db {user_text(server or db)}" if db is not None else
              f"${ENV_DB} {user_text(server or os.environ[ENV_DB])}" if os.environ.get(ENV_DB)
              else "the default store")
     what = ("no costsched store in this database yet" if server else
@@ -90,7 +106,8 @@ def _reads_store_or_nothing(db: str | None) -> str | None:
     exist is a typo, named in one line (`_reads_store`)."""
     from costsched.service.store_files import ENV_DB, missing_store
 
-    if db is None and not os.environ.get(ENV_DB) and missing_store(None) is not None:
+    if configured_db(db) is None and not os.environ.get(ENV_DB) \
+            and missing_store(None) is not None:
         return NO_STORE
     return _reads_store(db)
 
@@ -102,7 +119,7 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
     still a typo, named in one line."""
     from costsched.service.store_files import missing_store
 
-    if db is not None:
+    if configured_db(db) is not None:
         return _reads_store(db)
     missing = missing_store(None)
     server = _server_without_store(None) if missing is None else None
@@ -120,6 +137,7 @@ IN_MEMORY = "sqlite://"  # an empty store that lives as long as the command
 
 def _writes_store(db: str | None) -> str | None:
     """A command that writes may make its store: it says so, once, on stderr."""
+    db = configured_db(db)
     announce_new_store(db)
     return db
 
@@ -142,8 +160,8 @@ def _can_create(path: Path) -> bool:
     return folder is not None and folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
-_DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else a file in the "
-            "user data directory).")
+_DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else the "
+            "configuration's db, else a file in the user data directory).")
 # Commands that only read the store take DbOption (ListPricesDbOption where the bundled
 # list prices can answer without one); those that store prices or jobs take NewDbOption,
 # which may create the file (OpenedDbOption when the command refuses its input before it
@@ -157,7 +175,7 @@ JobsDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It m
 NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                  callback=_writes_store, show_default=False)]
 OpenedDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
-                                                    show_default=False)]
+                                                    callback=configured_db, show_default=False)]
 ListPricesDbOption = Annotated[str | None, typer.Option(
     "--db", help=_DB_HELP + " It must exist; without it, the bundled list prices are used.",
     callback=_reads_store_or_list_prices, show_default=False)]

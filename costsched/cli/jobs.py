@@ -235,13 +235,14 @@ def _print_checkpoints(records: Sequence[Any], json_out: bool) -> None:
     """A line for each job launched whose task's file mounts say where its checkpoints go
     (as `plan` says it), with the job's own store (on stderr beside --json)."""
     from costsched.cli.common import err_console
-    from costsched.service.jobs.carry import root_said
+    from costsched.service.jobs.carry import CHECKPOINT_SCOPE, root_said
     from costsched.skypilot import checkpoint_note
 
     for r in records:
         stored = r.spec if isinstance(r.spec, dict) else {}
         notes = ((stored.get("spec") or {}).get("task") or {}).get("notes") or []
-        note = checkpoint_note(notes, root_said(stored.get("checkpoint_root"), r.id))
+        note = checkpoint_note(notes, root_said(stored.get("checkpoint_root"), r.id,
+                                                stored.get(CHECKPOINT_SCOPE) or ""))
         if note:
             (err_console if json_out else console).print(
                 printable(f"  job {r.id}: {note}"), highlight=False, markup=False,

@@ -183,7 +183,7 @@ class LaunchConfig(Section):
 
     launcher: Literal["local", "aws", "gcp", "azure", "clouds"] = "local"
     checkpoint_root: str | None = None  # a path, or a location in object storage
-    # cloud -> ROOT: checkpoints of the jobs that run there (ROOT/job-ID; docs/moves.md)
+    # cloud -> ROOT: checkpoints of the jobs that run there (ROOT/job-ID-STORE; docs/moves.md)
     checkpoint_roots: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("checkpoint_root")

@@ -3,10 +3,11 @@ instance starts on another cloud than its checkpoint store's.
 
 The rule (docs/moves.md): on a cloud, a job's checkpoints are in its store now when that is
 the cloud's own storage; else in its store as launched (`home_store`) when that is; else
-under the cloud's `launch.checkpoint_roots` entry, ROOT/job-ID. A cloud with none of these
-cannot read a job whose store is in another cloud's storage (its instances have no identity
-there): the deciders leave it out (`unreadable`). A store in a directory is kept (it is
-read from this machine); a launcher that runs its instances here never carries.
+under the cloud's `launch.checkpoint_roots` entry, ROOT/job-ID-STORE (`job_folder`). A cloud
+with none of these cannot read a job whose store is in another cloud's storage (its
+instances have no identity there): the deciders leave it out (`unreadable`). A store in a
+directory is kept (it is read from this machine); a launcher that runs its instances here
+never carries.
 
 Carrying (`carrier`, called by the migration machine before it launches an offering, under
 the job's lease) copies the job's code and newest verified checkpoint into the target store
@@ -38,21 +39,31 @@ if TYPE_CHECKING:
     from costsched.migration.machine import JobLaunch
 
 RENEW_SECONDS = 60.0  # a long copy renews the job's lease this often
+CHECKPOINT_SCOPE = "checkpoint_scope"  # the stored job's key: its store's scope at launch
 
 
-def home_store(location: str | None, job_id: int | str, root: str | None) -> str:
+def job_folder(job_id: int | str, scope: str = "") -> str:
+    """The folder of a job's checkpoints under a root: job-ID-STORE, STORE being the scope
+    of the store that launched it (`costsched.store.scope`): two stores count jobs from 1,
+    and their job 1s must never share a folder (a job would resume from the other's
+    checkpoint). Jobs launched before the scope was part of it keep job-ID."""
+    return f"job-{job_id}-{scope}" if scope else f"job-{job_id}"
+
+
+def home_store(location: str | None, job_id: int | str, root: str | None,
+               scope: str = "") -> str:
     """A job's checkpoint store as launched: its spec's location, else the launch root (the
-    user data directory's by default), with /job-ID."""
+    user data directory's by default), with its folder (`job_folder`)."""
     base = location or root or str(Path(platformdirs.user_data_dir("costsched")) / "checkpoints")
     if ":" not in base and not Path(base).expanduser().is_absolute():
         base = str(Path(base).expanduser().resolve())  # the same from any directory later
-    return f"{base.rstrip('/')}/job-{job_id}"
+    return f"{base.rstrip('/')}/{job_folder(job_id, scope)}"
 
 
-def root_said(root: str | None, job_id: int | str = "ID") -> str:
+def root_said(root: str | None, job_id: int | str = "ID", scope: str = "STORE") -> str:
     """Where the checkpoints of a job without a location of its own go, as `plan` (before
     the job has an ID) and `launch` say it, with the key that sets it."""
-    return (f"{home_store(None, job_id, root)} (launch.checkpoint_root"
+    return (f"{home_store(None, job_id, root, scope)} (launch.checkpoint_root"
             + ("" if root else " is not set: the user data directory's") + ")")
 
 
@@ -67,6 +78,7 @@ class JobStores:
     home: str
     roots: Mapping[str, str]
     here: bool = False
+    scope: str = ""  # of the store that launched it (`job_folder`)
 
     def on(self, cloud: str) -> str | None:
         """Where the job's checkpoints are on `cloud`; None: nowhere its instances can read."""
@@ -76,7 +88,7 @@ class JobStores:
         if clouds.storage_cloud(self.home) == cloud:
             return self.home
         if cloud in self.roots:
-            return f"{self.roots[cloud]}/job-{self.job_id}"
+            return f"{self.roots[cloud]}/{job_folder(self.job_id, self.scope)}"
         return None if where else self.current
 
     def unreadable(self, names: Iterable[str] = clouds.NAMES) -> dict[str, str]:
@@ -99,10 +111,11 @@ def stores_of(run: RunningJob, current: str | None = None) -> JobStores:
     as launched)."""
     from launchers import runs_here
 
+    scope = run.record.spec.get(CHECKPOINT_SCOPE) or ""
     home = home_store(run.resolved.job.checkpoint or None, run.record.id,
-                      run.record.spec.get("checkpoint_root"))
+                      run.record.spec.get("checkpoint_root"), scope)
     return JobStores(run.record.id, current or run.checkpoint_uri or home, home, roots(),
-                     runs_here(run.launcher))
+                     runs_here(run.launcher), scope)
 
 
 def launch_stores(location: str | None, root: str | None, launcher: str) -> JobStores:

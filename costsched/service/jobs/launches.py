@@ -22,7 +22,7 @@ from costsched.service.deadline_jobs import (
 from costsched.service.estimates import record_landed, record_launch
 from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.service.jobs.busy import raced
-from costsched.service.jobs.carry import launch_stores, readable
+from costsched.service.jobs.carry import CHECKPOINT_SCOPE, launch_stores, readable
 from costsched.service.jobs.decider import JobNow, market_at, place
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -46,6 +46,7 @@ from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.store.leases import holder_name
+from costsched.store.scope import store_scope
 from costsched.throughput import ThroughputTable
 from costsched.work import own_total
 
@@ -92,7 +93,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
                       "launcher": launcher.name, "code": code, "offering": pick,
-                      "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True}
+                      "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True,
+                      CHECKPOINT_SCOPE: store_scope(store.engine)}
             # Stored with its lease held by this launch: a daemon finds it only to leave it.
             holder = holder_name()
             record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,

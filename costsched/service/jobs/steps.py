@@ -12,7 +12,7 @@ from costsched import launch_secrets
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import BOOKED_MARKETS, InvalidInput
-from costsched.service.jobs.carry import carrier, home_store
+from costsched.service.jobs.carry import CHECKPOINT_SCOPE, carrier, home_store
 from costsched.service.jobs.runs import (
     CANDIDATES,
     STEP_LEASE_SECONDS,
@@ -126,7 +126,8 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
 
     stored = record.spec
     spec = parse(stored["spec"], stored.get("source", "<stored spec>"))
-    uri = _checkpoint_uri(spec, record.id, stored.get("checkpoint_root"))
+    uri = _checkpoint_uri(spec, record.id, stored.get("checkpoint_root"),
+                          stored.get(CHECKPOINT_SCOPE) or "")
     try:
         _check_checkpoints(uri)
         _store_code(stored.get("code"), uri)
@@ -376,8 +377,8 @@ def check_checkpoint_root(spec: JobSpec, root: str | None) -> None:
         raise InvalidInput(str(exc).replace(probe, base)) from None
 
 
-def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None) -> str:
-    return home_store(spec.checkpoint.location, job_id, root)
+def _checkpoint_uri(spec: JobSpec, job_id: int, root: str | None, scope: str) -> str:
+    return home_store(spec.checkpoint.location, job_id, root, scope)
 
 
 def _landed(store: PriceStore, job_id: int, at: datetime | None) -> None:
