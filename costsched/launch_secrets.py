@@ -98,12 +98,19 @@ def not_given(where: str, envs: Sequence[str], secrets: Sequence[str]) -> str:
     """One line naming every env and secret a launch was not given, and the options that
     give them all at once: '--env EPOCHS=VALUE --secret HF_TOKEN'."""
     fields = [f"envs.{n}" for n in envs] + [f"secrets.{n}" for n in secrets]
-    options = [f"--env {n}=VALUE" for n in envs] + [f"--secret {n}" for n in secrets]
+    options = [env_option(n) for n in envs] + [f"--secret {n}" for n in secrets]
     one = len(fields) == 1
     return (f"{where}: field{'' if one else 's'} {', '.join(fields)} "
             f"{'is' if one else 'are'} not given: give {'it' if one else 'them'} at launch "
             f"with {' '.join(options)} (NAME=VALUE gives a value, NAME alone takes it from "
             "your environment)")
+
+
+def env_option(name: str) -> str:
+    """How to give the env `name` at launch: '--env EPOCHS=VALUE', or '--env WANDB_KEY' (from
+    your environment) for a name a secret goes by, whose '=VALUE' every printed line masks
+    (costsched.redact): a hint that read '--env WANDB_KEY=***' would give the value '***'."""
+    return f"--env {name}" if redact.is_secret_name(name) else f"--env {name}=VALUE"
 
 
 def not_set(options: Sequence[str]) -> str:

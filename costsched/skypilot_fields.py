@@ -14,6 +14,7 @@ from typing import Any
 
 from costsched import catalog, clouds
 from costsched.bundled_prices import GPU_MODELS, counted_name
+from costsched.launch_secrets import env_option
 from costsched.model import InvalidInput
 from costsched.vocabulary import closest, did_you_mean, written
 
@@ -257,10 +258,10 @@ def unfilled(names: set[str], values: Mapping[str, str | None]) -> str:
     """What a launch must be given for the variables `names` (one line)."""
     name = sorted(names)[0]
     if name in values:
-        return (f"${{{name}}} has no value: give envs.{name} a value, or --env {name}=VALUE "
+        return (f"${{{name}}} has no value: give envs.{name} a value, or {env_option(name)} "
                 "at launch")
     return (f"${{{name}}} is not one of the task's envs: add envs.{name} (a value, or none "
-            f"to give it at launch with --env {name}=VALUE)")
+            f"to give it at launch with {env_option(name)})")
 
 
 def is_bucket(uri: str) -> bool:

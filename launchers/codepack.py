@@ -11,10 +11,10 @@ Which files: `launchers.workfiles` (what git would commit, or every file the `.g
 files keep; `.costschedignore` excludes more; regular files and links only). What is
 refused: `launchers.secrets_scan` (home and system folders, credential files not named in
 `.costschedallow`), a folder with nothing to pack, a link that leads out (through other
-links too). The job's own file, when the workdir holds it, is packed without the secrets'
-values it writes (`launchers.codepack_secrets`). The archive is deterministic (sorted
-names, no times, owners or modes but the executable bit), so the same code gets the same
-SHA-256.
+links too). Task files in it (the job's own, and every *.yaml or *.yml file that writes
+secrets' values) are packed without those values (`launchers.codepack_secrets`). The
+archive is deterministic (sorted names, no times, owners or modes but the executable bit),
+so the same code gets the same SHA-256.
 """
 
 from __future__ import annotations
@@ -76,15 +76,16 @@ list_files = workfiles.list_files
 
 def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 20,
          job_file: Path | None = None, written: Collection[str] = ()) -> Packed:
-    """The workdir as a deterministic tar.gz in dest_dir named by its SHA-256; `job_file`,
-    the file the job was read from, packed with the secrets' values it writes (`written`)
-    blanked, when it is in the workdir (`codepack_secrets`). InvalidInput
-    in one line when it is not a directory, is a home or system folder, holds credential
-    files (`launchers.secrets_scan`), has nothing to pack, has a link that leads out of it
-    (through other links too), has a file that cannot be read, or when its files come to
-    more than `limit_bytes` (naming the largest entries and the ignore file). Entries that
-    are neither files, directories nor links (FIFOs, sockets, devices) are left out, and
-    said in a warning and in `Packed.skipped`."""
+    """The workdir as a deterministic tar.gz in dest_dir named by its SHA-256; every task
+    file in it packed with the secrets' values it writes blanked (`codepack_secrets`):
+    `job_file`, the file the job was read from, with `written`, the values the launch read
+    from it, when it is in the workdir, and every *.yaml or *.yml file that writes any.
+    InvalidInput in one line when it is not a directory, is a home or system folder, holds
+    credential files (`launchers.secrets_scan`), has nothing to pack, has a link that leads
+    out of it (through other links too), has a file that cannot be read, or when its files
+    come to more than `limit_bytes` (naming the largest entries and the ignore file).
+    Entries that are neither files, directories nor links (FIFOs, sockets, devices) are
+    left out, and said in a warning and in `Packed.skipped`."""
     workdir = Path(workdir).expanduser()
     if not workdir.is_dir():
         raise InvalidInput(f"workdir {workdir}: not a directory")
@@ -144,10 +145,9 @@ def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 2
                 mine = codepack_secrets.job_file_name(workdir, names, links, job_file) \
                     if written else None
                 for rel in names:
-                    if rel != mine:
+                    if rel in links or not codepack_secrets.add_blanked(
+                            tar, workdir, rel, written if rel == mine else None):
                         _add(tar, workdir, rel)
-                    else:
-                        codepack_secrets.add_blanked(tar, workdir, rel, written)
             raw.flush()
             os.fsync(raw.fileno())
         sha = digest.sha.hexdigest()

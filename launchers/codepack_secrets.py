@@ -1,12 +1,17 @@
-"""The job file as its code is packed: the values of the secrets it writes blanked.
+"""Task files as a job's code packs them: the values of the secrets they write blanked.
 
 A SkyPilot task may write a secret's value (`secrets: {HF_TOKEN: hf_...}`), and a costsched
-job its `task.written_secrets`; the launch holds such a value in memory only. The file often
-sits in the workdir it names (`workdir: .`), so it would be packed with the job's code,
-stored beside its checkpoints and unpacked on every instance. It is packed instead with
-each such value replaced by `null`, every other byte as written (its comments, order and
-layout): what a user reading the instance's copy expects, the same task given its secrets
-at launch, as `plan --emit sky` writes it. The job gets the values in its environment.
+job its `task.written_secrets`; the launch holds such a value in memory only. Such files
+often sit in the workdir (`workdir: .`, sky.yaml beside sky-prod.yaml), which is packed with
+the job's code, stored beside its checkpoints and unpacked on every instance. So every
+file of it that writes a value (the job's own file, and each *.yaml or *.yml file that reads
+as one) is packed instead with each such value replaced by `null`, every other byte as
+written (its comments, order and layout): what a user reading the instance's copy expects,
+the same task given its secrets at launch, as `plan --emit sky` writes it. The job gets the
+values in its environment. Files that write no value, or do not read as YAML, are packed as
+they are; only those whose text holds `secrets` are read as YAML, so a large workdir packs
+fast. A file that holds a value elsewhere too (a comment, a command) is left out, with a
+warning.
 
     blanked("secrets:\\n  HF_TOKEN: hf_x1  # mine\\n")   # 'secrets:\\n  HF_TOKEN: null  # mine\\n'
 """
@@ -27,6 +32,8 @@ log = logging.getLogger("costsched.codepack")
 _NULL = "tag:yaml.org,2002:null"
 # Where a job file writes secrets' values: a SkyPilot task's, a costsched job's.
 _PLACES = (("secrets",), ("task", "written_secrets"))
+SUFFIXES = (".yaml", ".yml")  # the files besides the job's own read as task files
+_MARK = b"secrets"  # in the text of every file that writes one (written_secrets too)
 
 
 def job_file_name(workdir: Path, names: list[str], links: dict[str, str],
@@ -40,49 +47,74 @@ def job_file_name(workdir: Path, names: list[str], links: dict[str, str],
                  and os.path.realpath(workdir / rel) == real), None)
 
 
-def add_blanked(tar: tarfile.TarFile, workdir: Path, rel: str, written: Collection[str]
-                ) -> bool:
-    """Add the job's file with the secrets' values it writes as null (every other byte as
-    written); whether it was added. Left out, with a warning, when it no longer reads as
-    YAML or holds a value elsewhere too (a comment, a command): nothing else is blanked."""
+def add_blanked(tar: tarfile.TarFile, workdir: Path, rel: str,
+                written: Collection[str] | None = None) -> bool:
+    """Add the file `rel` with the secrets' values it writes as null (every other byte as
+    written), when it writes any: the job's own file (`written`: the values the launch read
+    from it; a file named by any suffix), or a *.yaml or *.yml file whose text holds
+    `secrets` and reads as YAML. Whether it was dealt with here (added, or left out with a
+    warning when it no longer reads as YAML or holds a value elsewhere too: a comment, a
+    command); False: the caller packs it as it is."""
+    mine = written is not None
+    if not mine and not rel.lower().endswith(SUFFIXES):
+        return False
     path = workdir / rel
     try:
-        text = blanked(path.read_bytes().decode())  # its line ends as written
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "it no longer reads as YAML"
-        log.warning("workdir %s: %s left out of the job's code (%s): it writes secrets' "
-                    "values, which could not be left out of it", workdir, rel, why)
+        data = path.read_bytes()
+    except OSError as exc:
+        if not mine:
+            return False  # said by the caller, as for any file it cannot read
+        return _left_out(workdir, rel, f" ({exc.strerror})")
+    if not mine and _MARK not in data:  # cheap: most files are never parsed
         return False
-    if any(value in text for value in written):
-        log.warning("workdir %s: %s left out of the job's code: a secret's value it writes "
-                    "is elsewhere in it too (a comment, a command), and would be stored with "
-                    "the code", workdir, rel)
+    try:
+        text, values = _blank(data.decode())  # its line ends as written
+    except (UnicodeDecodeError, ValueError):
+        # Not a task file, when another: as it is; the job's own was one at launch.
+        return mine and _left_out(workdir, rel, " (it no longer reads as YAML)")
+    if not mine and not values:
         return False
+    if any(value and value in text for value in (*values, *(written or ()))):
+        return _left_out(workdir, rel, ": a secret's value it writes is elsewhere in it too "
+                         "(a comment, a command), and would be stored with the code")
     info = tarfile.TarInfo(rel)
-    data = text.encode()
-    info.size = len(data)
+    encoded = text.encode()
+    info.size = len(encoded)
     info.mode = 0o755 if path.stat().st_mode & stat.S_IXUSR else 0o644  # as `codepack._add`
-    tar.addfile(info, io.BytesIO(data))
+    tar.addfile(info, io.BytesIO(encoded))
+    return True
+
+
+def _left_out(workdir: Path, rel: str, why: str) -> bool:
+    if why.startswith(" ("):
+        why += ": it writes secrets' values, which could not be left out of it"
+    log.warning("workdir %s: %s left out of the job's code%s", workdir, rel, why)
     return True
 
 
 def blanked(text: str) -> str:
     """`text` (a job file's YAML, every document of it) with the value of each secret it
     writes replaced by null; ValueError when it does not read as YAML."""
+    return _blank(text)[0]
+
+
+def _blank(text: str) -> tuple[str, list[str]]:
+    """(`blanked(text)`, the values blanked)."""
     try:
         documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError:
         raise ValueError("not YAML") from None  # (its words quote the file: never said)
-    spans = sorted({span for doc in documents for span in _values(doc)}, reverse=True)
-    for start, end in spans:  # from the end: the spans before keep their places
+    found = {(node.start_mark.index, node.end_mark.index): node.value
+             for doc in documents for node in _values(doc)}
+    for start, end in sorted(found, reverse=True):  # from the end: those before keep places
         written = text[start:end]
         # A block scalar (|, >) ends after its line breaks: they stay.
         text = text[:start] + "null" + written[len(written.rstrip("\r\n")):] + text[end:]
-    return text
+    return text, list(found.values())
 
 
-def _values(document: yaml.Node | None) -> Iterator[tuple[int, int]]:
-    """(start, end) in the text of each secret's value `document` writes (not null)."""
+def _values(document: yaml.Node | None) -> Iterator[yaml.ScalarNode]:
+    """Each secret's value `document` writes (not null)."""
     for place in _PLACES:
         node = document
         for key in place:
@@ -90,7 +122,7 @@ def _values(document: yaml.Node | None) -> Iterator[tuple[int, int]]:
         if isinstance(node, yaml.MappingNode):
             for _, value in node.value:
                 if isinstance(value, yaml.ScalarNode) and value.tag != _NULL:
-                    yield value.start_mark.index, value.end_mark.index
+                    yield value
 
 
 def _get(node: yaml.Node | None, key: str) -> yaml.Node | None:

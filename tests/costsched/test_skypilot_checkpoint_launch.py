@@ -63,16 +63,20 @@ def test_a_copied_data_bucket_keeps_its_data_and_never_holds_the_checkpoints(
     logs = cli("logs", str(job_id))
     assert state == "succeeded", logs.output
     from costsched.store import PriceStore
+    from costsched.store.scope import store_scope
 
     store = PriceStore(str(db_path))
     record = store.jobs.get(job_id)
+    scope = store_scope(store.engine)
     store.dispose()
     said = (f"checkpoints go to {root}/job-{{}} (launch.checkpoint_root), not to a bucket "
             "of file_mounts: /data is copied down once, read-only (mode COPY).")
-    # The plan says it before the job has an ID, the launch with the job's: the same line.
-    assert said.format("ID") in " ".join(planned.output.split())
-    assert f"job {job_id}: {said.format(job_id)}" in " ".join(launched.output.split())
-    assert record.checkpoint_location == f"{root}/job-{job_id}"
-    assert any(p.is_file() for p in (root / f"job-{job_id}").rglob("*"))  # published there
+    # The plan says it before the job has an ID, the launch with the job's and its store's:
+    # the same line.
+    assert said.format("ID-STORE") in " ".join(planned.output.split())
+    assert f"job {job_id}: {said.format(f'{job_id}-{scope}')}" in " ".join(
+        launched.output.split())
+    assert record.checkpoint_location == f"{root}/job-{job_id}-{scope}"
+    assert any(p.is_file() for p in (root / f"job-{job_id}-{scope}").rglob("*"))  # there
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="corpus-bucket").get("Contents", [])]
     assert keys == ["corpus/part/words.txt"]  # nothing written into the data bucket

@@ -115,7 +115,8 @@ def test_a_bucket_named_by_an_env_is_the_checkpoint_location_not_its_variable(
     store = PriceStore(str(db_path))
     record = store.jobs.get(job["id"])
     store.dispose()
-    assert record.checkpoint_location == f"s3://my-ckpt-bucket/job-{job['id']}"
+    assert record.checkpoint_location == (f"s3://my-ckpt-bucket/job-{job['id']}-"
+                                          f"{record.spec['checkpoint_scope']}")
     assert "${" not in json.dumps(record.spec)
     assert _wait_final(cli, job["id"]) == "succeeded"
 

@@ -73,7 +73,8 @@ def test_fresh_clone_launched_preempted_recovered_from_elsewhere(tmp_path: Path)
     import_prices(str(tmp_path / "store.sqlite"), [PRICES], partial=False)  # as --whole
     cli(env, clone, "launch", "sky.yaml", "--wait", "30")
 
-    checkpoints = open_store(str(xdg / "data" / "costsched" / "checkpoints" / "job-1"))
+    [folder] = (xdg / "data" / "costsched" / "checkpoints").glob("job-1-*")  # this store's
+    checkpoints = open_store(str(folder))
     deadline = time.monotonic() + 300  # a bound on a hang, not on the machine's speed
     while not any(c.part("state.npz") for c in checkpoints.list()):
         assert time.monotonic() < deadline, "no checkpoint published"

@@ -1,6 +1,7 @@
-"""The job's own file in its workdir is packed without the secrets' values it writes: each
-is null, every other byte as written; a file that holds a value elsewhere too is left out.
-Files other than the job's, and a job that writes no value, are packed as before."""
+"""Every task file in a workdir, the job's own and the others beside it, is packed without
+the secrets' values it writes: each is null, every other byte as written; a file that holds
+a value elsewhere too is left out. Files that write no value, or do not read as YAML, are
+packed as they are."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def test_the_job_file_in_the_workdir_is_packed_blanked(tmp_path: Path, project: 
                       written=["inline-SECRET-4242", "km two 2"])
     assert files["task.yaml"] == SKY_BLANKED.encode()
     assert files["train.py"] == b"print('train')\n"
-    assert files["other.yaml"] == SKY.encode()
+    assert files["other.yaml"] == SKY_BLANKED.encode()  # another task's: the same
     # Named by another path to the same file (as the launch was given it): the same.
     (tmp_path / "link").symlink_to(project)
     again = _archived(tmp_path, project, job_file=tmp_path / "link" / "task.yaml",
@@ -117,3 +118,42 @@ def test_a_job_file_holding_a_value_elsewhere_is_left_out(
     assert "task.yaml" not in files
     assert "task.yaml left out of the job's code (it no longer reads as YAML)" in caplog.text
     assert "inline-SECRET-4242" not in caplog.text
+
+
+PROD = "# the production task\nsecrets:\n  HF_TOKEN: hf_literalProd99  # prod's\nrun: x\n"
+
+
+def test_every_task_file_in_the_workdir_is_packed_blanked(
+        tmp_path: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (project / "sky-prod.yaml").write_text(PROD)
+    (project / "deploy").mkdir()
+    own = "name: d\ntask:\n  secrets: [A]\n  written_secrets: {A: own-Value-7}\n"
+    (project / "deploy" / "job.yml").write_text(own)
+    as_they_are = {
+        "plain.yaml": b"name: p\nrun: python train.py\n",  # no secrets at all
+        "names.yaml": b"secrets:\n  A:\n  B: null\ntask: {secrets: [A]}\n",  # names only
+        "broken.yaml": b"secrets: {A: hf_broken\n  - [\n",  # not YAML: not a task file
+        "latin.yaml": b"secrets: {A: caf\xe9}\n",  # not UTF-8: not a task file
+        "notes.txt": b"secrets: {A: hf_in_notes}\n",  # not a YAML file
+        "data.json": b'{"secrets": {"A": "v"}}',
+    }
+    for name, data in as_they_are.items():
+        (project / name).write_bytes(data)
+    (project / "leaky.yaml").write_text("secrets: {A: hf_leak1}\nrun: echo hf_leak1\n")
+    with caplog.at_level(logging.WARNING, logger="costsched.codepack"):
+        files = _archived(tmp_path, project, job_file=project / "task.yaml",
+                          written=["inline-SECRET-4242", "km two 2"])
+    assert files["task.yaml"] == SKY_BLANKED.encode()
+    assert files["sky-prod.yaml"] == PROD.replace("hf_literalProd99", "null").encode()
+    assert files["deploy/job.yml"] == own.replace("own-Value-7", "null").encode()
+    for name, data in as_they_are.items():
+        assert files[name] == data, name
+    # Its value is in its run command too: left out, said without the value.
+    assert "leaky.yaml" not in files
+    assert "leaky.yaml left out of the job's code: a secret's value it writes is elsewhere" \
+        in caplog.text
+    assert "hf_leak1" not in caplog.text
+    # With no job file named, or none writing a value: the other files the same.
+    alone = _archived(tmp_path, project)
+    assert alone["sky-prod.yaml"] == files["sky-prod.yaml"]
+    assert alone["task.yaml"] == SKY_BLANKED.encode()

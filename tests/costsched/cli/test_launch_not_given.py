@@ -103,3 +103,22 @@ def test_a_mistyped_name_given_alone_gets_the_close_name_before_not_set(
             f"{noun}s in the task)"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["task.yaml"]  # no store made
 
+
+
+def test_an_env_named_like_a_secret_is_hinted_by_its_name_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every printed '=VALUE' after such a name is masked: a hint '--env WANDB_KEY=***',
+    followed as written, would give the value '***'. It is hinted as the name alone (its
+    value from the environment), which works."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WANDB_KEY", raising=False)
+    (tmp_path / "task.yaml").write_text("name: w\nresources:\n  accelerators: V100:1\n"
+                                        "envs:\n  WANDB_KEY:\nrun: echo done\n")
+    result = CliRunner().invoke(app, ["launch", "task.yaml", "--db", "s.sqlite", "--wait", "0"])
+    assert result.exit_code == 2
+    assert "give it at launch with --env WANDB_KEY (NAME=VALUE" in result.stderr, result.stderr
+    assert "***" not in result.stderr
+    monkeypatch.setenv("WANDB_KEY", "wk-0123456789abcdef")
+    followed = CliRunner().invoke(app, ["launch", "task.yaml", "--db", "s.sqlite", "--wait",
+                                        "0", "--env", "WANDB_KEY"])
+    assert "envs.WANDB_KEY" not in followed.stderr, followed.stderr  # given: not asked again

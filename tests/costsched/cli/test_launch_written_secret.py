@@ -2,7 +2,8 @@
 the usual layout), launched through the CLI on the local launcher: the job gets the value
 in its environment, and the value is in no stored byte: not in the packed code (the task
 file is packed with the value as null, the rest of it as written), its cached archive, the
-checkpoint store, the instance's copy of the code, the store or the logs."""
+checkpoint store, the instance's copy of the code, the store or the logs. Another task file
+beside it (sky-prod.yaml beside sky.yaml) is packed with its own value as null too."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ envs:
   KM_SLEEP: "0"
 run: python check.py
 """
+PROD_VALUE = "hf_literalProd-8Kx2"
+PROD = f"name: km-prod\nworkdir: .\nsecrets:\n  HF_TOKEN: {PROD_VALUE}\nrun: python check.py\n"
 # The job writes the digest of the value its environment holds: the run command and the
 # script never hold the value itself.
 CHECK = """import hashlib, os, pathlib
@@ -70,6 +73,8 @@ def test_a_secret_written_in_a_task_file_inside_its_workdir_is_never_stored(
     (project / "check.py").write_text(CHECK)
     task = project / "task.yaml"
     task.write_text(TASK)
+    prod = project / "sky-prod.yaml"  # not launched: its value is never stored either
+    prod.write_text(PROD)
     monkeypatch.chdir(project)
 
     launched = cli("launch", "task.yaml", "--launcher", "local", "--secret", "OTHER=other-7f3",
@@ -90,12 +95,13 @@ def test_a_secret_written_in_a_task_file_inside_its_workdir_is_never_stored(
     code = seen.parent
     assert (code / "task.yaml").read_text() == TASK.replace(VALUE, "null")
     assert (code / "check.py").read_text() == CHECK
-    # The value is nowhere but in the user's own task file: not in the packed code (in the
+    assert (code / "sky-prod.yaml").read_text() == PROD.replace(PROD_VALUE, "null")
+    # Each value is nowhere but in the user's own task file: not in the packed code (in the
     # checkpoint store and the cache), the instance's files, the store or the logs.
-    secret = VALUE.encode()
-    found = [hit for f in sorted(tmp_path.rglob("*")) if f.is_file() and f != task
-             for hit in _holds(f.read_bytes(), secret, str(f.relative_to(tmp_path)))]
-    assert found == []
+    for secret, own in ((VALUE.encode(), task), (PROD_VALUE.encode(), prod)):
+        found = [hit for f in sorted(tmp_path.rglob("*")) if f.is_file() and f != own
+                 for hit in _holds(f.read_bytes(), secret, str(f.relative_to(tmp_path)))]
+        assert found == [], secret
     assert any(p.name.endswith(".tar.gz") for p in tmp_path.rglob("code/*"))  # looked in it
     for said in (launched.output, logs.output, cli("status").output):
-        assert VALUE not in said
+        assert VALUE not in said and PROD_VALUE not in said
