@@ -12,8 +12,8 @@ failing setup fails the attempt: status.json says "phase": "setup" and its exit 
 then starts the command there (/bin/sh -c, output, setup's included, to WORKDIR/job.log,
 the values of its --mask-env variables, its secrets, masked: launchers.log_masking)
 with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR, CHECKPOINT_DIR and
-COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publishes each
-complete checkpoint file that changed (keeping the last 3 versions), checks the cloud's
+COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publishes the
+checkpoint directory once a set is whole (`launchers.publisher`), checks the cloud's
 preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
 agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
 says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
@@ -68,7 +68,7 @@ from launchers.heartbeats import beat
 from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
 from launchers.progress_readings import ProgressReadings, read_progress
-from launchers.publisher import Publisher, restore
+from launchers.publisher import Publisher, restore, settle_seconds
 from launchers.status_file import write_status
 
 log = logging.getLogger("costsched.agent")
@@ -117,7 +117,7 @@ class Agent:
         self._next_store_beat = 0.0
         self.checkpoints = workdir / CHECKPOINTS
         self.code_dir = workdir / CODE
-        self.publisher = Publisher(store, self.checkpoints)
+        self.publisher = Publisher(store, self.checkpoints, settle=settle_seconds())
         self._reported: dict = {}
         self.rounds: Rounds | None = None  # a gang's node: its rounds (launchers.gang_agent)
         self.grace = 10.0  # seconds a gang's paused job has to stop before it is killed
@@ -173,14 +173,14 @@ class Agent:
         self._supervise(job, pause)
         exit_code = _exit_code(job.returncode)
         self._wait_for_group(job)
-        self._publish()
+        self._publish(final=True)  # it has exited: its directory is whole, no settle wait
         return exit_code
 
-    def _publish(self) -> None:
-        """Publish what changed; a new version's step is the one the job had reported when
-        its newest file was written."""
+    def _publish(self, final: bool = False) -> None:
+        """Publish what changed (`final`: the job has exited); a new version's step is the
+        one the job had reported when its newest file was written."""
         self.progress.sample()
-        if self.publisher.publish_changed():
+        if self.publisher.publish_changed(final):
             self.checkpoint_step = self.progress.step_at(self.publisher.written_ns)
 
     # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------

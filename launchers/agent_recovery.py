@@ -3,8 +3,9 @@ nothing forwards a stop or a preemption notice, nothing will tell its exit code.
 
 The recovery is checkpoint-and-relaunch, in this order:
 1. a hung agent (its process alive, its heartbeat stale) is killed, alone;
-2. the checkpoint files the job wrote since the agent stopped are published (those the
-   store holds already, same name and SHA-256, are not published again);
+2. the checkpoint files the job wrote since the agent stopped are published when the set
+   is whole (`publish_leftovers`; those the store holds already, same name and SHA-256,
+   are not published again);
 3. the job is asked to checkpoint and stop (SIGTERM to its processes, as on a preemption
    notice), killed after the grace period;
 4. what it wrote on the way out is published;
@@ -37,17 +38,20 @@ from launchers.status_file import write_status
 log = logging.getLogger("costsched.agent_recovery")
 
 
-def publish_leftovers(store: CheckpointStore, directory: Path) -> int | None:
+def publish_leftovers(store: CheckpointStore, directory: Path,
+                      final: bool = True) -> int | None:
     """Publish the complete checkpoint files of `directory` as a new version when one of
     them is not in the store's newest verified version with the same content (those that
     are, the version names without uploading them again); the version published, or None
-    when none was."""
+    when none was. `final`: the job has exited; while it runs, only a set its commit
+    marker says is whole, or a lone file (`launchers.publisher`): one look cannot tell
+    that a set stopped changing."""
     publisher = Publisher(store, directory)
     newest = store.newest_verified()
     if newest is not None:
         publisher.based_on(newest)
     before = publisher.version
-    publisher.publish_changed()
+    publisher.publish_changed(final)
     if publisher.error:
         log.error("%s", publisher.error)
     return publisher.version if publisher.version != before else None
@@ -95,10 +99,10 @@ def recover(workdir: Path, pid: int, start_time: int | None, checkpoint_uri: str
             time.sleep(_WAIT)
     store = open_store(checkpoint_uri)
     checkpoints = workdir / CHECKPOINTS
-    publish_leftovers(store, checkpoints)
+    publish_leftovers(store, checkpoints, final=False)
     _kill_group(pid, signal.SIGTERM)  # the job checkpoints and exits, as on a notice
     end_job()
-    publish_leftovers(store, checkpoints)
+    publish_leftovers(store, checkpoints, final=True)
     newest = store.newest_verified()
     write_status(workdir, {
         "state": "stopped", "exit_code": None,

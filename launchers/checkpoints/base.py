@@ -1,7 +1,8 @@
 """The interface of a checkpoint store: where a job's checkpoints are kept safe.
 
 A checkpoint is the complete set of files of the job's checkpoint directory (e.g.
-`weights.bin` written once and `state.npz` every save), published as a numbered version:
+`weights.bin` written once and `state.npz` every save; a file in a subfolder named by its
+path below the directory, 'latest/state.json'), published as a numbered version:
 the data of the files that changed first, under the version's folder, then a manifest
 (each file's name, size, SHA-256 and the version whose folder holds its bytes) as the
 commit marker, so that a half-written upload is never taken for a checkpoint. A file that

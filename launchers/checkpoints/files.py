@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from costsched.model import InvalidInput
+from launchers.checkpoints import layout
 from launchers.checkpoints.version import Checkpoint, CorruptCheckpoint
 
 CHUNK = 1 << 20
@@ -151,12 +152,18 @@ def check(checkpoint: Checkpoint, size: int, sha256: str) -> str:
 
 @contextlib.contextmanager
 def partial(dest_dir: Path, name: str) -> Iterator[Partial]:
-    """A Partial for dest_dir/name; the temp file is removed unless committed."""
-    dest_dir = writable_dir(dest_dir, "checkpoint destination")
-    fd, temp = _temp_in(dest_dir, name, "checkpoint destination")
+    """A Partial for dest_dir/name (`name` a path below dest_dir: 'latest/state.json', its
+    folders made); the temp file is removed unless committed. A name that is not a plain
+    path below dest_dir (as a manifest from a store could say) is refused: InvalidInput."""
+    top = writable_dir(dest_dir, "checkpoint destination")
+    dest = top / layout.check_name(name)
+    folder = writable_dir(dest.parent, "checkpoint destination")
+    if not folder.resolve().is_relative_to(top.resolve()):  # a folder that links outside
+        raise InvalidInput(f"checkpoint destination {dest}: its folder leads outside {top}")
+    fd, temp = _temp_in(folder, dest.name, "checkpoint destination")
     handle = os.fdopen(fd, "w+b")
     try:
-        yield Partial(handle, temp, dest_dir / name)
+        yield Partial(handle, temp, dest)
     finally:
         handle.close()
         temp.unlink(missing_ok=True)

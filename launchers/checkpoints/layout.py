@@ -3,6 +3,11 @@
     <prefix>/v00000001/<name>    the data of each file new in the version, as the job wrote it
     <prefix>/v00000001.json      the manifest; its presence commits the version
 
+A file's name is its path below the checkpoint directory, '/' between folders
+("latest/state.json"), held at <prefix>/v00000001/latest/state.json. A name read from a
+manifest is data from a store: one that is absolute, or has an empty, '.' or '..' part, is
+refused (`check_name`), so that no file is ever fetched outside the directory.
+
 A version of one file held in its own folder has the manifest {"version", "name", "size",
 "sha256", "published_at"} (what every version had before versions were sets of files: such
 stores read as they always did). A version of several files (or of files whose bytes an
@@ -26,7 +31,8 @@ MANIFEST_RE = re.compile(r"^v(\d{8})\.json$")
 VERSION_DIR_RE = re.compile(r"^v(\d{8})$")
 MAX_VERSION = 99_999_999
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_BAD_NAME_CHARS = re.compile(r"[/\\\x00-\x1f]")
+_BAD_NAME_CHARS = re.compile(r"[\\\x00-\x1f]")
+MAX_NAME = 1024  # characters of a path; each folder or file name at most 255
 
 
 def version_dir(version: int) -> str:
@@ -46,12 +52,28 @@ def join(prefix: str, *parts: str) -> str:
 
 
 def check_name(name: str) -> str:
-    """A checkpoint's file name: one path component, so that it can never leave the
+    """A checkpoint file's name: its path below the checkpoint directory, parts joined by
+    '/' (never absolute, no empty, '.' or '..' part), so that it can never leave the
     directory it is fetched into."""
-    if not name or name in (".", "..") or _BAD_NAME_CHARS.search(name) or len(name) > 255:
-        raise InvalidInput(f"checkpoint name {name!r}: expected a plain file name "
-                           "(no '/', '\\', control characters, '.' or '..'; at most 255)")
+    parts = name.split("/") if isinstance(name, str) else [""]
+    if (not name or len(name) > MAX_NAME or _BAD_NAME_CHARS.search(name)
+            or any(p in ("", ".", "..") or len(p) > 255 for p in parts)):
+        raise InvalidInput(f"checkpoint name {name!r}: expected a file's path below the "
+                           "checkpoint directory ('/' between folders; not absolute; no "
+                           "empty, '.' or '..' part; no '\\' or control characters; each "
+                           "part at most 255 characters)")
     return name
+
+
+def check_names(names: Iterable[str]) -> str:
+    """'' when no name of a set is also a folder of another ('a' and 'a/b'), else which."""
+    names = set(names)
+    for name in sorted(names):
+        parts = name.split("/")
+        for end in range(1, len(parts)):
+            if "/".join(parts[:end]) in names:
+                return f"{'/'.join(parts[:end])} is both a file and a folder"
+    return ""
 
 
 def now() -> datetime:
@@ -97,6 +119,9 @@ def decode_manifest(raw: bytes, version: int) -> Checkpoint:
     parts = tuple(_part(entry, version, published, where) for entry in listed)
     if len({p.name for p in parts}) != len(parts):
         raise ValueError(f"{where}: a file is named twice")
+    clash = check_names(p.name for p in parts)
+    if clash:
+        raise ValueError(f"{where}: {clash}")
     if sum(p.size for p in parts) != size or set_digest(parts) != sha:
         raise ValueError(f"{where}: size or sha256 is not its files'")
     return Checkpoint(version=version, name=name, size=size, sha256=sha,

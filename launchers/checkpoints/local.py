@@ -65,17 +65,26 @@ class LocalStore(CheckpointStore):
             shutil.rmtree(self.root / layout.version_dir(version), ignore_errors=True)
 
     def _drop_part(self, version: int, name: str) -> None:
-        (self.root / layout.version_dir(version) / name).unlink(missing_ok=True)
+        folder = self.root / layout.version_dir(version)
+        path = folder / name
+        path.unlink(missing_ok=True)
+        for parent in path.parents:  # the subfolders it leaves empty ('latest/')
+            if parent == folder or not parent.is_relative_to(folder):
+                break
+            try:
+                parent.rmdir()
+            except OSError:  # not empty (or gone): the folders above are not either
+                break
 
     def _drop_manifest(self, version: int) -> None:
         (self.root / layout.manifest_name(version)).unlink(missing_ok=True)
         files.fsync_dir(self.root)
 
     def _folder(self, version: int) -> list[str]:
-        try:
-            return os.listdir(self.root / layout.version_dir(version))
-        except OSError:
-            return []
+        """Every file under the version's folder, by its path below it ('latest/a.json')."""
+        folder = self.root / layout.version_dir(version)
+        return sorted(Path(top, name).relative_to(folder).as_posix()
+                      for top, _, names in os.walk(folder) for name in names)
 
     def delete(self, checkpoint: Checkpoint,
                spare: frozenset[tuple[int, str]] = frozenset()) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
-from launchers.publisher import KEEP
+from launchers.publisher import ENV_SETTLE, KEEP
 from tests.launchers.test_local import OFFERING, spec, wait_for
 
 BLOB_BYTES = 3 << 20
@@ -42,7 +42,9 @@ def test_a_recovery_after_many_saves_starts_with_every_file(tmp_path: Path) -> N
     (tmp_path / "job.py").write_text(JOB)
     command = f"{sys.executable} {tmp_path / 'job.py'}"
     store = open_store(str(tmp_path / "store"))
-    first = launcher.launch(spec(tmp_path, "a1", command, offering=OFFERING))
+    # each save changes lm.txt alone (the blob is written once): no settle wait needed
+    envs = {ENV_SETTLE: "0"}
+    first = launcher.launch(spec(tmp_path, "a1", command, offering=OFFERING, envs=envs))
     try:
         wait_for(lambda: (store.list() or [None])[-1] is not None
                  and store.list()[-1].version > KEEP + 2)
@@ -58,7 +60,7 @@ def test_a_recovery_after_many_saves_starts_with_every_file(tmp_path: Path) -> N
               for p in (tmp_path / "store").rglob("*") if p.is_file()}
     assert [s for s in stored if s.endswith("blob.bin")] == ["v00000001/blob.bin"]
 
-    second = launcher.launch(spec(tmp_path, "a2", command, offering=OFFERING))
+    second = launcher.launch(spec(tmp_path, "a2", command, offering=OFFERING, envs=envs))
     try:
         wait_for(lambda: "resumed from step" in launcher.logs(second.id))
         log = launcher.logs(second.id)
@@ -77,7 +79,7 @@ def test_a_move_carries_every_file_of_the_newest_version(tmp_path: Path) -> None
     work = tmp_path / "work" / "checkpoints"
     work.mkdir(parents=True)
     source = open_store(str(tmp_path / "here"))
-    publisher = Publisher(source, work)
+    publisher = Publisher(source, work, settle=0)  # each save is whole
     (work / "vocab.json").write_text('{"a": 1}')
     for step in range(6):
         (work / "state.npz").write_bytes(f"step {step}".encode())
