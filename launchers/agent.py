@@ -333,6 +333,7 @@ class Agent:
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step and any publish failure
         (rewritten only when they change)."""
+        self.progress.sample()  # the step read next is then known with its time
         step = read_progress(self.workdir / PROGRESS)
         report = {"state": "running", "step": step, "step_at": self.progress.written_at(step),
                   "checkpoint_version": self.publisher.version,
