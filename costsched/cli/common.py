@@ -58,9 +58,13 @@ def _reads_store(db: str | None) -> str | None:
     """A command that reads a store never creates one: a store file that does not exist
     (--db, the configuration's db, $COSTSCHED_DB or the default one) is named in one
     line."""
+    return _read_store(db, configured_db(db))
+
+
+def _read_store(given: str | None, db: str | None) -> str | None:
+    """`_reads_store` of the store `db`, resolved from --db `given` (`configured_db`)."""
     from costsched.service.store_files import ENV_DB, missing_store
 
-    given, db = db, configured_db(db)
     missing = missing_store(db)
     try:
         server = _server_without_store(db) if missing is None else None
@@ -106,10 +110,10 @@ def _reads_store_or_nothing(db: str | None) -> str | None:
     exist is a typo, named in one line (`_reads_store`)."""
     from costsched.service.store_files import ENV_DB, missing_store
 
-    if configured_db(db) is None and not os.environ.get(ENV_DB) \
-            and missing_store(None) is not None:
+    configured = configured_db(db)
+    if configured is None and not os.environ.get(ENV_DB) and missing_store(None) is not None:
         return NO_STORE
-    return _reads_store(db)
+    return _read_store(db, configured)
 
 
 def _reads_store_or_list_prices(db: str | None) -> str | None:
@@ -119,8 +123,9 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
     still a typo, named in one line."""
     from costsched.service.store_files import missing_store
 
-    if configured_db(db) is not None:
-        return _reads_store(db)
+    configured = configured_db(db)
+    if configured is not None:
+        return _read_store(db, configured)
     missing = missing_store(None)
     server = _server_without_store(None) if missing is None else None
     if missing is None and server is None:
