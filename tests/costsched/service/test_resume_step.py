@@ -9,21 +9,14 @@ import sys
 
 from costsched.service import jobs as service
 from launchers.checkpoints import open_store
+from tests.costsched.service.job_scripts import PREAMBLE
 from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
 from tests.costsched.service.test_stopped_step import running, shown  # noqa: F401
 
 # Checkpoints at step 300 and reports it; once `go` exists, reports step 394 (no
 # checkpoint of it) and trains on. Started again from its checkpoint, it says so and
 # reports nothing more.
-JOB = """\
-import os, sys, time
-from pathlib import Path
-saved = Path(os.environ["COSTSCHED_CHECKPOINT_DIR"])
-saved.mkdir(parents=True, exist_ok=True)
-def report(step):
-    target = os.environ["COSTSCHED_PROGRESS_FILE"]
-    Path(target + ".tmp").write_text(f"{step}\\n")
-    os.replace(target + ".tmp", target)
+JOB = PREAMBLE + """\
 if (saved / "step.txt").exists():
     print("resumed from step", (saved / "step.txt").read_text(), flush=True)
 else:

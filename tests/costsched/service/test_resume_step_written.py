@@ -9,19 +9,12 @@ import sys
 
 from costsched.service import jobs as service
 from launchers.checkpoints import open_store
+from tests.costsched.service.job_scripts import PREAMBLE
 from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
 
 # Writes config.json once, at step 0, then a step every 0.1 s, each reported; never writes
 # another checkpoint file. Started again from its checkpoint, it says so.
-JOB = """\
-import os, time
-from pathlib import Path
-saved = Path(os.environ["COSTSCHED_CHECKPOINT_DIR"])
-saved.mkdir(parents=True, exist_ok=True)
-def report(step):
-    target = os.environ["COSTSCHED_PROGRESS_FILE"]
-    Path(target + ".tmp").write_text(f"{step}\\n")
-    os.replace(target + ".tmp", target)
+JOB = PREAMBLE + """\
 if (saved / "config.json").exists():
     print("config only: starting steps from 0", flush=True)
 else:

@@ -15,19 +15,12 @@ import pytest
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from launchers.checkpoints import open_store
+from tests.costsched.service.job_scripts import PREAMBLE
 from tests.costsched.service.test_jobs import STEPS, wait_for, world, write_spec  # noqa: F401
 
 # Checkpoints at step HALF and reports it; once `go` exists, reports step 303 and, given
 # `end`, checkpoints at step END too and exits 0; else trains on.
-JOB = """\
-import os, sys, time
-from pathlib import Path
-saved = Path(os.environ["COSTSCHED_CHECKPOINT_DIR"])
-saved.mkdir(parents=True, exist_ok=True)
-def report(step):
-    target = os.environ["COSTSCHED_PROGRESS_FILE"]
-    Path(target + ".tmp").write_text(f"{step}\\n")
-    os.replace(target + ".tmp", target)
+JOB = PREAMBLE + """\
 (saved / "step.txt").write_text("200")
 report(200)
 while not Path(sys.argv[1]).exists():
