@@ -20,7 +20,9 @@ Stores, each made by each checkout for itself before timing:
 - no store made yet: `gpus` and `gpus H100` from the bundled prices, beside the same
   commands with an empty discovered-types file (as after a `catalog refresh`).
 
-Each checkout has a user cache directory of its own (XDG_CACHE_HOME). The commands run
+Each checkout has user cache, data and config directories of its own (XDG_CACHE_HOME,
+XDG_DATA_HOME, XDG_CONFIG_HOME): the bench never reads or writes the user's own (the
+launched jobs' checkpoints go to its data directory). The commands run
 with Python writing their bytecode (PYTHONDONTWRITEBYTECODE unset), as an installed
 costsched has it: the stores made first leave each checkout's modules compiled, so no
 timed run pays for compiling a changed file.
@@ -125,7 +127,9 @@ class Checkout:
                 "COSTSCHED_INSTANCES": str(self.tmp / "instances"),
                 "COSTSCHED_DAEMON_AUTOSTART": "false",
                 "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "no-discovered.csv"),
-                "XDG_CACHE_HOME": str(self.tmp / "cache")}
+                "XDG_CACHE_HOME": str(self.tmp / "cache"),
+                "XDG_DATA_HOME": str(self.tmp / "data"),
+                "XDG_CONFIG_HOME": str(self.tmp / "config")}
         if store == "none+discovered":
             return {**base, "COSTSCHED_DB": str(self.tmp / "none.sqlite"),
                     "COSTSCHED_DISCOVERED_TYPES": str(self.tmp / "discovered.csv")}
