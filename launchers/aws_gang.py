@@ -146,21 +146,13 @@ def gang_instance(ec2: Ec2, region: str, gang: str, listed: list[dict]) -> Insta
     client = ec2._client("ec2", region)
     states = cloud_gang.given_up(states, lost, _tags(first).get(cloud_gang.TAG_REPAIR, ""))
     state, detail = cloud_gang.settle(
-        states, nodes, float(lost) if _is_number(lost) else None,
+        states, nodes, lost,
         stop_rank0=lambda: ec2.request_stop(head.id),
         mark_lost=lambda at: client.create_tags(
             Resources=[first["InstanceId"]],
-            Tags=[{"Key": cloud_gang.TAG_LOST, "Value": f"{at:.3f}"}]))
+            Tags=[{"Key": cloud_gang.TAG_LOST, "Value": at}]))
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
                                detail, created=head.created_at)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def group(ec2: Ec2, region: str, listed: Iterable[dict]) -> list[Instance]:
@@ -361,7 +353,7 @@ def _give_up(ec2: Ec2, region: str, client: Any, head: dict,
     """End the gang as after any loss (`cloud_gang.settle`): its replacements terminated,
     rank 0 asked to checkpoint and stop, the gang read as preempted once it had the time
     to (`cloud_gang.given_up`)."""
-    _tag(client, head, cloud_gang.TAG_LOST, f"{time.time():.3f}")
+    _tag(client, head, cloud_gang.TAG_LOST, cloud_gang.lost_tag())
     started = [r["InstanceId"] for r in listed if _tags(r).get(TAG_ROUND)
                and r["State"]["Name"] in _LIVE]
     if started:

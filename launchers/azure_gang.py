@@ -166,10 +166,10 @@ def gang_instance(az: Az, location: str, group: str, gang: str,
     states = cloud_gang.given_up(states, lost, mark)
     first_name = rank0(gang)
     state, detail = cloud_gang.settle(
-        states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
+        states, count, lost,
         stop_rank0=lambda: az.request_stop(az.handle(location, first_name, group)),
         mark_lost=lambda at: set_tags(az, group, first_name,
-                                      {cloud_gang.TAG_LOST: f"{at:.3f}"}))
+                                      {cloud_gang.TAG_LOST: at}))
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
                                detail, created=head.created_at)
 
@@ -350,7 +350,7 @@ def _give_up(az: Az, location: str, resource_group: str, gang: str,
     checkpoint and stop, the gang read as preempted once it had the time to."""
     job_id, _, digest = _parse(gang)
     first = rank0(gang)
-    set_tags(az, resource_group, first, {cloud_gang.TAG_LOST: f"{time.time():.3f}"})
+    set_tags(az, resource_group, first, {cloud_gang.TAG_LOST: cloud_gang.lost_tag()})
     for rank in ranks:
         az.delete_vm(azure_vm.node_name(job_id, digest, rank), group=resource_group)
     with contextlib.suppress(RuntimeError):

@@ -35,6 +35,7 @@ checkpoint and stop first, and the gang reads as that node's end once rank 0 had
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sys
 import time
@@ -275,13 +276,30 @@ def combine(nodes: Sequence[gang.NodeState], expected: int) -> tuple[str, str,
     return "pending", f"{starting} of {expected} nodes starting", None
 
 
-def settle(nodes: Sequence[gang.NodeState], expected: int, lost_at: float | None,
-           stop_rank0: Callable[[], None], mark_lost: Callable[[float], None],
+def lost_tag(at: float | None = None) -> str:
+    """The TAG_LOST value that marks when rank 0 was asked to stop (now by default)."""
+    return f"{time.time() if at is None else at:.3f}"
+
+
+def lost_time(tag: str) -> float | None:
+    """When a TAG_LOST value says rank 0 was asked to stop; None when unset or unreadable
+    (the ask is then made again)."""
+    try:
+        at = float(tag)
+    except ValueError:
+        return None
+    return at if math.isfinite(at) else None
+
+
+def settle(nodes: Sequence[gang.NodeState], expected: int, lost_mark: str,
+           stop_rank0: Callable[[], None], mark_lost: Callable[[str], None],
            now: float | None = None) -> tuple[str, str]:
     """The gang's state, acting as a gang must when a node is lost while rank 0 runs: rank
-    0 is asked to checkpoint and stop (`stop_rank0`, once: `mark_lost` keeps when, read
-    back as `lost_at`) and the gang reads running for STOP_GRACE_SECONDS, then as the lost
-    node's end. Rank 0 lost itself (its own notice checkpointed it) ends the gang at once."""
+    0 is asked to checkpoint and stop (`stop_rank0`, once: `mark_lost` keeps when, as the
+    TAG_LOST value read back as `lost_mark`) and the gang reads running for
+    STOP_GRACE_SECONDS, then as the lost node's end. Rank 0 lost itself (its own notice
+    checkpointed it) ends the gang at once."""
+    lost_at = lost_time(lost_mark)
     state, detail, lost = combine(nodes, expected)
     rank0 = next((n for n in nodes if n.rank == 0), None)
     if lost is None or lost.rank == 0 or rank0 is None or rank0.state != "running":
@@ -292,7 +310,7 @@ def settle(nodes: Sequence[gang.NodeState], expected: int, lost_at: float | None
             stop_rank0()
         except RuntimeError as exc:  # cannot reach rank 0: the gang ends at once
             return state, f"{detail}; rank 0 could not be asked to checkpoint ({exc})"
-        mark_lost(now)
+        mark_lost(lost_tag(now))
         lost_at = now
     if now - lost_at < STOP_GRACE_SECONDS:
         return "running", f"{detail}; rank 0 checkpoints before the gang ends"

@@ -157,9 +157,9 @@ def gang_instance(gce: Gce, zone: str, gang: str, records: Mapping[int, Any]) ->
     states = cloud_gang.given_up(states, lost, mark)
     rank0 = node_name(job_id, digest, 0)
     state, detail = cloud_gang.settle(
-        states, count, float(lost) if lost.replace(".", "", 1).isdigit() else None,
+        states, count, lost,
         stop_rank0=lambda: gce.request_stop(f"{zone}/{rank0}"),
-        mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{at:.3f}"}))
+        mark_lost=lambda at: gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: at}))
     started = [started_at(records[r]) if r in records else None
                for r in range(count)] if state == "running" else []
     return cloud_gang.instance(handle, head.job_id, head.attempt, head.offering_key, state,
@@ -390,7 +390,7 @@ def _give_up(gce: Gce, zone: str, job_id: int, digest: str, ranks: Sequence[int]
     """End the gang as after any loss: its replacements deleted, rank 0 asked to
     checkpoint and stop, the gang read as preempted once it had the time to."""
     rank0 = node_name(job_id, digest, 0)
-    gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: f"{time.time():.3f}"})
+    gce.set_items(zone, rank0, {cloud_gang.TAG_LOST: cloud_gang.lost_tag()})
     for rank in ranks:
         _delete(gce, zone, node_name(job_id, digest, rank))
     with contextlib.suppress(RuntimeError):

@@ -22,8 +22,8 @@ class Rank0:
             raise RuntimeError("SSM: access denied")
         self.stops += 1
 
-    def mark(self, at: float) -> None:
-        self.marked.append(at)
+    def mark(self, tag: str) -> None:
+        self.marked.append(tag)
 
 
 def test_running_pending_and_a_missing_rank() -> None:
@@ -38,25 +38,33 @@ def test_running_pending_and_a_missing_rank() -> None:
 def test_a_lost_node_stops_rank_0_once_then_ends_the_gang_after_the_grace() -> None:
     rank0 = Rank0()
     gang = nodes("running", "preempted")
-    state, detail = cloud_gang.settle(gang, 2, None, rank0.stop, rank0.mark, now=1000.0)
-    assert state == "running" and rank0.stops == 1 and rank0.marked == [1000.0]
+    state, detail = cloud_gang.settle(gang, 2, "", rank0.stop, rank0.mark, now=1000.0)
+    assert state == "running" and rank0.stops == 1 and rank0.marked == ["1000.000"]
     assert detail == "node 1 preempted: why; rank 0 checkpoints before the gang ends"
     grace = cloud_gang.STOP_GRACE_SECONDS
-    assert cloud_gang.settle(gang, 2, 1000.0, rank0.stop, rank0.mark,
+    assert cloud_gang.settle(gang, 2, "1000.000", rank0.stop, rank0.mark,
                              now=1000.0 + grace - 1)[0] == "running"
-    state, detail = cloud_gang.settle(gang, 2, 1000.0, rank0.stop, rank0.mark,
+    state, detail = cloud_gang.settle(gang, 2, "1000.000", rank0.stop, rank0.mark,
                                       now=1000.0 + grace)
     assert (state, detail) == ("preempted", "node 1 preempted: why; the gang was ended")
     assert rank0.stops == 1  # asked once
 
 
+def test_an_unreadable_lost_mark_asks_rank_0_again() -> None:
+    for mark in ("", "soon", "nan", "inf"):
+        rank0 = Rank0()
+        state, _ = cloud_gang.settle(nodes("running", "preempted"), 2, mark, rank0.stop,
+                                     rank0.mark, now=7.0)
+        assert (state, rank0.stops, rank0.marked) == ("running", 1, ["7.000"]), mark
+
+
 def test_rank_0_lost_or_unreachable_ends_the_gang_at_once() -> None:
     rank0 = Rank0()
-    assert cloud_gang.settle(nodes("preempted", "running"), 2, None, rank0.stop,
+    assert cloud_gang.settle(nodes("preempted", "running"), 2, "", rank0.stop,
                              rank0.mark, now=5.0)[0] == "preempted"
     assert rank0.stops == 0
     unreachable = Rank0(fails=True)
-    state, detail = cloud_gang.settle(nodes("running", "terminated"), 2, None,
+    state, detail = cloud_gang.settle(nodes("running", "terminated"), 2, "",
                                       unreachable.stop, unreachable.mark, now=5.0)
     assert state == "terminated" and "could not be asked to checkpoint" in detail
     assert unreachable.marked == []
