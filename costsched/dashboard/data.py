@@ -59,7 +59,10 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     # The supervisor's next re-plan, which the store's schedule does not hold, as
     # `status --json` gives it.
     scheduled = watch.scheduled(daemon.status(store), now)
-    doc = views.status_document(shown, scheduled, budgets_now(store), held)
+    # The budgets of the jobs shown, as `status` filters them; every budget when unfiltered.
+    narrowed = bool(states) or bool(name) or not only.empty
+    budgets = budgets_now(store, of_jobs={s.record.id for s in shown} if narrowed else None)
+    doc = views.status_document(shown, scheduled, budgets, held)
     armed = watch.document(now)  # as `status --json` says it
     stored = {s.record.id: s.record.spec for s in shown}
     return {**doc, "jobs": [masked(j, stored.get(j["id"], {})) for j in doc["jobs"]],
