@@ -7,12 +7,14 @@ move, from the stored prices)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched import checkpoint_sizes
+from costsched.amounts import apart, decimals_kept, given, usd
 from costsched.costs import charge, egress_rows
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
@@ -203,8 +205,8 @@ def spent(store: PriceStore, placed: Sequence[PlacementRow], since: datetime | N
                 if (p.end_at or at) > since]
         moves = [m for m in moves if m.at >= since]
     compute: dict[int, list[float]] = {}
-    for p, (_, usd, _) in zip(rows, charge(store, rows, now=at, nodes=nodes), strict=True):
-        compute.setdefault(p.job_id, []).append(usd)
+    for p, (_, charged, _) in zip(rows, charge(store, rows, now=at, nodes=nodes), strict=True):
+        compute.setdefault(p.job_id, []).append(charged)
     out = {j: total(values) for j, values in compute.items()}
     egress: dict[int, list[float]] = {}
     for move in moves:
@@ -226,3 +228,91 @@ def total(values: Sequence[float]) -> float:
         compensation = t - out - y
         out = t
     return out
+
+
+# --- a job's cost against a budget before it starts: `launch`'s check, `plan`'s flag -----
+
+PERCENTILE = 0.95  # the quantile of preemptions a pessimistic cost counts
+
+
+@dataclass(frozen=True)
+class LaunchFit:
+    """One job against one budget at launch."""
+
+    job: str
+    budget: str  # "its own budget" or "budget NAME"
+    expected_usd: float
+    pessimistic_usd: float
+    left_usd: float
+    fix: str = ""  # what gives the job more: the key to raise, and where
+    start_usd: float = 0.0  # of `expected_usd`: its first start (`own_budget.start_usd`)
+    start_said: str = ""  # where its start's hours come from (`own_budget.start_said`)
+    # Where the deadline policy places it when not on the plan's first choice, and why
+    # (`pick_note`): said in a line before this one.
+    placed: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return self.expected_usd <= self.left_usd
+
+    @property
+    def safe(self) -> bool:
+        """Whether even the pessimistic cost fits."""
+        return self.pessimistic_usd <= self.left_usd
+
+    def places(self) -> int:
+        """One precision for the line's amounts, at which a small cost keeps its digits,
+        a cost over what is left reads over it and the pessimistic cost over the expected
+        one (`apart`)."""
+        places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd,
+                                self.start_usd])
+        over = [v for v in (self.expected_usd, self.pessimistic_usd) if v > self.left_usd]
+        # and a pessimistic cost above the expected one reads above it, never as it
+        worse = ([apart(self.pessimistic_usd, self.expected_usd, places)]
+                 if self.pessimistic_usd > self.expected_usd else [])
+        return max([places, *(apart(v, self.left_usd, places) for v in over), *worse])
+
+    def line(self) -> str:
+        verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
+        places = self.places()
+        expected, pessimistic, start = (usd(v, places) for v in (
+            self.expected_usd, self.pessimistic_usd, self.start_usd))
+        left = given(self.left_usd, places)  # what is left of a budget reads as the budget
+        said = f"; {self.start_said}" if self.start_said else ""
+        started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
+        return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
+                f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
+                f"{self.budget}: {verdict}"
+                + (f"; {self.fix}" if not self.fits and self.fix else ""))
+
+
+def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:
+    """The smallest k with P(N <= k) >= q for N ~ Poisson(mean)."""
+    if not mean > 0:
+        return 0
+    k, term = 0, math.exp(-mean)
+    total = term
+    while total < q and k < 100_000:
+        k += 1
+        term *= mean / k
+        total += term
+    return k
+
+
+def pessimistic_usd(job: ResolvedJob, row: Mapping) -> float:
+    """What job `job` costs on a plan's `row` (its offering: `usd_per_hour` of all its
+    nodes, `work_hours`, `expected_hours`, `expected_cost`, `preemptions_per_hour`) with
+    preemptions at the 95th percentile: over its expected hours, preemptions arrive as a
+    Poisson process at the offering's rate, and each costs a restart and the work lost
+    since the last checkpoint (half the checkpoint interval). The 95th percentile of that
+    count is the smallest k with P(N <= k) >= 0.95; the cost is the work hours plus k
+    restarts' hours, and its start (`start_usd`), at the offering's price, never below the
+    expected cost. A launch checks each budget by it (`LaunchFit.safe`), and a plan flags
+    the offerings it may take over the job's budget by the same rule."""
+    expected = float(row["expected_cost"])  # the plan's: its first start counted once
+    price = float(row["usd_per_hour"])
+    rate = row.get("preemptions_per_hour", 0.0) if hasattr(row, "get") else 0.0
+    mean = float(row["expected_hours"]) * float(rate or 0.0)
+    each = job.restart_hours + job.checkpoint_hours / 2
+    return max(expected, (float(row["work_hours"]) + poisson_quantile(mean) * each) * price
+               + start_usd(job, price))

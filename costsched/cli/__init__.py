@@ -182,7 +182,7 @@ class LazyGroup(TyperGroup):
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         try:
-            return super().resolve_command(ctx, args)
+            name, command, rest = super().resolve_command(ctx, args)
         except UsageError as exc:
             meant = COMMAND_FOR.get(args[0].strip().lower()) if args and not ctx.parent else None
             if meant is not None and "Did you mean" not in exc.message:
@@ -193,6 +193,37 @@ class LazyGroup(TyperGroup):
                 exc.message = (exc.message.rstrip(".") + ". Did you mean "
                                + ", ".join(repr(c) for c in close) + "?")
             raise
+        if ctx.parent is None and not ctx.resilient_parsing and _reads_config(
+                ctx, name, command, rest):
+            _refuse_bad_config()
+        return name, command, rest
+
+
+def _reads_config(ctx: click.Context, name: str | None, command: click.Command | None,
+                  rest: list[str]) -> bool:
+    """Whether the command about to run starts by checking the configuration: every one
+    does, but for its help, a group shown without its subcommand, and `config` (which
+    reads the file it is given, and says what is wrong with it)."""
+    if name == "config" or command is None:
+        return False
+    given = rest[:rest.index("--")] if "--" in rest else rest
+    if any(h in given for h in ctx.help_option_names):
+        return False
+    return bool(given) or not getattr(command, "no_args_is_help", False)
+
+
+def _refuse_bad_config() -> None:
+    """A bad configuration (the file, or a COSTSCHED_* variable) ends any command in its
+    one line, exit code 2, as the commands that read a setting of it refuse it: a typo in
+    it is said by the next command, whichever that is."""
+    from costsched.cli.common import fail
+    from costsched.config import effective
+    from costsched.model import InvalidInput
+
+    try:
+        effective()
+    except InvalidInput as exc:
+        fail(exc)
 
 
 # The root's options that take a value, by the value's name: `costsched --config PATH plan`.

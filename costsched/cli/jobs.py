@@ -326,7 +326,11 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
 
     armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
     held = held_unused(store, seen, {s.record.id for s in shown})  # paid for, not in use
-    named = {s.record.id for s in shown} if job is not None else None  # `status JOB`
+    # Every table follows the filters: the budgets of the jobs shown (`status JOB`, --state,
+    # --name, --limit, --label, --budget); every budget when every job is shown.
+    narrowed = job is not None or bool(states) or name is not None or limit is not None \
+        or not only.empty
+    named = {s.record.id for s in shown} if narrowed else None
     budgets = budgets_now(store, at=seen, of_jobs=named)  # charged as the jobs above were
     # The list of every job says why each failed in a line; `status JOB` says it whole.
     places = _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,

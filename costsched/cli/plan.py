@@ -328,6 +328,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                wide: bool) -> None:
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
     from costsched.optimize.planner import superseded_offerings
+    from costsched.service.plan import with_budget_risk
     from costsched.service.staleness import stale
 
     index = members[0]
@@ -342,12 +343,13 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
             err_console.print(f"[red]no plan:[/red] {user_text(result.jobs[m].reason)}",
                               highlight=False, soft_wrap=True)
         return
-    shown = result.ranking(index).head(top)
+    shown = with_budget_risk(p.job, result.ranking(index).head(top))
     estimated = figures.estimated_figures(shown, p.job)
     b = p.baseline
     # One precision down each column, the baseline's hours and total under it included.
     work_cells = figures.work_cells(shown, work, estimated,
                                     None if b is None else (b.hours, b.cost))
+    work_cells[:len(shown)] = figures.budget_marked(work_cells[:len(shown)], shown)
     vs = figures.vs_places(shown)  # one precision down the column of ratios
     rows = [
         [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
@@ -371,7 +373,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     notes = [*map(user_text, job_notes(p)),  # plain words: a `[section]` shown as written
              *filter(None, [figures.gang_note(p.job, shown, work),
                             figures.start_note(p.job, work)]),
-             *figures.notes(shown, work, hint, steps_estimated)]
+             *figures.notes(shown, work, hint, steps_estimated),
+             *filter(None, [figures.budget_note(p.job, shown)])]
     if b is not None:
         mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""
         why = [*(["an estimated V100 speed"] if b.estimated else []),
@@ -486,13 +489,14 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
     of "rankings", which lists them; each job names it by "ranking_index"."""
     from costsched.optimize.planner import superseded_offerings
+    from costsched.service.plan import with_budget_risk
     from costsched.service.staleness import age_hours, stale
 
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
                "start_hours", "start_cost", "expected_hours", "expected_cost",
-               "vs_on_demand_v100"]
+               "vs_on_demand_v100", "pessimistic_cost", "budget_may_not_fit"]
     quota_columns = ["quota", "quota_code", "quota_name", "quota_scope", "quota_unit",
                      "quota_limit", "quota_used", "quota_instances", "quota_observed_at"]
     groups = _groups(result)
@@ -501,7 +505,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     def rankings() -> Iterator[dict]:
         for members in groups:
             p = result.jobs[members[0]]
-            shown = result.ranking(members[0]).head(top)
+            shown = with_budget_risk(p.job, result.ranking(members[0]).head(top))
             old = stale(shown, result.at, stale_after)
             per_work_hour = figures.per_work_hour(shown, p.job.work)
             extra = {} if per_work_hour is None else {"usd_per_work_hour": per_work_hour}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 
-from costsched.amounts import decimals, given, hours_all, per_hour, ratio, usd_all
+from costsched.amounts import decimals, given, hours_all, per_hour, ratio, usd, usd_all
 from costsched.cli.common import user_text
 from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
@@ -25,6 +25,7 @@ from costsched.vocabulary import prefixed
 from costsched.work import CPU_REFERENCE, Work
 
 MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
+BUDGET_MARK = "!"  # a cost whose pessimistic figure may not fit the job's budget
 PER_WORK_HOUR = "$/work-h"  # assumed work: the expected cost of an hour of it
 
 
@@ -269,3 +270,27 @@ def collection_note(jobs: list) -> str:
     return (f"the work of {shown} is not given: the collection counts 1 h of work on the "
             "first GPU of each (a total needs the work: `costsched: {hours: H}` or "
             "`costsched: {model: NAME, steps: N}`)")
+
+
+def budget_marked(cells: list[list[str]], shown: pd.DataFrame) -> list[list[str]]:
+    """The work's cells of each row of `shown` (`service.plan.with_budget_risk`), the last
+    (its cost) marked where its pessimistic cost may not fit the job's budget."""
+    return [[*row[:-1], row[-1] + (BUDGET_MARK if risky else "")]
+            for row, risky in zip(cells, shown["budget_may_not_fit"], strict=True)]
+
+
+def budget_note(job: Workload, shown: pd.DataFrame) -> str:
+    """What the budget mark says, with each marked row's pessimistic cost, the figure and
+    the rule `launch` checks the budget by ('' when no row is marked)."""
+    from costsched import own_budget
+
+    marked = [(i, r) for i, r in enumerate(shown.itertuples(), start=1) if r.budget_may_not_fit]
+    budget = job.job.constraints.budget_usd
+    if not marked or budget is None:
+        return ""
+    fits = [(i, own_budget.LaunchFit(job.name, own_budget.OWN, r.expected_cost,
+                                     r.pessimistic_cost, budget)) for i, r in marked]
+    each = ", ".join(f"{usd(f.pessimistic_usd, f.places())} on #{i}" for i, f in fits)
+    return (f"{BUDGET_MARK} may not fit its budget {given(budget)}: pessimistic {each} "
+            f"(preemptions at the {own_budget.PERCENTILE:.0%} quantile), as `costsched "
+            "launch` checks it: a launch there asks for --yes")

@@ -27,7 +27,7 @@ from costsched.redact import redact, redact_url
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.job_filters import job_filter
-from costsched.service.jobs.budgets import budgets_now
+from costsched.service.jobs.budgets import budgets_now, job_forecasts
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.throughput_learned import progress_record_words
@@ -59,7 +59,10 @@ def jobs_document(store: PriceStore, *, states: list[str] | None = None,
     # The supervisor's next re-plan, which the store's schedule does not hold, as
     # `status --json` gives it.
     scheduled = watch.scheduled(daemon.status(store), now)
-    doc = views.status_document(shown, scheduled, budgets_now(store), held)
+    # The budgets of the jobs shown, as `status` filters them; every budget when unfiltered.
+    narrowed = bool(states) or bool(name) or not only.empty
+    budgets = budgets_now(store, of_jobs={s.record.id for s in shown} if narrowed else None)
+    doc = views.status_document(shown, scheduled, budgets, held)
     armed = watch.document(now)  # as `status --json` says it
     stored = {s.record.id: s.record.spec for s in shown}
     return {**doc, "jobs": [masked(j, stored.get(j["id"], {})) for j in doc["jobs"]],
@@ -84,26 +87,19 @@ def masked(job: dict, stored: dict | None = None) -> dict:
     return out
 
 
-def forecasts(store: PriceStore, jobs: list[dict]) -> dict[int, dict]:
+def forecasts(store: PriceStore, jobs: list[dict], at: datetime | None = None
+              ) -> dict[int, dict]:
     """Per job of a jobs document: its own budget as it stands (`own_budget`, None where
-    it has none) and, for a running job, its forecast: its spend so far and what the policy
-    expects the rest to cost where it is (`migrate --dry-run`'s stay_usd), every running
-    job decided in one pass."""
+    it has none) and, for a running job, its forecast at `at` (default now): what it spent
+    plus its cost to its end, the figure its own budget's forecast is (`job_forecasts`:
+    `status`'s budgets read the same)."""
     if not jobs:
         return {}
-    records = {r.id: r for r in store.jobs.records([j["id"] for j in jobs])}
-    stay: dict[int, float | None] = {}
-    if any(j["state"] == "running" for j in jobs):
-        launcher = views.job_launcher(store, None)
-        stay = {a["job_id"]: a["stay_usd"] for a in _advice(store, launcher, None)}
-    budgets = own_budget.budgets(store, list(records.values()))
-    out = {}
-    for j in jobs:
-        left = stay.get(j["id"]) if j["state"] == "running" else None
-        known = left is not None and j["cost_usd"] is not None
-        out[j["id"]] = {"budget_usd": budgets.get(j["id"]),
-                        "forecast_usd": j["cost_usd"] + left if known else None}
-    return out
+    records = store.jobs.records([j["id"] for j in jobs])
+    figures = job_forecasts(store, [r.id for r in records], at=at)
+    budgets = own_budget.budgets(store, records)
+    return {j["id"]: {"budget_usd": budgets.get(j["id"]),
+                      "forecast_usd": figures.get(j["id"])} for j in jobs}
 
 
 def _advice(store: PriceStore, launcher: Any, job_id: int | None) -> list[dict]:
@@ -116,9 +112,10 @@ def _advice(store: PriceStore, launcher: Any, job_id: int | None) -> list[dict]:
     return views.advice_document(advice, views.price_ages(store, advice))
 
 
-def job_document(store: PriceStore, job: int | str) -> dict:
+def job_document(store: PriceStore, job: int | str, at: datetime | None = None) -> dict:
     """One job: its status (`status JOB --no-reconcile --json`'s one job), the policy's
-    advice, its cost report, budget and forecast, checkpoints, events and log tail."""
+    advice, its cost report, budget and forecast (at `at`, default now: `forecasts`),
+    checkpoints, events and log tail."""
     from costsched.report import build
 
     job_id = service.job_ids(store, job, states=())[0]
@@ -128,13 +125,11 @@ def job_document(store: PriceStore, job: int | str) -> dict:
     record = store.jobs.get(job_id)
     status = masked(status, record.spec)
     advice = _advice(store, launcher, job_id) if record.state == "running" else []
-    stay = advice[0]["stay_usd"] if advice else None
     events = store.jobs.events(job_id)
     return {
         "job": status,
         "budget_usd": own_budget.budgets(store, [record]).get(job_id),
-        "forecast_usd": (status["cost_usd"] + stay
-                         if stay is not None and status["cost_usd"] is not None else None),
+        "forecast_usd": job_forecasts(store, [job_id], at=at).get(job_id),
         "advice": advice,
         "report": views.report_document(report := build(store, job=job_id),
                                         budgets_now(store, at=report.until,

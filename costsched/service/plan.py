@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costsched import file_limits
+from costsched import file_limits, own_budget
 from costsched.amounts import MAX_DECIMALS, hours_all, hours_times, usd_all
 from costsched.config import effective
 from costsched.jobspec import (
@@ -331,6 +331,20 @@ def plan(
         collection = place(resolved, offerings, collection_objective, quota, budget)
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
                       booked=booked)
+
+
+def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame) -> pd.DataFrame:
+    """`shown` (rows of job `job`'s ranking) with each row's pessimistic cost, the figure a
+    launch checks its budgets by (`own_budget.pessimistic_usd`), and whether it may not fit
+    the job's own budget by the launch's rule (`own_budget.LaunchFit.safe`: a launch there
+    asks for --yes); False without a budget."""
+    budget = job.job.constraints.budget_usd
+    worst = [own_budget.pessimistic_usd(job, row) for _, row in shown.iterrows()]
+    risky = [budget is not None and not own_budget.LaunchFit(
+        job.name, own_budget.OWN, float(cost), pessimistic, float(budget)).safe
+        for cost, pessimistic in zip(shown["expected_cost"], worst, strict=True)]
+    return shown.assign(pessimistic_cost=pd.Series(worst, index=shown.index, dtype=float),
+                        budget_may_not_fit=pd.Series(risky, index=shown.index, dtype=bool))
 
 
 def _step(progress: Progress | None, stage: str) -> None:

@@ -5,29 +5,24 @@ The expected cost is the decision model's for the offering the job would be plac
 the figure `plan` shows and checks the budget by, its first start included once
 (`own_budget.start_usd`: boot and set-up, warm-up, at that offering's price), which the
 line states and itemises as a `start` after a stop states its restart. The pessimistic one
-counts preemptions at the 95th percentile: over the job's expected hours, preemptions
-arrive as a Poisson process at the offering's preemption rate (the decision model's,
-`preemptions_per_hour`), and each one costs a restart and the work lost since the last
-checkpoint (half the checkpoint interval). The 95th percentile of that count is the
-smallest k with P(N <= k) >= 0.95; the pessimistic cost is the work hours plus k restarts'
-hours and its start, at the offering's price (never below the expected cost).
+counts preemptions at the 95th percentile (`own_budget.pessimistic_usd`, by which `plan`
+flags the offerings whose pessimistic cost may not fit the job's own budget); a budget the
+pessimistic cost may overrun asks for --yes (`own_budget.LaunchFit`).
 """
-
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 from costsched import own_budget
-from costsched.amounts import age, apart, decimals, decimals_kept, given, usd
+from costsched.amounts import age, decimals, usd
 from costsched.config import BudgetsConfig
 from costsched.jobspec import ResolvedJob, resolve
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
+from costsched.own_budget import PERCENTILE, LaunchFit, poisson_quantile  # noqa: F401
 from costsched.service.deadline_jobs import deadline_at, recent_losses, uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
@@ -41,72 +36,6 @@ from costsched.service.throughputs import table_with_measured
 from costsched.spec_errors import as_written
 from costsched.spec_notes import unknown_budget
 from costsched.store import PriceStore
-
-PERCENTILE = 0.95
-
-
-@dataclass(frozen=True)
-class LaunchFit:
-    """One job against one budget at launch."""
-
-    job: str
-    budget: str  # "its own budget" or "budget NAME"
-    expected_usd: float
-    pessimistic_usd: float
-    left_usd: float
-    fix: str = ""  # what gives the job more: the key to raise, and where
-    start_usd: float = 0.0  # of `expected_usd`: its first start (`own_budget.start_usd`)
-    start_said: str = ""  # where its start's hours come from (`own_budget.start_said`)
-    # Where the deadline policy places it when not on the plan's first choice, and why
-    # (`pick_note`): said in a line before this one.
-    placed: str = ""
-
-    @property
-    def fits(self) -> bool:
-        return self.expected_usd <= self.left_usd
-
-    @property
-    def safe(self) -> bool:
-        """Whether even the pessimistic cost fits."""
-        return self.pessimistic_usd <= self.left_usd
-
-    def places(self) -> int:
-        """One precision for the line's amounts, at which a small cost keeps its digits,
-        a cost over what is left reads over it and the pessimistic cost over the expected
-        one (`apart`)."""
-        places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd,
-                                self.start_usd])
-        over = [v for v in (self.expected_usd, self.pessimistic_usd) if v > self.left_usd]
-        # and a pessimistic cost above the expected one reads above it, never as it
-        worse = ([apart(self.pessimistic_usd, self.expected_usd, places)]
-                 if self.pessimistic_usd > self.expected_usd else [])
-        return max([places, *(apart(v, self.left_usd, places) for v in over), *worse])
-
-    def line(self) -> str:
-        verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
-        places = self.places()
-        expected, pessimistic, start = (usd(v, places) for v in (
-            self.expected_usd, self.pessimistic_usd, self.start_usd))
-        left = given(self.left_usd, places)  # what is left of a budget reads as the budget
-        said = f"; {self.start_said}" if self.start_said else ""
-        started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
-        return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
-                f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
-                f"{self.budget}: {verdict}"
-                + (f"; {self.fix}" if not self.fits and self.fix else ""))
-
-
-def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:
-    """The smallest k with P(N <= k) >= q for N ~ Poisson(mean)."""
-    if not mean > 0:
-        return 0
-    k, term = 0, math.exp(-mean)
-    total = term
-    while total < q and k < 100_000:
-        k += 1
-        term *= mean / k
-        total += term
-    return k
 
 
 def _left(state: BudgetState) -> float:
@@ -162,12 +91,8 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         if offering is None and launcher is not None and uses_deadline_policy(resolved):
             row, placed = _deadline_row(store, launcher, resolved, plan, row, at)
         expected = float(row["expected_cost"])  # the plan's: its first start counted once
-        price = float(row["usd_per_hour"])  # (all its nodes)
-        start = own_budget.start_usd(resolved, price)
-        mean = float(row["expected_hours"]) * float(row.get("preemptions_per_hour", 0.0) or 0.0)
-        each = resolved.restart_hours + resolved.checkpoint_hours / 2
-        pessimistic = max(expected, (float(row["work_hours"]) + poisson_quantile(mean) * each)
-                          * price + start)
+        start = own_budget.start_usd(resolved, float(row["usd_per_hour"]))  # (all its nodes)
+        pessimistic = own_budget.pessimistic_usd(resolved, row)
         said = own_budget.start_said(resolved)
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,

@@ -1,12 +1,14 @@
-"""The budgets as `status`, `report` and the Python API show them: each budget now."""
+"""The budgets as `status`, `report` and the Python API show them: each budget now; and
+each running job's forecast, as its own budget's reads it (the dashboard's)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from datetime import datetime
 
 from costsched.config import BudgetsConfig
-from costsched.service.jobs.caps import BudgetState, budget_states
+from costsched.service.jobs.caps import BudgetState, budget_state, budget_states, charging
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 
@@ -29,3 +31,24 @@ def budgets_now(store: PriceStore, *, at: datetime | None = None,
     if of_jobs is None:
         return states
     return [s for s in states if set(s.jobs) & set(of_jobs)]
+
+
+def job_forecasts(store: PriceStore, job_ids: Collection[int], *, at: datetime | None = None,
+                  interval_seconds: float | None = None) -> dict[int, float | None]:
+    """Each running job of `job_ids` at `at` (default now): its forecast, what it spent
+    plus its cost to its end at the speed the rest of it runs at, computed as its own
+    budget's forecast is (`BudgetState.forecast_usd`, budget or not): one figure wherever
+    a job's forecast shows. None where its rest cannot be priced. `interval_seconds`: the
+    watch's (the effective configuration's when not given)."""
+    if interval_seconds is None:
+        from costsched.config import effective
+
+        interval_seconds = effective().daemon.watch_seconds
+    when = as_time(at)
+    records = store.jobs.records(sorted(job_ids), states=["running"]) if job_ids else []
+    if not records:
+        return {}
+    read = charging(store, records, [r.id for r in records], every=False)
+    figures = {r.id: budget_state(store, r.name, "job", math.nan, "total", [r.id], when,
+                                  interval_seconds, read).forecast_usd for r in records}
+    return {j: f if math.isfinite(f) else None for j, f in figures.items()}

@@ -45,7 +45,7 @@ from costsched.service.jobs.runs import (
 )
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
-from costsched.store.job_rows import PlacementRow
+from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.work import own_total
 
 if TYPE_CHECKING:
@@ -132,7 +132,6 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     if not records:
         return []
     specs = {r.id: r.spec for r in records}
-    states = {r.id: r.state for r in records}
     created = {r.id: r.created_at for r in records}
     names = {r.id: r.name for r in records}
     own = own_budget.budgets(store, records, every=True)  # as `start --budget` left it
@@ -141,42 +140,67 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     wanted = sorted({*own, *(j for members in named.values() for j in members)})
     if not wanted:
         return []
+    read = charging(store, records, wanted, every=True)
+    out = []
+    for job_id, usd in sorted(own.items()):
+        out.append(budget_state(store, f"job {job_id} ({names[job_id]})", "job", usd,
+                                "total", [job_id], at, interval_seconds, read))
+    for name, members in named.items():
+        members = sorted(members, key=lambda j: (created[j], j))
+        b = config.named[name]
+        out.append(budget_state(store, name, "named", float(b.usd), b.period, members, at,
+                                interval_seconds, read))
+    return out
+
+
+@dataclass(frozen=True)
+class Charging:
+    """What charging some jobs (`budget_state`) reads once: their placements, states, the
+    caps that keep them stopped, the running ones, checkpoint sizes, nodes and paces."""
+
+    placed: Sequence[PlacementRow]
+    states: Mapping[int, str]
+    capped: Mapping[int, str]
+    runs: Mapping[int, RunningJob]
+    sizes: Mapping[int, float]
+    nodes: Mapping[int, int]
+    paces: Mapping[int, list[Speed]]
+
+
+def charging(store: PriceStore, records: Sequence[JobRecord], wanted: Sequence[int], *,
+             every: bool) -> Charging:
+    """`Charging` of the jobs `wanted` of `records`; `every`: read every placement at
+    once (most jobs are wanted) rather than theirs."""
     chosen = set(wanted)
-    placed = [p for p in store.jobs.placement_rows(None) if p.job_id in chosen]
-    sizes = {j: own_budget.checkpoint_gb(specs[j]) for j in wanted}
-    nodes = {j: nodes_of(specs[j]) for j in wanted}  # every node of a gang is charged
+    specs = {r.id: r.spec for r in records}
+    states = {r.id: r.state for r in records}
+    placed = [p for p in store.jobs.placement_rows(None if every else sorted(chosen))
+              if p.job_id in chosen]
     capped = own_budget.capped_now(store, [r for r in records if r.id in chosen])
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
     resolved = {j: found for j, run in runs.items() if (found := _resolved(run)) is not None}
     paces = job_paces(store, [r.record for r in runs.values()],
                       {j: (r.job.model, r.table) for j, r in resolved.items()})
-    out = []
-    for job_id, usd in sorted(own.items()):
-        out.append(_state(store, f"job {job_id} ({names[job_id]})", "job", usd, "total",
-                          [job_id], placed, states, at, interval_seconds, capped, runs, sizes,
-                          nodes, paces))
-    for name, members in named.items():
-        members = sorted(members, key=lambda j: (created[j], j))
-        b = config.named[name]
-        out.append(_state(store, name, "named", float(b.usd), b.period, members, placed,
-                          states, at, interval_seconds, capped, runs, sizes, nodes, paces))
-    return out
+    return Charging(placed, states, capped, runs,
+                     {j: own_budget.checkpoint_gb(specs[j]) for j in wanted},
+                     {j: nodes_of(specs[j]) for j in wanted},  # every node of a gang
+                     paces)
 
 
-def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
-           members: Sequence[int], placed: Sequence[PlacementRow], states: Mapping[int, str],
-           at: datetime, interval_seconds: float, capped: Mapping[int, str],
-           runs: Mapping[int, RunningJob], sizes: Mapping[int, float],
-           nodes: Mapping[int, int], paces: Mapping[int, list[Speed]]) -> BudgetState:
+def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: str,
+                 members: Sequence[int], at: datetime, interval_seconds: float,
+                 read: Charging) -> BudgetState:
+    """The budget `name` of the jobs `members` at `at` (`read`: `charging` of them)."""
     member = set(members)
-    mine = [p for p in placed if p.job_id in member]
-    spent = own_budget.spent(store, mine, period_start(period, at), at, sizes, nodes)
-    running = tuple(j for j in members if states[j] == "running")
+    mine = [p for p in read.placed if p.job_id in member]
+    spent = own_budget.spent(store, mine, period_start(period, at), at, read.sizes, read.nodes)
+    running = tuple(j for j in members if read.states[j] == "running")
     live = set(running)
     ahead = _next_charge(store, [p for p in mine if p.job_id in live], at, interval_seconds,
-                         nodes)
+                         read.nodes)
     per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
-    to_end = {j: _to_end(runs[j], mine, per_hour[j], paces.get(j, [])) for j in running}
+    to_end = {j: _to_end(read.runs[j], mine, per_hour[j], read.paces.get(j, []))
+              for j in running}
     # The forecast runs to the end of the period: a running job is charged to its own end
     # or to the period's, whichever comes first.
     end = period_end(period, at)
@@ -187,7 +211,7 @@ def _state(store: PriceStore, name: str, kind: str, usd: float, period: str,
                        sum(spent.values()) + sum(ahead_of_end.values()), tuple(members), running,
                        # Those its cap keeps stopped now (not those started again since).
                        tuple(j for j in members
-                             if capped.get(j) == ("" if kind == "job" else name)),
+                             if read.capped.get(j) == ("" if kind == "job" else name)),
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
 
 

@@ -137,7 +137,8 @@ def test_the_dashboard_shows_a_running_job_live(running_job, browser: Browser,
         one = json.loads(server.get(f"/api/jobs/{job}")[1])
         [advice] = one["advice"]  # `migrate --dry-run`: staying, in dollars
         assert one["budget_usd"] == 900
-        assert one["forecast_usd"] == pytest.approx(one["job"]["cost_usd"] + advice["stay_usd"])
+        assert advice["stay_usd"] > 0
+        # its own budget's forecast (`test_one_forecast`): its spend and the rest to come
         assert one["forecast_usd"] > one["job"]["cost_usd"]
 
         # Every page, at both widths: the job, its charts drawn, not a console message.

@@ -21,7 +21,7 @@ from tests.costsched.service.test_rest_priced import DONE, MEASURED, PRICE, STEP
 def test_the_dashboard_forecasts_the_rest_at_the_measured_speed(
         store: PriceStore, client: TestClient, instances: Path) -> None:
     """4x slower than planned: the job page's forecast and the jobs page's are its spend
-    plus the rest at 1 step/s ($79.50 left), the budget's forecast to the cent, and the
+    plus the rest at 1 step/s ($79.50 left), the budget's forecast, and the rest is the
     decider's stay cost exactly."""
     now = datetime.now(timezone.utc).replace(microsecond=0)  # readings keep whole seconds
     job = slow_job(store, instances, now)
@@ -30,7 +30,8 @@ def test_the_dashboard_forecasts_the_rest_at_the_measured_speed(
     doc = client.get(f"/api/jobs/{job}").json()
     [advice] = doc["advice"]
     assert advice["stay_usd"] == pytest.approx(rest, rel=1e-9)
-    assert doc["forecast_usd"] == pytest.approx(doc["job"]["cost_usd"] + rest, rel=1e-9)
+    # (read a moment after its cost: the same figure at one time, `test_one_forecast`)
+    assert doc["forecast_usd"] == pytest.approx(doc["job"]["cost_usd"] + rest, abs=0.005)
     assert doc["job"]["rest"]["source"] == "measured"
     [budget] = budgets_now(store)
     assert doc["forecast_usd"] == pytest.approx(budget.forecast_usd, abs=0.005)
