@@ -497,6 +497,10 @@ def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int =
 
 _CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
          "start": "started again"}
+# How a lost instance's recovery went, by its move's state ('': under way or done).
+_RECOVERED = {"": "recovered on the next instance",
+              "cancelled": "not recovered, the job was stopped",
+              "failed": "not recovered, its recovery failed"}
 
 
 def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
@@ -504,10 +508,13 @@ def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
     """Per instance the job ran on, how it came and how it ended, in words: "recovered here
     2026-03-01 10:00Z, preempted 2026-03-01 11:30Z: recovered on the next instance" (an
     instance lost says what the recovery saw: preempted, or stopped or terminated behind
-    costsched's back)."""
-    lost = {m.source_instance: m.detail for m in moves
-            if m.kind == "recovery" and m.source_instance}
-    moved = {m.source_instance for m in moves if m.kind == "migration" and m.source_instance}
+    costsched's back; a recovery a stop cancelled, that it was not recovered). A migration
+    cancelled (a stop, its source unable to stop) or failed moved nothing: its source reads
+    as it really ended, stopped where an instance followed it."""
+    lost = {m.source_instance: m for m in moves if m.kind == "recovery" and m.source_instance}
+    migrations = [m for m in moves if m.kind == "migration" and m.source_instance]
+    moved = {m.source_instance for m in migrations if m.state not in ("cancelled", "failed")}
+    halted = {m.source_instance for m in migrations if m.state == "cancelled"}
     runs: dict[str, list[PlacementRow]] = {}
     for p in placed:  # a gang's node replaced in place: one instance, several placements
         runs.setdefault(str(p.instance), []).append(p)
@@ -518,11 +525,11 @@ def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
         after = runs[order[n + 1]][0] if n + 1 < len(order) else None
         ended = "" if last.end_at is None else f" {last.end_at:%Y-%m-%d %H:%MZ}"
         if instance in lost:
-            seen = lost[instance].removeprefix(f"instance {instance} ") or "lost"
-            went = f"{seen}{ended}: recovered on the next instance"
+            seen = lost[instance].detail.removeprefix(f"instance {instance} ") or "lost"
+            went = f"{seen}{ended}: {_RECOVERED.get(lost[instance].state, _RECOVERED[''])}"
         elif instance in moved:
             went = f"moved away{ended}"
-        elif after is not None and after.reason == "start":
+        elif after is not None and (after.reason == "start" or instance in halted):
             went = f"stopped{ended}"
         elif last.end_at is None:
             went = "running"
