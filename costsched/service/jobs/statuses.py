@@ -39,7 +39,7 @@ from costsched.store.booked import Booking
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, job_state, stored_states
 from costsched.work import (
     Work,
     assumed_work,
@@ -260,6 +260,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
                                    instances[open_rows.instance[j]])
                  for j in ids if j in ours}
+        if states and job is None:  # the jobs shown in them (`_shown`), the newest `limit`
+            ids = [j for j in ids if job_state(runs[j].record.state, getattr(
+                asked.get(j), "state", "")) in states]
+            ids = ids[-limit:] if limit else ids
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
@@ -342,10 +346,12 @@ def _by_job(rows: Iterable[tuple]) -> dict[int, list]:
 def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
            name: str | None, limit: int | None,
            only: JobFilter | None = None) -> list[JobRecord]:
-    """The jobs `status` shows, oldest first, in one read."""
+    """The jobs `status` shows, oldest first, in one read. With `states` (as shown), those
+    that may be shown in them (`vocabulary.stored_states`), every one: `status` keeps
+    those shown in them once it has asked their instances, then the newest `limit`."""
     if job is not None:
         return store.jobs.records(job_ids(store, job, states=()))
-    found = store.jobs.records(states=states)
+    found = store.jobs.records(states=stored_states(states))
     if only is not None and not only.empty:
         found = [r for r in found if only.matches(r.spec)]
     if name is not None:
@@ -354,7 +360,7 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
             _check_name_pattern(store, name)
     if only is not None and only.budget and not found:
         _check_budget_name(store, only)
-    return found[-limit:] if limit else found
+    return found[-limit:] if limit and not states else found
 
 
 def _check_name_pattern(store: PriceStore, name: str) -> None:
