@@ -177,7 +177,8 @@ class JobStatus:
 
     @property
     def progress_source(self) -> str | None:
-        """"reported": the job's own step or verified checkpoint (or it succeeded); None:
+        """"reported": the job's own step or verified checkpoint, or the step it resumed
+        from (`resumed`), or it succeeded; None:
         no step reported yet (setup, or a job that writes none: no share of the hours it
         ran stands in for a step), or its work is assumed or given as hours on a
         reference GPU (a share of those hours says nothing of its own steps)."""
@@ -185,7 +186,15 @@ class JobStatus:
             return "reported"
         if self.assumed_work is not None:
             return None
-        return "reported" if self.reported else None
+        return "reported" if self.reported or self.resumed else None
+
+    @property
+    def resumed(self) -> bool:
+        """Whether it stands at the step an instance resumed from (a recovery's, a
+        start's: its newest checkpoint's, 0 with none), a step as known as one it reported,
+        in work given in its own steps (`own_total`)."""
+        return self.own_total is not None and any(
+            m.kind in ("recovery", "start") and m.state != "cancelled" for m in self.moves)
 
     @property
     def steps_not_reached(self) -> str:
