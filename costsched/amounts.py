@@ -32,6 +32,10 @@ HTML), the dashboard and every message.
   its two terms (a saving beside its baseline and the spend) is the difference of the
   terms as written (`difference_as_written`); a total beside its cells is the sum of the
   cells as written (`sum_as_written`), as a bill's total is the sum of its lines.
+- A saving (or loss) is no amount where it is a sum's rounding error (`no_noise`: the
+  same charges added up in another order, under NOISE), in the JSON too (0, never
+  4.3e-19), nor where it is smaller than the last decimal shown: it reads zero, and its
+  baseline as the spend beside it (never 'saved $0.000001' by a job that ran on it).
 - Two amounts compared in words (`apart`: 'more than the $0.00028 left', 'would pass
   the budget of'): at the decimals at which they read in the order they stand in, never
   '$0.0003 more than $0.0003'.
@@ -107,6 +111,13 @@ def parse_usd(value: str | float) -> float:
     if not units <= _USD_UNITS:
         raise ValueError(f"{value!r}: only USD is taken: expected {USD_FORMS}")
     return float(found["number"].replace(",", ""))
+
+
+def no_noise(value: float) -> float:
+    """An exact figure (JSON's) made by adding or taking away others (a saving, a
+    difference, their totals): 0.0 under NOISE, a sum's rounding error (the same charges
+    added up in another order), else as it is; NaN stays."""
+    return 0.0 if _known(value) and abs(float(value)) < NOISE else value
 
 
 def _known(value: float | None) -> bool:

@@ -348,22 +348,23 @@ class JobSpec(_Strict):
 
     @model_validator(mode="after")
     def _work(self) -> JobSpec:
-        forms = {
-            "steps": self.steps is not None,
-            "epochs": self.epochs is not None or self.steps_per_epoch is not None,
-            "hours": self.hours is not None or self.reference_gpu is not None,
-        }
-        given = [k for k, v in forms.items() if v]
-        if len(given) != 1:
+        keys = {form: [k for k in form.split() if getattr(self, k) is not None]  # given
+                for form in ("steps", "epochs steps_per_epoch", "hours reference_gpu")}
+        forms = {form.split()[0]: bool(given) for form, given in keys.items()}
+        if sum(forms.values()) != 1:
+            got = ", ".join(k for given in keys.values() for k in given) or "none"
             raise ValueError("give exactly one of: steps; epochs and steps_per_epoch; "
-                             f"hours and reference_gpu (got {', '.join(given) or 'none'})")
-        if forms["epochs"] and (self.epochs is None or self.steps_per_epoch is None):
-            raise ValueError("epochs needs steps_per_epoch (and the other way round)")
+                             f"hours and reference_gpu (got {got})")
+        gpus = f"one of {', '.join(GPU_SPECS)}, e.g. V100 or V100:8"
+        for key, other, what in (
+                ("epochs", "steps_per_epoch", "the steps of one epoch"),
+                ("steps_per_epoch", "epochs", "how many epochs"),
+                ("hours", "reference_gpu", f"the GPU those hours were measured on ({gpus})"),
+                ("reference_gpu", "hours", "the work in hours on that GPU")):
+            if getattr(self, key) is not None and getattr(self, other) is None:
+                raise ValueError(f"{key} needs {other}, {what}")
         if forms["epochs"] and self.epochs * self.steps_per_epoch > MAX_STEPS:  # type: ignore[operator]
             raise ValueError(f"epochs x steps_per_epoch: expected at most {MAX_STEPS:g} steps")
-        if forms["hours"] and (self.hours is None or self.reference_gpu is None):
-            raise ValueError("hours needs reference_gpu, the GPU those hours were measured "
-                             f"on (one of {', '.join(GPU_SPECS)}, e.g. V100 or V100:8)")
         if self.model is None and self.throughputs is None and not forms["hours"]:
             raise ValueError("give model (a bundled or measured model name) or throughputs "
                              "(GPU: steps/s, e.g. {V100: 5.0}), or the work as hours on a "

@@ -174,6 +174,25 @@ AS_INSTANCE_ENDED = {"succeeded": "finishing", "failed": "failing",
 SHOWN_ONLY = ("finishing", "failing")  # shown, never stored: such a job is stored running
 
 
+def shown_states() -> tuple[str, ...]:
+    """Every state a view shows a job in, as `status --state` (and the dashboard's filter)
+    takes them: the store's (`costsched.model.JOB_STATES`), SHOWN_ONLY after running."""
+    from costsched.model import JOB_STATES  # (the model's modules import this one)
+
+    at = JOB_STATES.index("running") + 1
+    return (*JOB_STATES[:at], *SHOWN_ONLY, *JOB_STATES[at:])
+
+
+def stored_states(shown: Iterable[str]) -> list[str]:
+    """The stored states of the jobs that may be shown in one of the states `shown`: each
+    stored one, and running for a state a running job whose instance ended reads
+    (`AS_INSTANCE_ENDED`)."""
+    shown = list(shown)
+    out = [s for s in shown if s not in SHOWN_ONLY]
+    ended = any(s in AS_INSTANCE_ENDED.values() for s in shown)
+    return out + ["running"] if ended and "running" not in out else out
+
+
 def job_state(state: str, instance_state: str | None) -> str:
     """A job's state as every view shows it beside its instance's (`status`, --json, the
     dashboard): the stored `state`, but for a running job whose instance has ended

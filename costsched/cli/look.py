@@ -24,10 +24,11 @@ from costsched.cli.common import (
     print_json,
     split_csv,
 )
-from costsched.model import JOB_STATES, InvalidInput
+from costsched.model import InvalidInput
 from costsched.redact import remember_given, remembered_masked
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels, parse_states
+from costsched.vocabulary import shown_states
 
 
 @friendly_errors
@@ -38,8 +39,8 @@ def status(
                                         "recovering them as needed (0: show them now).")]
     = 0.0,
     state: Annotated[list[str] | None, typer.Option(
-        "--state", help=f"Only jobs in these states ({', '.join(JOB_STATES)}; repeat or "
-        "comma-separate).", show_default=False)] = None,
+        "--state", help=f"Only jobs shown in these states ({', '.join(shown_states())}; "
+        "repeat or comma-separate).", show_default=False)] = None,
     name: Annotated[str | None, typer.Option(
         help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]
     = None,

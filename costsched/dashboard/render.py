@@ -36,7 +36,7 @@ from costsched.report.html import (
     totals_line,
 )
 from costsched.report.written import scale_of
-from costsched.service.views import due_hours, due_words, dumps, progress_words
+from costsched.service.views import due_hours, due_words, dumps, job_progress
 from costsched.vocabulary import counted, offering_label
 from costsched.work import NOT_KNOWN
 
@@ -209,14 +209,6 @@ def price_moves(changes: list[dict]) -> dict[str, dict]:
     return {when(c["at"]): c for c in changes if per_hour(c["from"]) != per_hour(c["to"])}
 
 
-def progress(job: dict) -> str:
-    """A job's progress as `status` writes it ('42%', 'step 1,595', 'no step yet', '-')."""
-    live = job.get("state") not in FINAL_STATES and \
-        job.get("steps_left") == job.get("steps_total")
-    return progress_words(job.get("progress"), job.get("progress_source"), live=live,
-                          step=job.get("step"))
-
-
 def chart_json(data: Any) -> str:
     """Chart data for a `<script type="application/json">` block: JSON with '<', '>' and
     '&' escaped, so no value can close the block."""
@@ -241,7 +233,7 @@ def noun(count: int, singular: str, plural: str | None = None) -> str:
 
 FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
-           "progress": progress, "places": places, "due_places": due_places,
+           "progress": job_progress, "places": places, "due_places": due_places,
            "job_places": job_places, "leg_costs": leg_costs, "shown": shown,
            "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
            "per_hour": per_hour, "hours": hours, "sps": sps,

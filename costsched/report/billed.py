@@ -31,6 +31,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
+from costsched.amounts import no_noise
 from costsched.bills import rates
 from costsched.report import build
 from costsched.report.data import reported_jobs
@@ -151,7 +152,7 @@ def _days(estimate: pd.DataFrame, lines: pd.DataFrame, names: dict) -> pd.DataFr
         small = gap.abs() <= tolerance
         frame[item] = gap.where(~small, 0.0)
         frame["rounding_usd"] += gap.where(small, 0.0)
-    frame["difference_usd"] = frame["billed_usd"] - frame["estimated_usd"]
+    frame["difference_usd"] = (frame["billed_usd"] - frame["estimated_usd"]).map(no_noise)
     frame = frame.reset_index()
     frame["name"] = frame["job_id"].map(names)
     frame["day"] = pd.to_datetime(frame["day"], utc=True)
@@ -161,6 +162,7 @@ def _days(estimate: pd.DataFrame, lines: pd.DataFrame, names: dict) -> pd.DataFr
 
 def _job_table(days: pd.DataFrame, threshold: float) -> pd.DataFrame:
     sums = days.groupby(["job_id", "name"])[DAY_COLUMNS[3:]].sum().reset_index()
+    sums["difference_usd"] = sums["difference_usd"].map(no_noise)  # days' +0.1 and -0.1
     estimated = sums["estimated_usd"]
     sums["difference_share"] = sums["difference_usd"] / estimated.where(estimated > 0)
     sums["flagged"] = np.where(estimated > 0,

@@ -293,12 +293,6 @@ def _sums_agree(jobs: Rows, sums: Mapping[str, float], places: Mapping[str, int]
                and (c in HOUR_COLUMNS) == (unit == "hours"))
 
 
-def rounded(value: float, places: int) -> float:
-    """`value` at `places` decimals as an array rounds it (scaled, to the nearest even)."""
-    scale = 10.0 ** places
-    return float(round(value * scale)) / scale if math.isfinite(value) else value
-
-
 def _number(value: object) -> float:
     """A cell as a number; NaN for what is none."""
     if isinstance(value, bool):
@@ -360,11 +354,20 @@ def added_up(rows: Rows, places: Mapping[str, int],
                 if all(v == v for v in exact) and abs(math.fsum(exact) - total) < 1e-9:
                     for c, v in zip(parts, parts_as_written(total, exact, p), strict=True):
                         row[c] = v
-        for saved, base in _savings(list(row)):
-            made = difference_as_written(_number(row[base]), total, p)
-            if made == made:
-                row[saved] = made
+        _saved_as_written(row, total, p)
     return out
+
+
+def _saved_as_written(row: dict, total: float, p: int) -> None:
+    """Each saving of `row` its baseline less its spend `total`, as written at `p`
+    decimals; one smaller than the last decimal (`costsched.amounts`) is none: 0, its
+    baseline read as the spend, never 'saved $0.000001' by a job that ran on it."""
+    for saved, base in _savings(list(row)):
+        exact = _number(row[saved])
+        if exact == exact and as_written(exact, p) == 0:
+            row[saved], row[base] = 0.0, total
+        elif (made := difference_as_written(_number(row[base]), total, p)) == made:
+            row[saved] = made
 
 
 def _as_charged(row: dict, places: Mapping[str, int], made: Mapping[str, list[float]]
@@ -383,10 +386,7 @@ def _as_charged(row: dict, places: Mapping[str, int], made: Mapping[str, list[fl
             row[column] = total_as_written(made[column], places[unit])
     for parts in adds:  # the total of its parts as written
         total = row["usd"] = total_as_written([_number(row[c]) for c in parts], p)
-    for saved, base in _savings(list(row)):
-        made = difference_as_written(_number(row[base]), total, p)
-        if made == made:
-            row[saved] = made
+    _saved_as_written(row, total, p)
     return row
 
 

@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
-from costsched.amounts import Scale, store_scale
+from costsched.amounts import Scale, no_noise, store_scale
 from costsched.costs import Move, egress_rows
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
@@ -189,7 +189,7 @@ def totals(jobs: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     each = column_sum([_float(r["billed_hours"]) * _float(r.get("nodes"), 1.0) for r in jobs])
     failed = column_sum([_float(r["usd"]) for r in jobs if r.get("state") == "failed"])
     out = {**sums, "instance_hours": each, "failed_usd": failed}  # (its spend, apart)
-    return {c: (None if math.isnan(v) else v) if c in _BASELINE_COLUMNS else
+    return {c: (None if math.isnan(v) else no_noise(v)) if c in _BASELINE_COLUMNS else
             (0.0 if math.isnan(v) else v) for c, v in out.items()}
 
 
@@ -387,8 +387,8 @@ def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequen
             cover = kept = math.nan
         rows.append(dict(zip(JOB_COLUMNS, (
             job.id, job.name, job.state, int(nodes.get(job.id, 1)), float(billed),
-            float(paid), float(out), float(total), float(cover), float(cover - total),
-            kept, float(kept - total)), strict=True)))
+            float(paid), float(out), float(total), float(cover), no_noise(cover - total),
+            kept, no_noise(kept - total)), strict=True)))
     return rows
 
 

@@ -18,6 +18,8 @@ from costsched.vocabulary import job_state
 from costsched.work import share_key
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas as pd
 
     from costsched.report import Report
@@ -178,15 +180,24 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
 
 def progress_words(progress: float | None, source: str | None, *,
                    live: bool = False, step: float | None = None) -> str:
-    """A job's progress as every view writes it: '42%' (the step it reported), 'step
-    1,595' (the step it reported, of work whose total is not known), 'no step yet' (a live
-    job that has reported none: in setup, or writing none), '-' (not known). Never a
-    percentage guessed from the hours it ran."""
+    """A job's progress as every view writes it (`status`, the dashboard: `job_progress`):
+    '42%' (the step it reported, or the one it resumed from after a recovery or a start:
+    its newest checkpoint's, '0%' with none), 'step 1,595' (the step it reported, of work
+    whose total is not known), 'no step yet' (a live job that has reported none: in setup,
+    or writing none), '-' (not known). Never a percentage guessed from the hours it ran."""
     if progress is not None and source == "reported":
         return f"{progress:.0%}"
     if step:
         return f"step {step:,.0f}"
     return "no step yet" if live else "-"
+
+
+def job_progress(job: Mapping[str, Any]) -> str:
+    """`progress_words` of a job as `status --json` gives it (the dashboard's)."""
+    from costsched.model import FINAL_STATES
+
+    return progress_words(job.get("progress"), job.get("progress_source"),
+                          live=job.get("state") not in FINAL_STATES, step=job.get("step"))
 
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],

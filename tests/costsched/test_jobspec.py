@@ -316,3 +316,21 @@ def test_a_workdir_with_no_value_is_refused_not_read_as_no_code(
         load(tmp_path / "job.yaml")
     assert str(refused.value).startswith(f"{tmp_path / 'job.yaml'}: field workdir: empty")
     assert "`workdir: .`" in str(refused.value)
+
+
+@pytest.mark.parametrize(("work", "said"), [
+    ("steps: 5\nsteps_per_epoch: 100", "give exactly one of: steps; epochs and "
+     "steps_per_epoch; hours and reference_gpu (got steps, steps_per_epoch)"),
+    ("epochs: 3\nreference_gpu: V100", "(got epochs, reference_gpu)"),
+    ("steps: 5\nhours: 2", "(got steps, hours)"),
+    ("steps_per_epoch: 100", "field steps_per_epoch: steps_per_epoch needs epochs"),
+    ("epochs: 3", "field epochs: epochs needs steps_per_epoch"),
+    ("reference_gpu: V100", "field reference_gpu: reference_gpu needs hours"),
+    ("hours: 2", "field hours: hours needs reference_gpu"),
+])
+def test_a_work_error_names_the_keys_the_file_has(work: str, said: str) -> None:
+    import yaml
+
+    with pytest.raises(InvalidInput) as info:
+        parse(yaml.safe_load(f"name: a\nmodel: A3C\n{work}\n"), "f.yaml")
+    assert said in str(info.value)

@@ -39,7 +39,7 @@ from costsched.store.booked import Booking
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, job_state, stored_states
 from costsched.work import (
     Work,
     assumed_work,
@@ -177,7 +177,8 @@ class JobStatus:
 
     @property
     def progress_source(self) -> str | None:
-        """"reported": the job's own step or verified checkpoint (or it succeeded); None:
+        """"reported": the job's own step or verified checkpoint, or the step it resumed
+        from (`resumed`), or it succeeded; None:
         no step reported yet (setup, or a job that writes none: no share of the hours it
         ran stands in for a step), or its work is assumed or given as hours on a
         reference GPU (a share of those hours says nothing of its own steps)."""
@@ -185,7 +186,15 @@ class JobStatus:
             return "reported"
         if self.assumed_work is not None:
             return None
-        return "reported" if self.reported else None
+        return "reported" if self.reported or self.resumed else None
+
+    @property
+    def resumed(self) -> bool:
+        """Whether it stands at the step an instance resumed from (a recovery's, a
+        start's: its newest checkpoint's, 0 with none), a step as known as one it reported,
+        in work given in its own steps (`own_total`)."""
+        return self.own_total is not None and any(
+            m.kind in ("recovery", "start") and m.state != "cancelled" for m in self.moves)
 
     @property
     def steps_not_reached(self) -> str:
@@ -260,6 +269,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
                                    instances[open_rows.instance[j]])
                  for j in ids if j in ours}
+        if states and job is None:  # the jobs shown in them (`_shown`), the newest `limit`
+            ids = [j for j in ids if job_state(runs[j].record.state, getattr(
+                asked.get(j), "state", "")) in states]
+            ids = ids[-limit:] if limit else ids
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step)) is not None}
         store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
@@ -342,10 +355,12 @@ def _by_job(rows: Iterable[tuple]) -> dict[int, list]:
 def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
            name: str | None, limit: int | None,
            only: JobFilter | None = None) -> list[JobRecord]:
-    """The jobs `status` shows, oldest first, in one read."""
+    """The jobs `status` shows, oldest first, in one read. With `states` (as shown), those
+    that may be shown in them (`vocabulary.stored_states`), every one: `status` keeps
+    those shown in them once it has asked their instances, then the newest `limit`."""
     if job is not None:
         return store.jobs.records(job_ids(store, job, states=()))
-    found = store.jobs.records(states=states)
+    found = store.jobs.records(states=stored_states(states))
     if only is not None and not only.empty:
         found = [r for r in found if only.matches(r.spec)]
     if name is not None:
@@ -354,7 +369,7 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
             _check_name_pattern(store, name)
     if only is not None and only.budget and not found:
         _check_budget_name(store, only)
-    return found[-limit:] if limit else found
+    return found[-limit:] if limit and not states else found
 
 
 def _check_name_pattern(store: PriceStore, name: str) -> None:
@@ -497,6 +512,10 @@ def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int =
 
 _CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
          "start": "started again"}
+# How a lost instance's recovery went, by its move's state ('': under way or done).
+_RECOVERED = {"": "recovered on the next instance",
+              "cancelled": "not recovered, the job was stopped",
+              "failed": "not recovered, its recovery failed"}
 
 
 def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
@@ -504,10 +523,13 @@ def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
     """Per instance the job ran on, how it came and how it ended, in words: "recovered here
     2026-03-01 10:00Z, preempted 2026-03-01 11:30Z: recovered on the next instance" (an
     instance lost says what the recovery saw: preempted, or stopped or terminated behind
-    costsched's back)."""
-    lost = {m.source_instance: m.detail for m in moves
-            if m.kind == "recovery" and m.source_instance}
-    moved = {m.source_instance for m in moves if m.kind == "migration" and m.source_instance}
+    costsched's back; a recovery a stop cancelled, that it was not recovered). A migration
+    cancelled (a stop, its source unable to stop) or failed moved nothing: its source reads
+    as it really ended, stopped where an instance followed it."""
+    lost = {m.source_instance: m for m in moves if m.kind == "recovery" and m.source_instance}
+    migrations = [m for m in moves if m.kind == "migration" and m.source_instance]
+    moved = {m.source_instance for m in migrations if m.state not in ("cancelled", "failed")}
+    halted = {m.source_instance for m in migrations if m.state == "cancelled"}
     runs: dict[str, list[PlacementRow]] = {}
     for p in placed:  # a gang's node replaced in place: one instance, several placements
         runs.setdefault(str(p.instance), []).append(p)
@@ -518,11 +540,11 @@ def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
         after = runs[order[n + 1]][0] if n + 1 < len(order) else None
         ended = "" if last.end_at is None else f" {last.end_at:%Y-%m-%d %H:%MZ}"
         if instance in lost:
-            seen = lost[instance].removeprefix(f"instance {instance} ") or "lost"
-            went = f"{seen}{ended}: recovered on the next instance"
+            seen = lost[instance].detail.removeprefix(f"instance {instance} ") or "lost"
+            went = f"{seen}{ended}: {_RECOVERED.get(lost[instance].state, _RECOVERED[''])}"
         elif instance in moved:
             went = f"moved away{ended}"
-        elif after is not None and after.reason == "start":
+        elif after is not None and (after.reason == "start" or instance in halted):
             went = f"stopped{ended}"
         elif last.end_at is None:
             went = "running"

@@ -1,6 +1,6 @@
-"""The report's sums, durations and rounding on plain rows agree to the last bit with the
-frames' (`report.sums`, `report.cells.rounded`): a group's sum, a column's sum, a
-duration's seconds and a figure rounded to a table's decimals."""
+"""The report's sums and durations on plain rows agree to the last bit with the frames'
+(`report.sums`): a group's sum, a column's sum and a duration's seconds. (A figure is
+rounded half up, `costsched.amounts.half_up`, never as an array rounds it.)"""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ import math
 import random
 from datetime import datetime, timedelta, timezone
 
-import numpy as np
 import pandas as pd
 
-from costsched.report.cells import rounded
 from costsched.report.sums import column_sum, group_sum, group_sums, seconds
 
 
@@ -79,12 +77,3 @@ def test_a_durations_seconds_are_the_frames() -> None:
     ends = [start + s for s in spans]
     expected = (pd.Series(ends) - pd.Timestamp(start)).dt.total_seconds().tolist()
     assert [seconds(e - start) for e in ends] == expected
-
-
-def test_a_figure_is_rounded_as_the_frames_round_it() -> None:
-    rng = random.Random(5)
-    values = [round(rng.uniform(-50, 50), rng.randint(2, 7)) for _ in range(5000)]
-    values += [0.125, 2.675, 0.0005, 1.0005, -0.0045]
-    for places in (2, 3, 4):
-        expected = np.round(np.array(values), places).tolist()
-        assert [rounded(v, places) for v in values] == expected

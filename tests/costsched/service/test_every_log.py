@@ -57,3 +57,54 @@ def test_each_instance_says_how_the_job_came_and_left(store: PriceStore) -> None
     assert service.every_log(store, OneLog(), job).endswith(
         "--- instance i-4 (started again 2026-03-01 05:00Z, succeeded 2026-03-01 06:00Z)\n"
         "output on i-4\n")
+
+
+def test_an_instance_a_stop_ended_reads_stopped_whatever_move_the_stop_cancelled(
+        store: PriceStore) -> None:
+    """A migration (or a recovery) that a stop cancelled moved nothing: the instances it
+    involved read as the stop left them, never 'moved away' or 'recovered'."""
+    job = store.jobs.create("trainer", {"spec": {"name": "trainer"}}, 10, at=T0)
+    store.jobs.transition(job, "running", at=T0)
+
+    def place(hours: float, reason: str, instance: str) -> None:
+        store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1,
+                         at=T0 + timedelta(hours=hours), usd_per_hour=1.0, reason=reason,
+                         instance=instance)
+
+    def cancelled(hours: float, kind: str, source: str, detail: str = "") -> None:
+        at = T0 + timedelta(hours=hours)
+        move = store.moves.create(job, kind, [], at=at, source_instance=source,
+                                  detail=detail)
+        store.moves.advance(move, "cancelled", at=at + timedelta(minutes=2),
+                            detail="the job was stopped (planned)")
+
+    place(0, "launch", "i-1")
+    cancelled(1, "migration", "i-1")
+    store.jobs.end_placement(job, T0 + timedelta(hours=1, minutes=2))
+    store.jobs.transition(job, "stopped", at=T0 + timedelta(hours=1, minutes=2))
+    assert service.every_log(store, OneLog(), job).startswith(
+        "--- instance i-1 (launched 2026-03-01 00:00Z, stopped 2026-03-01 01:02Z)\n")
+    store.jobs.transition(job, "running", at=T0 + timedelta(hours=2))
+    place(2, "start", "i-2")
+    store.jobs.end_placement(job, T0 + timedelta(hours=3))
+    cancelled(3, "recovery", "i-2", detail="instance i-2 preempted")
+    store.jobs.transition(job, "stopped", at=T0 + timedelta(hours=3, minutes=2))
+    assert service.every_log(store, OneLog(), job) == (
+        "--- instance i-1 (launched 2026-03-01 00:00Z, stopped 2026-03-01 01:02Z)\n"
+        "output on i-1\n"
+        "--- instance i-2 (started again 2026-03-01 02:00Z, preempted 2026-03-01 03:00Z: "
+        "not recovered, the job was stopped)\noutput on i-2\n")
+
+
+def test_a_migration_that_moved_nothing_leaves_its_source_running(store: PriceStore) -> None:
+    """A migration cancelled for a reason of its own (its source could not be asked to
+    stop) leaves the job where it ran: the source reads running, then as the job ended."""
+    job = store.jobs.create("trainer", {"spec": {"name": "trainer"}}, 10, at=T0)
+    store.jobs.transition(job, "running", at=T0)
+    store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1, at=T0, usd_per_hour=1.0,
+                     reason="launch", instance="i-1")
+    move = store.moves.create(job, "migration", [], at=T0, source_instance="i-1")
+    store.moves.advance(move, "cancelled", at=T0 + timedelta(minutes=1),
+                        detail="cannot ask the source to stop: throttled")
+    assert service.every_log(store, OneLog(), job) == (
+        "--- instance i-1 (launched 2026-03-01 00:00Z, running)\noutput on i-1\n")

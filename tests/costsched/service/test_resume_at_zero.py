@@ -1,0 +1,48 @@
+"""A job lost before its first checkpoint resumes from step 0, and its progress says so in
+every view (`0%`, its checkpoint's step, 0 with none), never `no step yet` as for a job
+that has reported no step at all. A real local-launcher job, preempted without notice."""
+
+from __future__ import annotations
+
+import sys
+
+from costsched.cli import jobs as cli_jobs
+from costsched.dashboard.render import FILTERS
+from costsched.service import jobs as service
+from costsched.service.views import status_document
+from tests.costsched.service.job_scripts import PREAMBLE
+from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
+
+# Reports step 67 and writes no checkpoint; run again (the recovery), reports nothing.
+JOB = PREAMBLE + """\
+ran = Path(sys.argv[1])
+if not ran.exists():
+    ran.touch()
+    report(67)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def test_a_job_lost_before_its_first_checkpoint_reads_its_step_0(world) -> None:  # noqa: F811
+    store, launcher, tmp = world
+    script = tmp / "job.py"
+    script.write_text(JOB)
+    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} "
+                                                      f"{tmp / 'ran'}"),
+                           launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    wait_for(lambda: launcher.status(instance).step == 67)
+    [before] = service.status(store, launcher, job.id)
+    assert cli_jobs._progress(before) != "no step yet"
+    launcher.preempt(instance)
+    wait_for(lambda: launcher.status(instance).state == "preempted")
+    lines = service.reconcile(store, launcher)
+    assert any("resumes from step 0 (no checkpoint: from the start): 67 steps lost" in line
+               for line in lines), lines
+    [after] = service.status(store, launcher, job.id)
+    assert after.recoveries == 1 and after.step == 0
+    [doc] = status_document([after])
+    assert (doc["progress"], doc["progress_source"]) == (0.0, "reported")
+    assert cli_jobs._progress(after) == FILTERS["progress"](doc) == "0%"  # status, dashboard
