@@ -141,12 +141,18 @@ def share_key(stored: Mapping[str, Any]) -> str:
             f"{key}{where} instead of its hours gives one")
 
 
-def ended_short(succeeded: bool, step: float, total: float | None) -> bool:
+def ended_short(succeeded: bool, step: float, total: float | None,
+                reported: bool | None = None) -> bool:
     """Whether a job that exited 0 (`succeeded`) had reported a last `step` short of its
     `total` in its own steps (`own_total`; None: no share is known). Exit 0 is done, by the
     job contract, but its progress is then the step it reported, not all of its steps. A
-    job that reported no step is taken as done."""
-    return succeeded and total is not None and 0 < float(step) < float(total)
+    job that reported no step is taken as done; one that reported step 0 did none of them.
+    `reported`: whether it reported a step (0 included: a step reading is stored); None
+    where that is not known, when only a step above 0 says it did."""
+    if not succeeded or total is None:
+        return False
+    said = float(step) > 0 if reported is None else reported or float(step) > 0
+    return said and float(step) < float(total)
 
 
 def short_words(step: float, total: float) -> str:
@@ -155,13 +161,15 @@ def short_words(step: float, total: float) -> str:
             "its declared steps were not reached")
 
 
-def steps_done(step: float, total: float | None, succeeded: bool) -> float:
+def steps_done(step: float, total: float | None, succeeded: bool,
+               reported: bool | None = None) -> float:
     """The steps a job did: its last reported `step`, at most its `total` in its own steps
-    (`own_total`; all of them once it `succeeded`, unless it `ended_short`), or that step
-    where its total is not its own (None)."""
+    (`own_total`; all of them once it `succeeded`, unless it `ended_short`: `reported`
+    says whether it reported a step, 0 included), or that step where its total is not its
+    own (None)."""
     if total is None:
         return max(float(step), 0.0)
-    if succeeded and not ended_short(succeeded, step, total):
+    if succeeded and not ended_short(succeeded, step, total, reported):
         return float(total)
     return max(min(float(step), float(total)), 0.0)
 
@@ -190,10 +198,11 @@ def trained_seconds(readings: Iterable[Sequence[Any]], step: float, total: float
     apart, the first after the job began and the last before it ended, and miss the
     training before and after them. None without readings that span a step and a
     second."""
-    span = trained_span(readings, add)
+    rows = list(readings)
+    span = trained_span(rows, add)
     if span is None:
         return None
-    return steps_done(step, total, succeeded) * span[1] / span[0]
+    return steps_done(step, total, succeeded, reported=bool(rows)) * span[1] / span[0]
 
 
 def measured_pace(readings: Iterable[Sequence[Any]]) -> float | None:

@@ -64,7 +64,8 @@ def due(job: dict, places: dict[str, int] | int | None = None,
         return ""
     if isinstance(places, dict):
         places = places.get("hours")
-    return due_words(*_due_args(job, now or datetime.now(timezone.utc)), places)
+    return due_words(*_due_args(job, now or datetime.now(timezone.utc)), places,
+                     short=bool(job.get("steps_not_reached")))
 
 
 def due_places(jobs: list[dict], now: datetime | None = None) -> dict[str, int]:

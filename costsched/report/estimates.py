@@ -21,7 +21,10 @@ A job that has not finished is compared on the work it has done: its plan's figu
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
 running at 1.5x its plan), its start counted whole (paid once, at the start). So is a job
 that exited 0 (succeeded) at a step short of its declared steps: its verdict says so
-('within (exited 0 at 12% of its declared steps)'). Ratios are
+('ended short (exited 0 at 12% of its declared steps)'), and it has no ratio: a run that
+ended short of its steps, like one that failed ('failed'), says nothing of its estimate's
+accuracy and is left out of the calibration. A run on several GPU types ('1xL4 then
+1xA10G') is left out of each GPU's group of the calibration (counted in ALL). Ratios are
 actual over expected: above 1 the job took longer or cost more than planned. Each ratio is
 judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` between.
 Where the hours and the cost agree the verdict is that word; where they do not, it names
@@ -61,6 +64,8 @@ ESTIMATE_COLUMNS = [
 CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_training_hours_ratio",
                        "worst_training_hours_ratio", "median_usd_ratio", "worst_usd_ratio"]
 ALL = "(all)"
+THEN = " then "  # between the GPUs of a job that ran on several (`gpus_of`)
+SHORT = "ended short"  # the verdict of a job that exited 0 short of its declared steps
 _PREDICTED = ("job_id", "model", "gpu_model", "gpu_count", "steps_per_second",
               "throughput_source", "expected_hours", "expected_usd", "expected_preemptions",
               "usd_per_hour")
@@ -109,9 +114,10 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         # whose share done is known only once it succeeded.
         total = own_total(getattr(job, "spec", {}), job.steps_total)
         succeeded = job.state == "succeeded"
-        short = ended_short(succeeded, job.steps_done, total)
+        said = bool(read.get(job_id))  # it reported a step, 0 included
+        short = ended_short(succeeded, job.steps_done, total, said)
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
-            steps_done(job.steps_done, total, succeeded) / total
+            steps_done(job.steps_done, total, succeeded, said) / total
         hours = usd = math.nan
         start = started_usd(p)
         expected_hours = p["expected_hours"] * done
@@ -129,12 +135,25 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
                 hours = trained / 3600
             hours = min(hours, ran)  # never more than its instances ran
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
+        if job.state == "failed" or short:  # no measure of the estimate: no ratio
+            hours_ratio = usd_ratio = math.nan
         rows.append(dict(zip(ESTIMATE_COLUMNS, (
-            job_id, job.name, p["model"], f"{p['gpu_count']}x{p['gpu_model']}", job.state,
+            job_id, job.name, p["model"], gpus_of(p, [life for life, _ in mine]), job.state,
             done, expected_hours, hours, hours_ratio, expected_usd, usd, usd_ratio,
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
-            verdict(hours_ratio, usd_ratio, done if short else None)), strict=True)))
+            verdict(hours_ratio, usd_ratio, done if short else None,
+                    job.state == "failed")), strict=True)))
     return rows
+
+
+def gpus_of(predicted: Mapping, lives: Sequence[PlacementRow]) -> str:
+    """The GPUs a job ran on, in order: its plan's ('1xL4') when it ran on that alone (or
+    has not run), else each it ran on ('1xL4 then 1xA10G', `THEN`): a run on several GPU
+    types is no measure of one of them (`calibration` leaves it out of their groups)."""
+    planned = f"{predicted['gpu_count']}x{predicted['gpu_model']}"
+    ran = list(dict.fromkeys(f"{life.gpu_count}x{life.gpu_model}" for life in lives
+                             if getattr(life, "gpu_model", None)))
+    return planned if not ran or ran == [planned] else THEN.join(ran)
 
 
 def started_usd(predicted: Mapping) -> float:
@@ -147,13 +166,16 @@ def started_usd(predicted: Mapping) -> float:
                * float(price), 0.0)
 
 
-def verdict(hours_ratio: float, usd_ratio: float, short: float | None) -> str:
-    """`vs_estimate`, with the share done of a job that exited 0 short of its declared
-    steps (`short`; None for any other job)."""
-    said = vs_estimate(hours_ratio, usd_ratio)
-    if short is None:
-        return said
-    return f"{said} (exited 0 at {short:.0%} of its declared steps)".strip()
+def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
+            failed: bool = False) -> str:
+    """`vs_estimate`; for a run that says nothing of its estimate, what it is: 'failed'
+    (`failed`), or 'ended short' with the share done of a job that exited 0 short of its
+    declared steps (`short`; None for any other job)."""
+    if failed:
+        return "failed"
+    if short is not None:
+        return f"{SHORT} (exited 0 at {short:.0%} of its declared steps)"
+    return vs_estimate(hours_ratio, usd_ratio)
 
 
 def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
@@ -180,12 +202,15 @@ def judged(value: float) -> str:
 
 def calibration(estimates: Sequence[Mapping]) -> list[dict]:
     """Per (model, GPU), then over every job (model and GPU ALL): how many jobs compare,
-    the median ratio and the worst (the furthest from 1, either way) of hours and cost."""
+    the median ratio and the worst (the furthest from 1, either way) of hours and cost.
+    A run that failed or ended short has no ratio (`estimate_table`): it compares nothing;
+    one that ran on several GPU types (`THEN`) counts in ALL alone."""
     compared = [e for e in estimates if not (_nan(e["training_hours_ratio"])
                                              and _nan(e["usd_ratio"]))]
     if not compared:
         return []
-    groups = sorted(by(compared, lambda e: (e["model"], e["gpu"])).items())
+    groups = sorted(by([e for e in compared if THEN not in e["gpu"]],
+                       lambda e: (e["model"], e["gpu"])).items())
     groups.append(((ALL, ALL), compared))
     return [dict(zip(CALIBRATION_COLUMNS, (
         model, gpu, len(found), *summary(e["training_hours_ratio"] for e in found),

@@ -37,11 +37,10 @@ PLACEMENT_FIELDS = ("cloud", "region", "zone", "instance_type", "market", "usd_p
 def due_hours(due: datetime, now: datetime, final: bool, state: str = "",
               ended_at: datetime | None = None) -> float | None:
     """The hours `due_words` says: to the deadline (less than 0: since it passed), or how
-    early a job that succeeded finished (less than 0: how late); None for a job that ended
-    otherwise (a stopped job whose deadline is ahead: to it, as for a job that runs)."""
+    early a job that ended did (less than 0: how late); None for a job that ended at a
+    time not known (a stopped job whose deadline is ahead: to it, as for a job that runs)."""
     if final and not _stopped_before(due, now, state):
-        return None if state != "succeeded" or ended_at is None else \
-            (due - ended_at).total_seconds() / 3600
+        return None if ended_at is None else (due - ended_at).total_seconds() / 3600
     return (due - now).total_seconds() / 3600
 
 
@@ -52,23 +51,36 @@ def _stopped_before(due: datetime, now: datetime, state: str) -> bool:
 
 
 def due_words(due: datetime, now: datetime, final: bool, state: str = "",
-              ended_at: datetime | None = None, places: int | None = None) -> str:
+              ended_at: datetime | None = None, places: int | None = None,
+              short: bool = False) -> str:
     """When a job with a deadline is due, as `status` and the dashboard say it: 'due
     2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed; a job that ended says it
-    was due, and one that succeeded (`state`, at `ended_at`) whether it met the deadline;
-    a stopped job whose deadline is ahead is still due.
+    was due and how it ended against it (`state`, at `ended_at`): one that succeeded
+    whether it met the deadline, one that exited 0 short of its declared steps (`short`:
+    `work.ended_short`) or failed or was stopped only when it ended, its work not done; a
+    stopped job whose deadline is ahead is still due.
     `places`: the decimals of the hours read beside it (its own by default)."""
     from costsched.amounts import hours
 
     said = f"due {due:%Y-%m-%d %H:%M} UTC"
     span = due_hours(due, now, final, state, ended_at)
+    ended = final and not _stopped_before(due, now, state)
     if span is None:
-        return f"was {said}"
+        return f"was {said}" + (f": it {_ENDED.get(state, 'ended')}" if ended else "")
     shown = hours(abs(span), places)
-    if final and not _stopped_before(due, now, state):
+    side = "before" if span >= 0 else "after"
+    if ended and state == "succeeded" and not short:
         return (f"was {said}: met, it finished {shown} h before" if span >= 0 else
                 f"was {said}: missed, it finished {shown} h after")
+    if ended and state == "succeeded":  # its work was not done: no deadline met
+        return f"was {said}: it ended {shown} h {side}, its declared steps not reached"
+    if ended:
+        return f"was {said}: it {_ENDED.get(state, 'ended')} {shown} h {side}"
     return f"{said} (in {shown} h)" if span >= 0 else f"{said} (passed {shown} h ago)"
+
+
+# How a job that ended other than by succeeding ended, against its deadline.
+_ENDED = {"failed": "failed", "stopped": "was stopped"}
 
 
 def json_default(value: Any) -> Any:

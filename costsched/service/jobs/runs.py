@@ -138,20 +138,22 @@ def done_step(run: RunningJob, reported: float) -> float:
     return max(reported, saved or 0.0, 0.0)
 
 
-def _progress_of(run: RunningJob, reported: float) -> tuple[float | None, bool]:
+def _progress_of(run: RunningJob, reported: float,
+                 said: bool | None = None) -> tuple[float | None, bool]:
     """`progress` from the step the job reported. Until it reports one (setup, or a job
     that writes no step) no step is guessed from the hours it ran: every step is left. A
     job whose work is not given has no total (None), whatever step it reports. A job whose
     work is given as hours on a reference GPU has all of it left, whatever step it reports
     (its steps are its own, its total in the reference GPU's seconds: `work.own_total`). A
     job that succeeded has none left, unless it reported a step short of its total in its
-    own steps (`work.ended_short`): it has the rest left, as its own step says."""
+    own steps (`work.ended_short`; `said`: whether it reported a step, 0 included, where
+    known): it has the rest left, as its own step says."""
     total = run.record.steps_total
     if total is None:
         return None, False
     if run.record.state == "succeeded":
         own, done = own_total(run.record.spec, total), done_step(run, reported)
-        short = own is not None and ended_short(True, done, own)
+        short = own is not None and ended_short(True, done, own, said)
         return (own - done if short and own is not None else 0.0), True
     done = done_step(run, reported)
     if done > 0 and own_total(run.record.spec, total) is not None:

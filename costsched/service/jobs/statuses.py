@@ -197,11 +197,17 @@ class JobStatus:
             m.kind in ("recovery", "start") and m.state != "cancelled" for m in self.moves)
 
     @property
+    def reported_any(self) -> bool:
+        """Whether it reported a step, step 0 included (a step reading is stored)."""
+        return bool(self.readings) or self.reported_step > 0
+
+    @property
     def steps_not_reached(self) -> str:
         """A job that exited 0 at a step short of its total in its own steps
         (`work.ended_short`): that step and its total, in words; '' otherwise."""
         total, done = self.own_total, self.step
-        if not ended_short(self.record.state == "succeeded", done, total) or total is None:
+        if not ended_short(self.record.state == "succeeded", done, total,
+                           self.reported_any) or total is None:
             return ""
         return short_words(done, total)
 
@@ -299,7 +305,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         for job_id in ids:
             run = runs[job_id]
             done = steps.get(job_id, run.record.steps_done)
-            left, reported = _progress_of(run, done)
+            left, reported = _progress_of(run, done, bool(read_of.get(job_id)))
             failure = None
             if run.record.state == "failed":
                 failure = _failure_of(launcher if run.launcher == getattr(

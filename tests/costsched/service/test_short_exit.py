@@ -15,7 +15,7 @@ import yaml
 from costsched.cli.status_lines import print_status
 from costsched.report.data import build
 from costsched.service import jobs as service
-from costsched.service.views import status_document
+from costsched.service.views import due_words, status_document
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
@@ -38,8 +38,9 @@ def ended(store: PriceStore, tmp_path: Path, step: int | None) -> tuple[FakeLaun
     [job] = service.launch(store, path, launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
     start = store.jobs.placements(job.id)["start_at"].iloc[0].to_pydatetime()
-    if step is not None:
+    if step:
         store.jobs.record_step(job.id, 1, at=start + timedelta(minutes=6))
+    if step is not None:
         store.jobs.record_step(job.id, step, at=start + timedelta(minutes=10))
     [instance] = launcher.states
     launcher.states[instance] = replace(launcher.states[instance], state="succeeded",
@@ -87,3 +88,34 @@ def test_reports_estimate_compares_the_steps_it_did_and_says_why(
     assert row["expected_training_hours"] == pytest.approx(
         plan["expected_hours"] * 150 / STEPS)
     assert row["vs_estimate"].endswith("(exited 0 at 12% of its declared steps)"), row
+
+
+def test_a_job_that_reports_step_0_and_exits_0_ended_short(
+        store: PriceStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    launcher, job = ended(store, tmp_path, 0)
+    [s] = service.status(store, launcher, job, reconcile_first=False)
+    said = SAID.replace("step 150", "step 0")
+    assert (s.progress, s.steps_left, s.steps_not_reached) == (0.0, STEPS, said)  # was 1.0
+    [doc] = status_document([s])
+    assert (doc["progress"], doc["steps_left"], doc["steps_not_reached"]) == (
+        0.0, STEPS, said)
+    print_status([s], json_out=False)
+    out = " ".join(capsys.readouterr().out.split())
+    assert " 0% " in out and f"job {job}: {said}" in out, out
+    at = datetime.now(timezone.utc) + timedelta(hours=1)
+    [row] = build(store, until=at, now=at).rows["estimates"]
+    assert row["done"] == 0.0 and row["vs_estimate"].startswith("ended short"), row
+
+
+def test_a_run_that_ended_short_or_failed_did_not_meet_its_deadline() -> None:
+    due = datetime(2026, 11, 30, 18, 17, tzinfo=timezone.utc)
+    ended_at = due - timedelta(hours=2)
+    assert due_words(due, due, True, "succeeded", ended_at) == (
+        "was due 2026-11-30 18:17 UTC: met, it finished 2.00 h before")
+    assert due_words(due, due, True, "succeeded", ended_at, short=True) == (
+        "was due 2026-11-30 18:17 UTC: it ended 2.00 h before, its declared steps not "
+        "reached")  # was: met, it finished 2.00 h before
+    assert due_words(due, due, True, "failed", ended_at) == (
+        "was due 2026-11-30 18:17 UTC: it failed 2.00 h before")  # was: nothing said
+    assert due_words(due, due, True, "failed", due + timedelta(hours=1)) == (
+        "was due 2026-11-30 18:17 UTC: it failed 1.00 h after")
