@@ -66,7 +66,7 @@ def due_words(due: datetime, now: datetime, final: bool, state: str = "",
     span = due_hours(due, now, final, state, ended_at)
     ended = final and not _stopped_before(due, now, state)
     if span is None:
-        return f"was {said}" + (f": it {_ENDED.get(state, 'ended')}" if ended else "")
+        return f"was {said}" + (f": it {_ENDED[state]}" if ended and state in _ENDED else "")
     shown = hours(abs(span), places)
     side = "before" if span >= 0 else "after"
     if ended and state == "succeeded" and not short:
