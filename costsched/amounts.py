@@ -3,10 +3,12 @@ HTML), the dashboard and every message.
 
 - One amount alone (`usd`): dollars and cents ('$1,234.50'), or two significant digits
   under a cent ('$0.0049') so that a small amount never reads as $0.00, to MAX_DECIMALS;
-  zero is '$0.00' (but a charged figure's, below).
+  zero alone is '$0.00'.
 - Amounts read together that are not charges (`usd_all`: a plan's figures, a sentence
   that itemises them): one precision for them all, the decimals the smallest of
-  them needs by the rule above, between 2 and MAX_DECIMALS.
+  them needs by the rule above, between 2 and MAX_DECIMALS; a zero among them reads at
+  it ('overlap $0.0000' beside 'restart $0.0354'), as does every amount written at a
+  line's `places`.
 - Charged figures (what the store says was charged: placements' costs and hours, egress,
   a job's spend and its parts, totals of them) read at one scale per store (`Scale`,
   `store_scale`), in `status`, `report` (text and HTML), the dashboard and the lines of
@@ -120,6 +122,31 @@ def no_noise(value: float) -> float:
     return 0.0 if _known(value) and abs(float(value)) < NOISE else value
 
 
+def exact(value: float) -> float:
+    """A figure as JSON writes it: the exact figure, read at _DIGITS significant digits
+    (0.0034501999999999996, a float's last-digit error, is 0.0034502), a sum's rounding
+    error zero (`no_noise`); NaN and what is no number stay."""
+    if not _known(value) or isinstance(value, bool):
+        return value
+    return no_noise(float(f"{float(value):.{_DIGITS}g}"))
+
+
+def exact_money(document: object) -> object:
+    """`document` (JSON's dicts and lists) with every amount of money in it `exact`: the
+    numbers under a key that names dollars ('usd', '..._usd', 'usd_per_hour')."""
+    if isinstance(document, dict):
+        return {k: exact(v) if _money_key(k) and isinstance(v, (int, float))
+                else exact_money(v) for k, v in document.items()}
+    if isinstance(document, list):
+        return [exact_money(v) for v in document]
+    return document
+
+
+def _money_key(key: object) -> bool:
+    return isinstance(key, str) and (key == "usd" or key.endswith("_usd")
+                                     or key.startswith("usd_per"))
+
+
 def _known(value: float | None) -> bool:
     return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
 
@@ -173,12 +200,13 @@ def charging(value: float, live: bool = True) -> float:
 
 
 def usd(value: float | None, places: int | None = None) -> str:
-    """One amount: '$1,234.50', '$0.0049' (`places`: decimals to use instead)."""
+    """One amount: '$1,234.50', '$0.0049', zero '$0.00' (`places`: the decimals of the
+    amounts it is read with, zero too: '$0.0000' beside '$0.0354')."""
     if not _known(value):
         return "-"
-    if places is None:
-        places = decimals([value])
-    return _figure(float(value), places, "$")  # type: ignore[arg-type]
+    if places is None:  # alone: zero is '$0.00'
+        return _figure(float(value), decimals([value]), "$")  # type: ignore[arg-type]
+    return _figure(float(value), places, "$", places)  # type: ignore[arg-type]
 
 
 def usd_all(*values: float | None) -> list[str]:

@@ -21,15 +21,17 @@ def budget_cells(states: Sequence[Any], spent_places: int | None = None,
                  ) -> list[list[str]]:
     """The rows of the budgets `states` (`BudgetState`s) as written, under HEADINGS.
 
-    The cap as the user set it ('$2.00'); each amount column at the precision it needs
-    (`costsched.amounts`: spent, committed and forecast are not parts of a sum), at no
-    fewer decimals than `spent_places` (the store's scale, at which the jobs' costs beside
-    it read: '$0.00185', not '$0.0019'). `written`: each job's cost, exact and as written
-    at that scale (the sum of its parts as written), by id, which a job's own budget's
-    spent reads as, and a stopped job's forecast (its spend) too."""
-    columns = [[usd(v, max(decimals(values), spent_places or 0)) for v in values]
-               for values in ([getattr(s, f) for s in states]
-                              for f in ("spent_usd", "committed_usd", "forecast_usd"))]
+    The cap as the user set it ('$2.00'); spent, committed and forecast, read against
+    each other, at one precision (`costsched.amounts`: the one they need together, zero
+    too: 'committed $0.0000' beside 'spent $0.0035'), at no fewer decimals than
+    `spent_places` (the store's scale, at which the jobs' costs beside it read:
+    '$0.00185', not '$0.0019'). `written`: each job's cost, exact and as written at that
+    scale (the sum of its parts as written), by id, which a job's own budget's spent
+    reads as, and a stopped job's forecast (its spend) too."""
+    figures = [[getattr(s, f) for s in states]
+               for f in ("spent_usd", "committed_usd", "forecast_usd")]
+    places = max(decimals([v for values in figures for v in values]), spent_places or 0)
+    columns = [[usd(v, places) for v in values] for values in figures]
     for i, s in enumerate(states):  # a job's own budget: its spend as the job's cost reads
         found = (written or {}).get(s.jobs[0]) if s.kind == "job" and len(s.jobs) == 1 \
             else None

@@ -488,8 +488,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
     if missing(value):
         return "-"
     places = places or {}
-    if column == "usd_per_gb":  # a price, as quoted, zero too ('$0.0000' beside '$0.1200')
-        return charged_usd(float(value), MAX_DECIMALS)  # type: ignore[arg-type]
+    if column == "usd_per_gb":  # a price, zero too, at no fewer decimals than its row's $
+        return charged_usd(float(value), max(MAX_DECIMALS, places.get("usd") or 0))  # type: ignore[arg-type]
     if column.endswith("usd_per_hour"):
         return per_hour(float(value))  # type: ignore[arg-type]  # a price, as quoted
     if column == "budget_usd":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -317,7 +317,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings)
         if row["job_id"] in held]
     rows = {
-        "jobs": _job_table(jobs, spent_on, egress, static, nodes),
+        "jobs": _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed)),
         "clouds": _cloud_table(spent_on, egress),
         "days": _day_table(spent_on, egress, names),
         "moves": moves,
@@ -368,8 +368,21 @@ def _rates(jobs: Sequence[JobRecord], ran: set[int]) -> dict[int, JobRate | None
 Spent = tuple[Piece, float, float, float]  # a piece, its hours, usd and on-demand usd
 
 
+def _on_launch_choice(placed: Sequence[PlacementRow]) -> set[int]:
+    """The jobs that ran on their launch choice alone: every placement of theirs on the
+    offering (and GPUs) of their first one."""
+    offerings: dict[int, set] = {}
+    for p in placed:
+        offerings.setdefault(p.job_id, set()).add((p.offering_key, p.gpu_model, p.gpu_count))
+    return {job for job, found in offerings.items() if len(found) == 1}
+
+
 def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequence[Move],
-               static: Mapping[int, float], nodes: Mapping[int, int]) -> list[dict]:
+               static: Mapping[int, float], nodes: Mapping[int, int],
+               alone: Collection[int] = ()) -> list[dict]:
+    """The per-job rows. `alone`: the jobs that ran on their launch choice alone, whose
+    launch choice kept is what they spent, by construction (its own charge, made to
+    another time, may differ by a second's)."""
     keys = [s[0].placement.job_id for s in spent]
     compute = group_sums(keys, [s[1] for s in spent], [s[2] for s in spent])
     on_demand = group_sums(keys, [s[3] for s in spent], nan_when_none=True)
@@ -383,6 +396,8 @@ def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequen
         out = out_of[job.id][0] if job.id in out_of else 0.0
         total = paid + out
         kept = float(static.get(job.id, math.nan))
+        if job.id in alone and kept == kept:  # the launch choice kept is what it ran on
+            kept = total
         if not saves(job):  # no baseline, so no saving (a baseline alone makes one again)
             cover = kept = math.nan
         rows.append(dict(zip(JOB_COLUMNS, (

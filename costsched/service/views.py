@@ -14,6 +14,7 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from costsched.amounts import exact_money
 from costsched.vocabulary import job_state
 from costsched.work import share_key
 
@@ -157,8 +158,8 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
     flags = status_flags(shown)  # measured speed far from the plan's: {job id: words}
     rests = status_rests(shown)  # the speed the rest of each running job is priced at
     charged = charged_records(s.cost for s in shown)  # not a frame per job
-    jobs = [finite(_job(s, flags.get(s.record.id), charged[s.cost.job_id],
-                        rests.get(s.record.id))) for s in shown]
+    jobs = [finite(exact_money(_job(s, flags.get(s.record.id), charged[s.cost.job_id],
+                                    rests.get(s.record.id)))) for s in shown]
     if scheduled is None and budgets is None:
         return jobs
     out: dict = {"jobs": jobs}
@@ -173,7 +174,7 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
         from costsched.service.booking import held_document
 
         out["held_bookings"] = held_document(held)
-    return out
+    return exact_money(out)  # type: ignore[return-value]
 
 
 def budgets_document(states: list[BudgetState]) -> list[dict]:
@@ -304,7 +305,7 @@ def advice_document(advice: list[MigrationAdvice],
     """`migrate --json`: per job, what the policy decided, in dollars, the age in hours
     of the prices it compared (`price_ages`) and the assumed work they rest on (`works`)."""
     works = works or {}
-    return [{"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
+    return [exact_money({"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
              "current": list(a.decision.current or []), "choice": list(a.decision.choice),
              "stay_usd": finite(a.stay_usd), "move_usd": finite(a.move_usd),
              "started": a.started is not None, "held_back": a.held_back or None,
@@ -312,7 +313,7 @@ def advice_document(advice: list[MigrationAdvice],
              "move_price": (None if a.decision.move is None else
                             {k: finite(v) for k, v in a.decision.move.as_dict().items()}),
              "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out),
-             "work_assumed": works[a.job_id].as_dict() if a.job_id in works else None}
+             "work_assumed": works[a.job_id].as_dict() if a.job_id in works else None})
             for a in advice]
 
 
@@ -345,4 +346,4 @@ def report_document(built: Report, budgets: list[BudgetState] | None = None) -> 
     out = built.document()  # from the report's rows: no frame is built for it
     if budgets is not None:
         out["budgets_now"] = budgets_document(budgets)
-    return out
+    return exact_money(out)  # type: ignore[return-value]

@@ -71,9 +71,8 @@ def test_a_move_reason_adds_up() -> None:
     decision = Decision(AT, "dynamic-aware", HERE, THERE, None, 0.9, stay, there, move=move)
     line = move_reason(decision, 0.05)
     found = amounts(line)
-    # One precision for the amounts; a zero reads $0.00, as it does everywhere.
-    assert len(found) == 8 and {d for v, d in found if v} == {4}, line
-    assert all(d == 2 for v, d in found if not v), line
+    # One precision for the amounts, a zero among them too ('overlap $0.0000').
+    assert len(found) == 8 and {d for v, d in found} == {4}, line
     shown = dict(zip(["stay", "there", "move", "egress", "restart", "lost", "overlap",
                       "saves"], (v for v, _ in found), strict=True))
     assert shown["stay"] - shown["there"] == pytest.approx(shown["saves"], abs=1e-4)
@@ -111,12 +110,14 @@ def test_a_table_row_adds_up() -> None:
 
 
 def test_the_same_amount_reads_the_same_alone_and_in_a_table() -> None:
-    # A just-launched job's cost: $0 in a table of cents, alone, and in a table of tenths
-    # of a cent; a few seconds' worth: '<$0.0001' alone as beside other figures.
-    assert usd(0.0) == usd_all(12.5, 0.0)[1] == usd_all(0.0018, 0.0)[1] == "$0.00"
+    # Zero: '$0.00' alone and in a table of cents, at the precision of the amounts it is
+    # read with ('$0.0000' beside '$0.0018'); a few seconds' worth: '<$0.0001' alone as
+    # beside other figures.
+    assert usd(0.0) == usd_all(12.5, 0.0)[1] == "$0.00"
+    assert usd_all(0.0018, 0.0)[1] == "$0.0000"  # was $0.00 beside $0.0018
     assert usd(0.00001) == usd_all(0.0018, 0.00001)[1] == "<$0.0001"
     assert usd(2e-7) == usd_all(0.03, 2e-7)[1] == "<$0.0001"  # 1 ms at $0.72/h: not $0
-    assert usd(0.0, 4) == "$0.00" and hours_all(0.0018, 0.0) == ["0.0018", "0.00"]
+    assert usd(0.0, 4) == "$0.0000" and hours_all(0.0018, 0.0) == ["0.0018", "0.00"]
 
 
 def test_hours_times_a_price_read_as_the_amount() -> None:

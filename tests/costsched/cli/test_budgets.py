@@ -36,10 +36,10 @@ def test_a_command_about_one_job_shows_only_that_jobs_budgets(
     assert len(budgets.budgets_now(None)) == 3  # type: ignore[arg-type]
 
 
-def test_a_cap_reads_as_the_user_set_it_and_each_column_at_its_own_precision(
+def test_a_cap_reads_as_the_user_set_it_and_the_amounts_at_one_precision(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A $2 budget reads '$2.00' in the table, as it does alone, whatever the precision of
-    the spend beside it; a column of amounts is written at the precision it needs."""
+    the spend beside it; spent, committed and forecast, compared, read at one precision."""
     states = [BudgetState("job 4 (mlp8-long)", "job", 2.0, "total", 0.0002, 0.0, 0.0002,
                           jobs=(4,)),
               BudgetState("vision", "named", 2.5, "month", 1.0, 0.25, 1.5, jobs=(2, 4))]
@@ -49,8 +49,10 @@ def test_a_cap_reads_as_the_user_set_it_and_each_column_at_its_own_precision(
     out = captured.get()
     assert "$2.00 " in out and "$2.50 " in out
     assert "$2.0000" not in out and "$2.5000" not in out
-    assert "$0.0002" in out and "$1.0000" in out  # spent: one precision down the column
-    assert "$0.25 " in out and "$0.0000" not in out  # committed: cents are enough
+    # Spent, committed and forecast, read against each other: one precision (was
+    # committed '$0.25' and '$0.00' beside spent '$0.0002').
+    assert "$0.0002" in out and "$1.0000" in out and "$0.2500" in out
+    assert "$0.0000 " in out and "$0.00 " not in out
 
 
 def test_a_collection_plans_budget_reads_as_set_beside_its_total() -> None:

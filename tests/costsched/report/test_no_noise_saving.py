@@ -75,3 +75,24 @@ def test_a_jobs_billed_difference_of_noise_is_zero() -> None:
                          for d, gap in enumerate((0.1, 0.2, -0.3))])
     [row] = _job_table(days, 0.05).to_dict("records")
     assert row["difference_usd"] == 0.0 and row["difference_share"] == 0.0
+
+
+def test_a_running_job_on_its_launch_choice_alone_saves_nothing_at_any_moment(
+        any_store) -> None:  # noqa: ANN001 - the stores' fixture
+    """Its baseline and its spend were charged to different moments (a second apart at
+    7 h 0.7 s): 'saved vs launch choice $0.00028' one moment, nothing the next."""
+    import pandas as pd
+
+    from costsched.report import build
+    from costsched.store import OBSERVATION_COLUMNS
+    from tests.costsched.report.test_estimates import EAST, at, planned_job
+
+    any_store.ingest(pd.DataFrame([(*EAST, "V100", 1, 8, 61.0, 1.0, pd.Timestamp(at(-1)),
+                                    "test")], columns=OBSERVATION_COLUMNS))
+    job = planned_job(any_store, "run")
+    any_store.jobs.record_step(job, 1000, at=at(1))
+    any_store.jobs.record_step(job, 18000, at=at(5))
+    for now in (5 + 0.5 / 3600, 7 + 0.7 / 3600, 7.3 + 0.1 / 3600):
+        [row] = build(any_store, now=at(now)).rows["jobs"]
+        assert row["saved_vs_static_usd"] == 0.0, (now, row)  # was 0.00028 at 7 h 0.7 s
+        assert row["static_usd"] == row["usd"]

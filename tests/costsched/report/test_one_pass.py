@@ -198,7 +198,12 @@ def _alone(data: Store, prices: Prices, job: int, start: pd.Timestamp | None,
             stay = pd.Timedelta(seconds=round(min(work, record.steps_total)
                                               / (SPEED[first["gpu_model"]] * scale)))
             static = prices.usd({**first, "start_at": begin, "end_at": begin + stay})
-        out.update(billed_hours=sum(seconds) / 3600, compute_usd=sum(prices.usd(p) for p in pieces),
+        compute = sum(prices.usd(p) for p in pieces)
+        keys = ("cloud", "region", "zone", "instance_type", "market", "os", "gpu_model",
+                "gpu_count")
+        if np.isfinite(static) and len({tuple(p[k] for k in keys) for p in placed}) == 1:
+            static = compute + out["egress_usd"]  # its launch choice alone: what it spent
+        out.update(billed_hours=sum(seconds) / 3600, compute_usd=compute,
                    on_demand_usd=pd.Series(twins).sum(min_count=1), static_usd=static)
     if spec["constraints"]["budget"]:
         out["spent_usd"] = (sum(prices.usd(p) for p in _pieces(placed, None, end))
