@@ -14,6 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from costsched.amounts import exact
 from costsched.cli import app
 from costsched.cli import jobs as cli_jobs
 from costsched.config import Config
@@ -75,7 +76,8 @@ def test_the_supervisors_decision_is_what_status_shows(running, capsys) -> None:
     assert document["decision"]["decided_by"] == "the supervisor"
     assert document["decision"]["decided_at"] == \
         kept.decided_at.isoformat().replace("+00:00", "Z")
-    assert document["decision"]["stay_usd"] == kept.stay_usd
+    # The exact figure, as JSON writes money (12 significant digits: `amounts.exact`).
+    assert document["decision"]["stay_usd"] == exact(kept.stay_usd)
     assert document["decision"]["moves"] is False and document["decision"]["choice"] is None
 
 
