@@ -28,6 +28,7 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
+from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
 from costsched.service.deadline_jobs import deadline_at, recent_losses, uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
@@ -60,6 +61,9 @@ class LaunchFit:
     # Where the deadline policy places it when not on the plan's first choice, and why
     # (`pick_note`): said in a line before this one.
     placed: str = ""
+    # Where its figures rest on an estimated speed or on an assumed amount of work: the
+    # mark after them and the words that say so (`rests_on`); ('', '') on given figures.
+    estimate: tuple[str, str] = ("", "")
 
     @property
     def fits(self) -> bool:
@@ -85,15 +89,34 @@ class LaunchFit:
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
         places = self.places()
-        expected, pessimistic, start = (usd(v, places) for v in (
-            self.expected_usd, self.pessimistic_usd, self.start_usd))
+        mark, words = self.estimate
+        expected, pessimistic = (usd(v, places) + mark
+                                 for v in (self.expected_usd, self.pessimistic_usd))
+        start = usd(self.start_usd, places)
         left = given(self.left_usd, places)  # what is left of a budget reads as the budget
         said = f"; {self.start_said}" if self.start_said else ""
         started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
         return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
-                f"{self.budget}: {verdict}"
+                f"{self.budget}: {verdict}{words}"
                 + (f"; {self.fix}" if not self.fits and self.fix else ""))
+
+
+def rests_on(resolved: ResolvedJob, row: pd.Series) -> tuple[str, str]:
+    """(mark, words) for a launch's figures of `row`: ('', '') where they rest on given
+    speeds and work; else the plan's mark and ' (* from an estimated speed on 1xL4: ...)'
+    or ' (* for 1 h of work on 1xL4, assumed: ...)', the key that gives the real figure
+    named (`unmatched_estimates.estimate_said`, `Work.key`)."""
+    mark, words = estimate_said(resolved, row)
+    work = resolved.work
+    if work is None or not work.assumed:
+        return mark, words
+    assumed = (f"for {work.hours:g} h of work on {work.reference}, assumed: the work is not "
+               f"given; {work.key()} gives it")
+    if words:  # ' (* from ...)': one parenthesis, both said
+        speed = words.removeprefix(f" ({ESTIMATED_MARK} ").removesuffix(")")
+        return mark, f" ({ESTIMATED_MARK} {assumed}; {speed})"
+    return ESTIMATED_MARK, f" ({ESTIMATED_MARK} {assumed})"
 
 
 def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:
@@ -171,7 +194,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         said = own_budget.start_said(resolved)
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
-                                 placed))
+                                 placed, rests_on(resolved, row)))
     return out
 
 
