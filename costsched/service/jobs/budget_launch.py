@@ -23,7 +23,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
-from costsched.own_budget import PERCENTILE, LaunchFit, poisson_quantile  # noqa: F401
+from costsched.own_budget import LaunchFit
 from costsched.service.deadline_jobs import deadline_at, recent_losses, uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
