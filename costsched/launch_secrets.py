@@ -100,10 +100,35 @@ def not_given(where: str, envs: Sequence[str], secrets: Sequence[str]) -> str:
     fields = [f"envs.{n}" for n in envs] + [f"secrets.{n}" for n in secrets]
     options = [env_option(n) for n in envs] + [f"--secret {n}" for n in secrets]
     one = len(fields) == 1
+    instead = as_secret(envs)
     return (f"{where}: field{'' if one else 's'} {', '.join(fields)} "
             f"{'is' if one else 'are'} not given: give {'it' if one else 'them'} at launch "
             f"with {' '.join(options)} (NAME=VALUE gives a value, NAME alone takes it from "
-            "your environment)")
+            "your environment)" + (f"; or {instead}" if instead else ""))
+
+
+def as_secret(names: Sequence[str]) -> str:
+    """What every command says of a task's envs `names` that read like a secret's (the
+    one rule of what costsched masks: `redact.is_secret_name`), '' when none does: name
+    them under the task's secrets: and give them with --secret, never stored ('give
+    --secret HF_TOKEN with HF_TOKEN under the task's secrets: instead of envs: ...')."""
+    like = [n for n in names if redact.is_secret_name(n)]
+    if not like:
+        return ""
+    one = len(like) == 1
+    return (f"give {', '.join(f'--secret {n}' for n in like)} with {listed(like)} under the "
+            f"task's secrets: instead of envs: (named like {'a secret' if one else 'secrets'}; "
+            "an env's value is stored with the job, a secret's never is)")
+
+
+def launch_hint(envs: Sequence[str], secrets: Sequence[str]) -> str:
+    """What a plan says a launch of its task is to be given: 'at launch, give --env EPOCHS,
+    --secret HF_TOKEN', an env named like a secret steered to --secret (`as_secret`); ''
+    when nothing."""
+    plain = [f"--env {n}" for n in envs if not redact.is_secret_name(n)]
+    given = ", ".join([*plain, *(f"--secret {n}" for n in secrets)])
+    said = [part for part in (f"give {given}" if given else "", as_secret(envs)) if part]
+    return f"at launch, {'; '.join(said)}" if said else ""
 
 
 def env_option(name: str) -> str:

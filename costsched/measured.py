@@ -60,12 +60,11 @@ MEASURING = (f"measuring: its speed is judged after {MIN_TRAINING_SECONDS:.0f} s
 # A job that ran less than this in all (a new instance's boot and setup, by default) may
 # have spent most of it setting up: too short to be judged slow over all it ran.
 SETUP_SECONDS = Overheads().restart_minutes * 60
-_READ_APART = (f"too short to judge: its steps were read less than {MIN_TRAINING_SECONDS:.0f} "
-               "s apart, all its placements together (each ended before its step was read "
-               "again)")
-TOO_SHORT = (f"{_READ_APART}, and over the time its placements ran, setup and restarts "
-             f"included, under {SETUP_SECONDS / 60:.0f} minutes in all, it only reads slower "
-             "than planned")
+_READ_APART = ("too short to judge. No placement of it had its step read twice "
+               f"{MIN_TRAINING_SECONDS:.0f} s apart, and it ran under "
+               f"{SETUP_SECONDS / 60:.0f} minutes in all, setup and restarts included")
+TOO_SHORT = (f"{_READ_APART}. Over a run that short, setup weighs so much that its speed "
+             "would read slower than planned whatever it was")
 Rate = Callable[[str, int], float]  # steps/s on (GPU model, count) by a job's table
 
 
@@ -78,10 +77,9 @@ def too_short(stored: Mapping, ran_hours: float, step: float) -> str:
         return TOO_SHORT
     work = assumed_work(stored) or _given_hours(stored_spec(stored))
     said = "is not given" if work.assumed else "is given in hours"
-    return (f"{_READ_APART}, and its placements ran under {SETUP_SECONDS / 60:.0f} minutes in "
-            f"all, setup and restarts included: {ran_hours:.2g} h of its {work.describe()}, "
-            f"to step {step:,.0f} (its own steps; its work {said}, so no plan's steps/s "
-            "stand beside them)")
+    return (f"{_READ_APART}. It ran {ran_hours:.2g} h of its {work.describe()} and reached "
+            f"step {step:,.0f}, in steps of its own. Its work {said}, so no plan's steps/s "
+            "stand beside them")
 
 
 def _given_hours(spec: Mapping) -> Work:

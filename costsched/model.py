@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from costsched import clouds
+from costsched.vocabulary import SHOWN_ONLY
 
 CLOUDS = clouds.NAMES
 MARKETS = ("on_demand", "spot")
@@ -41,6 +42,11 @@ OPERATING_SYSTEMS = ("linux", "linux-vpc", "windows", "suse", "rhel")
 JOB_STATES = ("pending", "launching", "running", "checkpointing", "migrating", "recovering",
               "succeeded", "failed", "stopped")
 FINAL_STATES = ("succeeded", "failed", "stopped")
+# Every state a view shows a job in, as `status --state` (and the dashboard's filter)
+# takes them: the stored ones, and after running those a running job whose instance ended
+# reads (`vocabulary.SHOWN_ONLY`).
+SHOWN_STATES = (*JOB_STATES[:JOB_STATES.index("running") + 1], *SHOWN_ONLY,
+                *JOB_STATES[JOB_STATES.index("running") + 1:])
 
 
 def state_phrase(state: str) -> str:

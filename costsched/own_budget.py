@@ -250,6 +250,10 @@ class LaunchFit:
     # Where the deadline policy places it when not on the plan's first choice, and why
     # (`pick_note`): said in a line before this one.
     placed: str = ""
+    # Where its figures rest on an estimated speed or on an assumed amount of work: the
+    # mark after them and the words that say so (`budget_launch.rests_on`); ('', '') on
+    # given figures.
+    estimate: tuple[str, str] = ("", "")
 
     @property
     def fits(self) -> bool:
@@ -275,14 +279,16 @@ class LaunchFit:
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
         places = self.places()
-        expected, pessimistic, start = (usd(v, places) for v in (
-            self.expected_usd, self.pessimistic_usd, self.start_usd))
+        mark, words = self.estimate
+        expected, pessimistic = (usd(v, places) + mark
+                                 for v in (self.expected_usd, self.pessimistic_usd))
+        start = usd(self.start_usd, places)
         left = given(self.left_usd, places)  # what is left of a budget reads as the budget
         said = f"; {self.start_said}" if self.start_said else ""
         started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
         return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
                 f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
-                f"{self.budget}: {verdict}"
+                f"{self.budget}: {verdict}{words}"
                 + (f"; {self.fix}" if not self.fits and self.fix else ""))
 
 

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from costsched import clouds
 from costsched import skypilot_fields as fields
 from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
+from costsched.launch_secrets import launch_hint
 from costsched.model import InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_resources import (
@@ -209,8 +210,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     notes = [*notes, *scope.notes, *(n for n in (note, read_note) if n)]
     unwritten = [n for n in secrets if n not in written_secrets]
     if launch_envs or unwritten:  # what `launch` is given, said by plan
-        notes.append("at launch, give " + ", ".join(
-            [f"--env {n}" for n in launch_envs] + [f"--secret {n}" for n in unwritten]))
+        notes.append(launch_hint(launch_envs, unwritten))
     notes += [f"launch needs: {n}" for n in needs]
     spec = {
         "name": doc.get("name") or default_name or "task",

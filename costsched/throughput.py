@@ -35,7 +35,9 @@ Four layers, most trusted first:
      one measured GPU predicted from another, `tests/costsched/test_throughput.py`): the
      ratio alone has a geometric-mean error of x1.31 between P100 and V100 and x1.6 to or
        from the K80 (peak FP32 alone: x1.20 and x1.64). Measure (`throughput set`) when it
-     matters."""
+     matters. The factor cuts estimates made from a speed someone saw: from the unit of an
+     assumed hour of work (a task that gives none, `ASSUMED_WORK`) the ratio stands alone,
+     so every GPU of a set is estimated alike, whichever is listed first."""
 
 from __future__ import annotations
 
@@ -441,14 +443,27 @@ class ThroughputTable:
                           key=lambda g: (abs(math.log(self._peak(g) / target)), g))
         ref = self.get(model, ref_gpu, count)
         ratio = target / self._peak(ref_gpu)
+        rule = f"the ratio of sqrt(peak {self.precision.upper()} TFLOPS x memory GB/s) " \
+               "(vendor data sheets)"
+        if self._unit_only(key, ref_gpu):
+            # An assumed hour of work on the first GPU a task names: that GPU is a name for
+            # the unit, not a speed anyone saw. The haircut would make every GPU but the
+            # first slower, so a set's order would rank it: all are estimated alike.
+            return Throughput(ref.steps_per_second * ratio, estimated=True, basis=(
+                f"estimate: {gpu} against {ref_gpu} (the unit of {ASSUMED_WORDS}) x "
+                f"{ratio:.3g}, {rule}, not cut to the slow side since no GPU's speed is "
+                "known"))
         sps = ref.steps_per_second * ratio * self.rule_scale
         fitted = (f" x {self.rule_scale:.3g} (fitted to err on the slow side)"
                   if self.rule_scale != 1 else "")
         basis = (f"estimate: {gpu} from {ref_gpu} ({ref.steps_per_second:.4g} steps/s at "
-                 f"{counted(count, 'GPU')}, {_kind(ref)}) x "
-                 f"{ratio:.3g}, the ratio of sqrt(peak {self.precision.upper()} TFLOPS x "
-                 f"memory GB/s) (vendor data sheets){fitted}")
+                 f"{counted(count, 'GPU')}, {_kind(ref)}) x {ratio:.3g}, {rule}{fitted}")
         return Throughput(sps, estimated=True, basis=basis)
+
+    def _unit_only(self, key: str, gpu: str) -> bool:
+        """Whether the model's figures on `gpu` are an assumed hour of work's unit only."""
+        return any(assumed_basis(self._index[(key, gpu, c)][1])
+                   for c in self._counts[(key, gpu)])
 
     def _peak(self, gpu: str) -> float:
         return GPU_SPECS[gpu].speed_index(self.precision)

@@ -167,20 +167,12 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
 # daemon's watcher) records it, what that pass makes of it, never 'running' beside an
 # instance that is not: its command exited 0 ('finishing': it succeeds), exited otherwise
 # ('failing': it fails), or its instance was lost ('recovering', as the pass that recovers
-# it records it at once). The store's states are `costsched.model.JOB_STATES`.
+# it records it at once). The store's states are `costsched.model.JOB_STATES`; the
+# states a view shows, these included, `costsched.model.SHOWN_STATES`.
 AS_INSTANCE_ENDED = {"succeeded": "finishing", "failed": "failing",
                      "preempted": "recovering", "stopped": "recovering",
                      "terminated": "recovering"}
 SHOWN_ONLY = ("finishing", "failing")  # shown, never stored: such a job is stored running
-
-
-def shown_states() -> tuple[str, ...]:
-    """Every state a view shows a job in, as `status --state` (and the dashboard's filter)
-    takes them: the store's (`costsched.model.JOB_STATES`), SHOWN_ONLY after running."""
-    from costsched.model import JOB_STATES  # (the model's modules import this one)
-
-    at = JOB_STATES.index("running") + 1
-    return (*JOB_STATES[:at], *SHOWN_ONLY, *JOB_STATES[at:])
 
 
 def stored_states(shown: Iterable[str]) -> list[str]:

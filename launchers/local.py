@@ -49,7 +49,7 @@ from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
-from launchers.local_lost import lost_at, mark_taken
+from launchers.local_lost import last_step, lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 from launchers.progress_readings import step_time
@@ -286,11 +286,11 @@ class LocalLauncher(Launcher):
             if not view.exit_code:
                 ended = {**ended, "exit_code": None}
         step, saved = status.get("step"), status.get("checkpoint_step")
+        step, step_at = last_step(folder, step, step_time(status.get("step_at")), state)
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
                             exit_code=ended.get("exit_code"), detail=detail,
-                            step=step if isinstance(step, int) and step >= 0 else None,
-                            step_at=step_time(status.get("step_at")),
+                            step=step, step_at=step_at,
                             checkpoint_step=saved if isinstance(saved, int) and saved >= 0
                             else None,
                             phase=str(status.get("phase") or ""),

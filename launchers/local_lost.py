@@ -9,8 +9,10 @@ from pathlib import Path
 
 from launchers.cloud_times import utc
 from launchers.heartbeats import read_local
+from launchers.progress_readings import read_progress
 
 PREEMPTED = "preempted"  # WORKDIR/preempted: when a simulated cloud took the instance away
+PROGRESS = "progress"  # the job's step, written by the job (`launchers.agent.PROGRESS`)
 
 
 def mark_taken(folder: Path) -> None:
@@ -29,3 +31,22 @@ def lost_at(folder: Path) -> datetime | None:
         return taken
     beat = read_local(folder).get("at")
     return datetime.fromtimestamp(beat, timezone.utc) if beat is not None else None
+
+
+def last_step(folder: Path, step: object, step_at: datetime | None,
+              state: str) -> tuple[int | None, datetime | None]:
+    """The step of a local instance and when the job wrote it: the agent's (`step`, read
+    at its last poll), or, once the instance was taken away, a later one from the progress
+    file the job left behind (what a cloud's lost instance cannot give)."""
+    step = step if isinstance(step, int) and step >= 0 else None
+    if state != "preempted":
+        return step, step_at
+    path = folder / PROGRESS
+    left = read_progress(path)
+    try:
+        written = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+    except OSError:
+        return step, step_at
+    if left is None or (step is not None and left <= step):
+        return step, step_at
+    return left, written

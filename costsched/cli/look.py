@@ -24,11 +24,10 @@ from costsched.cli.common import (
     print_json,
     split_csv,
 )
-from costsched.model import InvalidInput
+from costsched.model import SHOWN_STATES, InvalidInput
 from costsched.redact import remember_given, remembered_masked
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels, parse_states
-from costsched.vocabulary import shown_states
 
 
 @friendly_errors
@@ -39,7 +38,7 @@ def status(
                                         "recovering them as needed (0: show them now).")]
     = 0.0,
     state: Annotated[list[str] | None, typer.Option(
-        "--state", help=f"Only jobs shown in these states ({', '.join(shown_states())}; "
+        "--state", help=f"Only jobs shown in these states ({', '.join(SHOWN_STATES)}; "
         "repeat or comma-separate).", show_default=False)] = None,
     name: Annotated[str | None, typer.Option(
         help="Only jobs whose name matches this pattern ('resnet*').", show_default=False)]

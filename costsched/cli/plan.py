@@ -356,7 +356,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
          per_hour(r.usd_per_hour), figures.speed_cell(r),
-         f"{r.preemptions_per_hour:.3f}", r.preemption_basis, *work_cells[i - 1],
+         figures.rate_cell(r), r.preemption_basis, *work_cells[i - 1],
          figures.vs_cell(r, b is not None and b.estimated, bool(mine), vs)]
         for i, (r, mine) in enumerate(zip(shown.itertuples(), estimated, strict=True),
                                       start=1)
@@ -374,15 +374,18 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *filter(None, [figures.gang_note(p.job, shown, work),
                             figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated),
+             *filter(None, [figures.rate_note(shown)]),
              *filter(None, [figures.budget_note(p.job, shown)])]
     if b is not None:
         mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""
         why = [*(["an estimated V100 speed"] if b.estimated else []),
                *(["the estimated steps"] if steps_estimated else [])]
-        notes.append(f"baseline: {b.basis} at {per_hour(b.usd_per_hour)}/h, "
-                     + (f"{per_hour(b.cost / work.hours)}{mark} per {work.unit()}"
+        notes.append(f"baseline: {b.basis}, "
+                     + (f"at {per_hour(b.usd_per_hour)}/h: {per_hour(b.cost / work.hours)}"
+                        f"{mark} per {work.unit()}"
                         if work is not None and work.assumed and work.hours else
-                        f"{work_cells[-1][0]}{mark} h, {work_cells[-1][1]}{mark}")
+                        figures.times_line(b.hours, b.usd_per_hour, b.cost,
+                                           (work_cells[-1][0], work_cells[-1][1]), mark))
                      + (f" ({mark} from {' and '.join(why)})" if mark else ""))
     old = stale(shown, result.at, stale_after)
     if old is not None:
@@ -511,11 +514,12 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             extra = {} if per_work_hour is None else {"usd_per_work_hour": per_work_hour}
             yield {
                 "jobs": [result.jobs[m].job.name for m in members],
-                "ranking": frame_records(shown[[*columns, *(
+                "ranking": figures.json_rows(frame_records(shown[[*columns, *(
                     c for c in quota_columns if c in shown)]].assign(
                     price_effective_at=shown["effective_at"],
                     price_age_hours=age_hours(shown["effective_at"], result.at).round(1),
-                    **extra)),
+                    preemption_rate_assumed=figures.rates_assumed(shown),
+                    **extra)), p.job.work),
                 "stale_prices": 0 if old is None else old.count,
                 "excluded": {str(k): int(v) for k, v in
                              p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
@@ -525,22 +529,26 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
 
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):
-            b = p.baseline
-            yield {
-                "name": p.job.name, "model": p.job.model_name, "steps": p.job.job.steps,
+            b, assumed = p.baseline, p.job.work is not None and p.job.work.assumed
+            work = figures.json_work(p.job.work)
+            yield {  # assumed work: no steps, nor the baseline's figures of its hour
+                "name": p.job.name, "model": p.job.model_name,
+                "steps": None if assumed else p.job.job.steps,
                 "source": p.job.source,
                 "deadline_hours": p.job.job.constraints.deadline_hours,
                 "budget_usd": p.job.job.constraints.budget_usd,
                 "reason": p.reason or None,
-                "work": None if p.job.work is None else p.job.work.as_dict(),
+                "work": work,
                 # as status and migrate name it: the work when it is assumed, else null
-                "work_assumed": (p.job.work.as_dict() if p.job.work is not None
-                                 and p.job.work.assumed else None),
+                "work_assumed": work if assumed else None,
                 "notes": job_notes(p),
                 "start_hours": p.job.start_hours, "start": p.job.start_said(),
                 "baseline": None if b is None else {
-                    "basis": b.basis, "usd_per_hour": b.usd_per_hour, "hours": b.hours,
-                    "cost": b.cost, "estimated": b.estimated},
+                    "basis": b.basis, "usd_per_hour": b.usd_per_hour,
+                    "hours": None if assumed else b.hours,
+                    "cost": None if assumed else b.cost, "estimated": b.estimated,
+                    **({"usd_per_work_hour": b.cost / (p.job.work.hours or 1.0),
+                        "assumed": {"hours": b.hours, "cost": b.cost}} if assumed else {})},
                 "ranking_index": index_of[i],
                 "booked": (result.booked[i].as_dict(result.at)
                            if result.booked and result.booked[i] is not None else None),

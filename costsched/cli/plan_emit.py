@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costsched.amounts import given, hours, per_hour, usd
+from costsched.amounts import given
 from costsched.cli import plan_figures as figures
 from costsched.cli.common import console, err_console, user_text
 from costsched.model import InvalidInput
@@ -39,8 +39,9 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
         mark = (figures.ESTIMATED_MARK if steps_estimated or bool(b["throughput_estimated"])
                 else "")
         note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
-                f":\n{b['offering']} at {per_hour(b['usd_per_hour'])}/h, expected "
-                f"{hours(b['expected_hours'])}{mark} h and {usd(b['expected_cost'])}{mark}"
+                f":\n{b['offering']}, expected "
+                + figures.times_line(b["expected_hours"], b["usd_per_hour"],
+                                     b["expected_cost"], mark=mark)
                 + (f" ({mark} from an estimated speed: `costsched plan "
                    f"{shlex.quote(user_text(p.job.source))}` says which)" if mark else "")
                 + ".")

@@ -13,12 +13,25 @@ from __future__ import annotations
 
 import shlex
 
-from costsched.amounts import decimals, given, hours_all, per_hour, ratio, usd, usd_all
+from costsched.amounts import (
+    MAX_DECIMALS,
+    decimals,
+    given,
+    hours_all,
+    hours_times,
+    per_hour,
+    ratio,
+    usd,
+    usd_all,
+)
+from costsched.amounts import as_written as written_at
+from costsched.amounts import hours as hours_of
 from costsched.cli.common import user_text
 from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
+from costsched.service.plan_explain import RATE_MARK, REAL_RATES, rate_assumed
 from costsched.spec_errors import as_written
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.vocabulary import prefixed
@@ -44,6 +57,46 @@ def speed_cell(r: object) -> str:
     return (f"{r.steps_per_second:.4g}" + (ESTIMATED_MARK if r.throughput_estimated else "")
             + (MEASURED_MARK if str(r.throughput_source).startswith(MEASURED_BY_COSTSCHED)
                else ""))
+
+
+def times_line(span: float, usd_per_hour: float, cost: float,
+               written: tuple[str, str] | None = None, mark: str = "") -> str:
+    """'1.6561 h x $2.8600/h = $4.74': hours times a price making the amount as written
+    (`amounts.hours_times`); `written`: (hours, amount) as the table's columns beside it
+    write them: their decimals are kept, the hours' where the product reads so; `mark`
+    after each figure made from an estimate."""
+    def places(text: str) -> int | None:
+        return len(text.partition(".")[2].rstrip("*!~+")) if "." in text else None
+
+    hours_places, usd_places = (None, None) if written is None else map(places, written)
+    hours, rate, money = hours_times(span, usd_per_hour, cost, usd_places)
+    if hours_places is not None and usd(written_at(span, hours_places) * written_at(
+            usd_per_hour, MAX_DECIMALS), usd_places) == money:  # the column's, adding up
+        hours = hours_of(span, hours_places)
+    return f"{hours}{mark} h x {rate}/h = {money}{mark}"
+
+
+def rate_cell(r: object) -> str:
+    """A row's preemption rate, marked when assumed (its cloud's default alone)."""
+    row = {k: getattr(r, k, None) for k in ("market", "cloud", "preemption_basis")}
+    return f"{r.preemptions_per_hour:.3f}" + (RATE_MARK if rate_assumed(row) else "")
+
+
+def rates_assumed(shown: pd.DataFrame) -> pd.Series:
+    """Per row of `shown`, whether its preemption rate is assumed (`rate_assumed`)."""
+    return pd.Series([rate_assumed(r) for r in shown.to_dict("records")], index=shown.index,
+                     dtype=bool)
+
+
+def rate_note(shown: pd.DataFrame) -> str:
+    """What the assumed rate's mark says, and what gives real rates ('' when none is)."""
+    assumed = shown[rates_assumed(shown)] if len(shown) else shown
+    if assumed.empty:
+        return ""
+    defaults = ", ".join(f"{c} {r:.3f}/h" for c, r in assumed.groupby("cloud", sort=False)[
+        "preemptions_per_hour"].first().items())
+    return user_text(f"{RATE_MARK} assumed preemption rate: the cloud's default ({defaults}), "
+                     f"nothing published or observed for the offering; {REAL_RATES}")
 
 
 def work_estimated(job: Workload) -> bool:
@@ -167,6 +220,32 @@ def per_work_hour(shown: pd.DataFrame, work: Work | None) -> pd.Series | None:
     if work is None or work.hours is None:
         return None
     return shown["expected_cost"] / work.hours
+
+
+# A ranking's figures that exist only for the assumed hour of a job that gives no work:
+# null in `plan --json`, their values under the row's "assumed" (a script reading them
+# at the top level never takes them for the job's own).
+ASSUMED_ROW = ("steps_per_second", "work_hours", "start_hours", "start_cost",
+               "expected_hours", "expected_cost", "pessimistic_cost", "budget_may_not_fit")
+
+
+def json_rows(records: list[dict], work: Work | None) -> list[dict]:
+    """`plan --json`'s ranking rows: for assumed work, ASSUMED_ROW null at the top level and
+    under "assumed" (with "speed_vs_reference", the table's speed: work done in an hour
+    against the reference GPU); as they are otherwise."""
+    if work is None or not work.assumed:
+        return records
+    return [{**r, **dict.fromkeys(ASSUMED_ROW), "speed_vs_reference": r["steps_per_second"],
+             "assumed": {k: r[k] for k in ASSUMED_ROW}} for r in records]
+
+
+def json_work(work: Work | None) -> dict | None:
+    """`plan --json`'s work of a job: its steps null where the work is assumed (the
+    assumed hour's seconds of the reference GPU are no steps of the job)."""
+    if work is None:
+        return None
+    out = work.as_dict()
+    return {**out, "steps": None} if work.assumed else out
 
 
 def title_work(work: Work | None, model: str, steps: float, estimated: bool = False) -> str:

@@ -4,19 +4,24 @@ the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import (
+    MAX_DECIMALS,
     NOISE,
     Scale,
+    as_written,
     charged_hours,
     charged_usd,
     charging,
     decimals,
     given,
+    hours_times,
     store_scale,
     total_as_written,
+    usd,
     usd_all,
 )
 from costsched.cli.booked import booked_lines, held_lines
@@ -163,7 +168,7 @@ def due_places(shown: list[service.JobStatus], now: datetime) -> int:
 
 
 def _amounts(s: service.JobStatus) -> list[float]:
-    """What the job's cost adds up (`_parts`' figures): each placement as charged (an
+    """What the job's cost adds up (`part_lines`' figures): each placement as charged (an
     open one never zero, `costsched.amounts.charging`), egress, capacity booked; a job
     placed and not charged yet, '<$0.0001' from its first moment."""
     out = [charging(p.usd, p.end_at is None) for p in s.cost.charged]
@@ -178,35 +183,53 @@ def _total(s: service.JobStatus, places: int) -> float:
     return total_as_written(_amounts(s), places)
 
 
-def _parts(s: service.JobStatus, spans: int) -> list[tuple[str, float]]:
-    """What the job's cost column adds up: each placement as charged (its hours at
-    `spans` decimals, the store's scale), the checkpoints' copies between them and the
-    capacity bought for it, as (words, USD)."""
-    charged = s.cost.charged
-    out = [(f"{p.reason} on {offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}"
-            + (f" x {p.nodes} nodes" if p.nodes > 1 else "")  # its cost is every node's
-            + f": {_span(p, spans)}", charging(p.usd, p.end_at is None)) for p in charged]
-    if s.cost.egress_usd:
-        out.append(("checkpoint copies between clouds or regions (egress)", s.cost.egress_usd))
-    if s.booked_usd:
-        out.append(("capacity booked for it, upfront", s.booked_usd))
-    return out
-
-
-def _span(p: Any, spans: int) -> str:
-    """A placement's hours as charged ('0.0086 h', at `spans` decimals); one that ended
-    charged for no time says why, never '0.00 h': it never ran (it waited for capacity),
-    or it ended within the second it began (charges are by the second)."""
-    if p.end_at is not None and abs(p.hours) < NOISE:
-        return "never ran" if getattr(p, "waiting", False) else "under a second"
-    return f"{charged_hours(charging(p.hours, p.end_at is None), spans)} h"
+# What began a placement, said of the placement (its billed time is the placement's, from
+# that moment to its end, not the time the launch or the move took).
+PLACED_BY = {"launch": "placed at its launch", "recovery": "placed at its recovery",
+             "migration": "placed by its migration", "start": "placed at its start"}
 
 
 def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
-    """The job's parts (`_parts`, their hours at `spans`) as `status` lists them under its
-    cost, each at the store's scale (`places`) as it reads everywhere: they visibly add
-    up to the cost column's figure, which is their sum as written."""
-    return [f"{words}, {charged_usd(v, places)}" for words, v in _parts(s, spans)]
+    """What the job's cost column adds up, as `status` lists it under the table: each
+    placement as billed, its hours times its price making its amount as written
+    ('placed at its launch on X: billed 0.0147 h x $0.0796/h = $0.00117'), the
+    checkpoints' copies between them and the capacity bought for it, each at the store's
+    scale (`places` for money; `spans` for hours where the product reads so): they visibly
+    add up to the cost column's figure, which is their sum as written."""
+    out = [_placement_line(p, places, spans) for p in s.cost.charged]
+    if s.cost.egress_usd:
+        out.append("checkpoint copies between clouds or regions (egress), "
+                   + charged_usd(s.cost.egress_usd, places))
+    if s.booked_usd:
+        out.append(f"capacity booked for it, upfront, {charged_usd(s.booked_usd, places)}")
+    return out
+
+
+def _placement_line(p: Any, places: int, spans: int) -> str:
+    """A placement as billed: hours x the hourly price it was charged on average (all its
+    nodes: `costs.Charged.charged_usd_per_hour`) = its amount, the hours at the store's
+    scale when the product reads as the amount does there, else with the digits that
+    make it (`amounts.hours_times`). One that ended billed for no time says why, never
+    '0.00 h': it never ran (it waited for capacity), or it ended within the second it
+    began (charges are by the second)."""
+    live = p.end_at is None
+    head = (f"{PLACED_BY.get(p.reason, p.reason)} on "
+            f"{offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}")
+    money = charged_usd(charging(p.usd, live), places)
+    if not live and abs(p.hours) < NOISE:
+        return (f"{head}: {'never ran' if getattr(p, 'waiting', False) else 'under a second'}"
+                f", {money}")
+    nodes = f" for {p.nodes} nodes" if p.nodes > 1 else ""  # its cost is every node's
+    so_far = " so far" if live else ""
+    price = p.charged_usd_per_hour * max(int(p.nodes), 1)
+    if not math.isfinite(price) or "<" in money:  # a charge too small to write as a product
+        return f"{head}{nodes}: billed {charged_hours(charging(p.hours, live), spans)} h" \
+               f"{so_far}, {money}"
+    span, rate, _ = hours_times(p.hours, price, p.usd, places)
+    if usd(as_written(p.hours, spans) * as_written(price, MAX_DECIMALS), places) == \
+            usd(p.usd, places):  # the store's scale for hours, where it adds up
+        span = charged_hours(p.hours, spans)
+    return f"{head}: billed {span} h{so_far} x {rate}/h{nodes} = {money}"
 
 
 _PRICES = {"stored": "the stored prices of its time", "catalog": "the catalog's list prices"}

@@ -124,8 +124,10 @@ def _no_store(db: str | None) -> bool:
 
 def _show_runs(db: str | None, model: str | None, json_out: bool) -> None:
     frame = throughputs.measured(db, model)
+    note = throughputs.unlearned(db)  # runs that taught nothing, and why
     if json_out:
-        print_json({"source": tp.MEASURED_BY_COSTSCHED, "runs": frame_records(frame)})
+        print_json({"source": tp.MEASURED_BY_COSTSCHED, "runs": frame_records(frame),
+                    "not_learned": note or None})
         return
     rows = [[r.model, r.gpu_model, str(r.gpu_count), r.precision, f"{r.steps_per_second:.4g}",
              f"{r.steps:,.0f} in {r.seconds / 60:,.1f} min", f"{r.measured_at:%Y-%m-%d %H:%M}",
@@ -133,6 +135,8 @@ def _show_runs(db: str | None, model: str | None, json_out: bool) -> None:
     console.print(table(f"Throughputs {tp.MEASURED_BY_COSTSCHED}: {len(frame)} runs",
                         ["model", "GPU", "GPUs", "precision", "steps/s", "steps", "measured",
                          "job", "instance"], rows))
+    if note:
+        console.print(note, highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("forget")

@@ -13,10 +13,10 @@ from starlette.routing import Route
 
 from costsched.dashboard import actions, api, data, live, render
 from costsched.dashboard.auth import COOKIE
+from costsched.model import SHOWN_STATES
 from costsched.report.tables import TABLES, row_keys, split_columns
-from costsched.vocabulary import shown_states
 
-STATES = shown_states()  # the jobs page's filter: the states it shows, as `status --state`
+STATES = SHOWN_STATES  # the jobs page's filter: the states it shows, as `status --state`
 
 
 def _page(request: Request, template: str, **context: object) -> Response:

@@ -85,12 +85,13 @@ def budget_names(specs: Iterable[Mapping], named: Mapping[str, NamedBudget]) -> 
 
 
 def parse_states(values: Iterable[str], where: str = "--state") -> list[str]:
-    """Job states as views show them (`vocabulary.shown_states`: `finishing` and `failing`
+    """Job states as views show them (`model.SHOWN_STATES`: `finishing` and `failing`
     too) in their spelling (any case, '-' or '_'), or one line naming the first that is
     none, the states and the close ones."""
-    from costsched.vocabulary import choose, shown_states
+    from costsched.model import SHOWN_STATES
+    from costsched.vocabulary import choose
 
-    states, error = choose(values, shown_states())
+    states, error = choose(values, SHOWN_STATES)
     if error is not None:
         raise InvalidInput(f"{where} {error}")
     return states

@@ -33,7 +33,13 @@ from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
 from costsched.service.jobs.market import measured_rates
-from costsched.service.plan_explain import gang_line, work_line
+from costsched.service.plan_explain import (
+    assumed_rate_line,
+    gang_line,
+    speed_line,
+    start_line,
+    work_line,
+)
 from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
@@ -117,12 +123,12 @@ class PlanResult:
         lines = [f"{offering}: preemption hazard"]
         lines += ["  " + line for line in explain_hazard(row.head(1), self.evidence)[0]]
         r = row.iloc[0]
+        lines += ["  " + line for line in filter(None, [assumed_rate_line(r)])]
         lines += list(filter(None, [gang_line(r)]))
         source = str(r.get("throughput_source", ""))
         kind = ("estimated" if r.get("throughput_estimated") else "from the job's file"
                 if source.startswith("job spec") else "measured or published")
-        lines.append(f"throughput {r['steps_per_second']:.4g} steps/s ({kind}): "
-                     f"{r.get('throughput_source', '')}")
+        lines.append(speed_line(plan.job, r, kind))
         # The product at its price's precision, its hours with the digits that make it
         # (the same hours on both lines): the arithmetic reads as it is done.
         span, rate, cost = hours_times(r["expected_hours"], r["usd_per_hour"],
@@ -133,10 +139,12 @@ class PlanResult:
         lines.append(  # one line, one precision
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
             f"restart) + start with work {work} h, tau {tau} h, restart {restart} h, rate "
-            f"{r['preemptions_per_hour']:.4g}/h, start {start} h: {span} h (work alone and "
-            "the start if rate is 0)")
+            f"{r['preemptions_per_hour']:.4g}/h, " + (
+                "start left out" if plan.job.work_assumed else f"start {start} h")
+            + f": {span} h (work alone" + ("" if plan.job.work_assumed else " and the start")
+            + " if rate is 0)")
         lines.append(plan.job.restart_said(restart))
-        lines.append(plan.job.start_said(start))
+        lines.append(start_line(plan.job, start))
         lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         if r["excluded"]:  # what the arithmetic is of: an offering the plan leaves out

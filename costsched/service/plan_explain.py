@@ -4,6 +4,7 @@ explained) and what a gang's nodes do to its price and its preemption rate."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,35 @@ def work_line(job: Workload, row: Mapping[str, Any], work_hours: str) -> str:
             f"{work_hours} h on this offering's {gpus} at {speed:.4g} steps/s")
 
 
+# The assumed hour's unit in an estimate's basis ('A10G from L4 (1 steps/s at 1 GPU, an
+# assumed hour of work) x 1.44 ...'): one second of the reference's work, no speed.
+_ASSUMED_UNIT = re.compile(r"\([0-9.]+ steps/s at [^,()]+, an assumed hour of work\)")
+
+
+def speed_line(job: Workload, row: Mapping[str, Any], kind: str) -> str:
+    """'throughput 5.458 steps/s (measured or published): ...'; for a job whose work is
+    assumed, its speed against the reference GPU, whose figure is the assumed hour's unit
+    (a second of work there), no steps/s anyone saw."""
+    speed, source = float(row["steps_per_second"]), str(row.get("throughput_source", ""))
+    work = getattr(job, "work", None)
+    if work is None or not work.assumed:
+        return f"throughput {speed:.4g} steps/s ({kind}): {source}"
+    unit = (f"(the assumed hour of work on {work.reference}, whose unit is a second of work "
+            "there: no speed anyone measured)")
+    return (f"speed {speed:.4g}, the work done in an hour against {work.reference} "
+            f"({kind}): {_ASSUMED_UNIT.sub(unit, source)}")
+
+
+def start_line(job: Workload, shown: str) -> str:
+    """The job's first start as the expected hours count it (`shown`: as that line writes
+    it); for assumed work, left out of the per-work-hour figure: its hours come on top,
+    once, at the offering's $/h (as the plan's table says)."""
+    if not getattr(job, "work_assumed", False):
+        return job.start_said(shown)
+    return (f"left out of this per-work-hour figure: {job.start_said()}; it comes on top, "
+            "once, at the offering's $/h")
+
+
 def gang_line(row: Mapping[str, Any]) -> str:
     """What a gang of N nodes does to the figures explained: its $/h and its preemption rate
     are N times one instance's (the first of its instances preempted stops it); '' for one
@@ -49,3 +79,28 @@ def gang_line(row: Mapping[str, Any]) -> str:
             f"{per_hour(price / nodes)}/h = {per_hour(price)}/h), and its preemption rate "
             f"{nodes} x one instance's ({nodes} x {rate / nodes:.4g}/h = {rate:.4g}/h: the "
             "first of its instances preempted stops it)")
+
+
+# A spot offering's preemption rate that is its cloud's default alone: no published signal
+# and no observation speaks for it. Marked where it stands, and its note says what gives a
+# real one.
+RATE_MARK = "~"
+REAL_RATES = ("`costsched risk import FILE --kind advisor|placement|eviction` stores the "
+              "clouds' published signals (`costsched risk show` lists them), and "
+              "preemptions observed (costsched's own jobs, `costsched prices import` of "
+              "traces, `plan --availability LOG`) correct the rate")
+
+
+def rate_assumed(row: Mapping[str, Any]) -> bool:
+    """Whether an offering's preemption rate is assumed: a spot offering's whose basis is
+    its cloud's default ('aws default'), nothing published or observed for it."""
+    return (str(row.get("market")) == "spot"
+            and str(row.get("preemption_basis", "")).strip() == f"{row.get('cloud')} default")
+
+
+def assumed_rate_line(row: Mapping[str, Any]) -> str:
+    """`plan --explain`'s line for an assumed rate ('' for one that is not)."""
+    if not rate_assumed(row):
+        return ""
+    return (f"the rate is assumed: the {row['cloud']} default, nothing published or observed "
+            f"for this offering; {REAL_RATES}")

@@ -5,6 +5,7 @@ figure (never over a user's own, `costsched.throughput`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -79,6 +80,32 @@ def learn(store: StoreLike, at: datetime | str | None = None) -> int:
         found = measure_rows(opened, when)
         return opened.measured_throughputs.add(pd.DataFrame(
             found, columns=THROUGHPUT_COLUMNS)) if found else 0
+
+
+def unlearned(store: StoreLike, shown: int = 3) -> str:
+    """Why the runs of jobs that reported their steps taught nothing (`measure_rows` skips
+    them): their files name no model, the name a measured speed is kept under; and what
+    gives it. '' when every such run's job names a model. At most `shown` jobs named."""
+    with using(store) as opened:
+        placed = sorted({p.job_id for p in opened.jobs.placement_rows(None)})
+        if not placed:
+            return ""
+        readings = Counter(e.job_id for e in opened.jobs.event_rows(placed,
+                                                                    kinds=["progress"]))
+        rated = sorted(j for j, n in readings.items() if n >= 2)  # a rate needs two
+        jobs = [r for r in opened.jobs.records(rated) if not stored_model(r.spec)] \
+            if rated else []
+    if not jobs:
+        return ""
+    named = [f"{r.id} ({r.name})" for r in jobs[:shown]]
+    more = len(jobs) - len(named)
+    listed = (", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 and not more
+              else ", ".join(named) + (f" and {more} more" if more else ""))
+    one = len(jobs) == 1
+    return (f"no speed learned from job{'' if one else 's'} {listed}: "
+            f"{'its job file names' if one else 'their job files name'} no `model:`, the "
+            "name a measured speed is kept under; add `model: NAME` (under `costsched:` in a "
+            "SkyPilot task) and the next run is learned")
 
 
 def measured(store: StoreLike, model: str | None = None) -> pd.DataFrame:

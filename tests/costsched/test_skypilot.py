@@ -630,7 +630,7 @@ def test_ordered_is_honoured_and_plan_says_what_the_order_costs(tmp_path: Path) 
     # What the text and --json list alike, its figures marked where they rest on an
     # estimated speed (the T4's here), as the table's are.
     marked = order_cost(plan, lambda row: "*" if row["throughput_estimated"] else "")
-    assert marked in job_notes(plan) and marked.endswith(", $0.6548*)")
+    assert marked in job_notes(plan) and marked.endswith(", $0.4549*)")
     unordered = service.plan(str(tmp_path / "empty.sqlite"), task(
         (CORPUS / "07-ordered.yaml").read_text().replace("ordered:", "any_of:")), at=NOW)
     assert unordered.jobs[0].best["gpu_model"] == "T4"

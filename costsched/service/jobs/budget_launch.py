@@ -22,7 +22,8 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
-from costsched.own_budget import PERCENTILE, LaunchFit, poisson_quantile  # noqa: F401
+from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
+from costsched.own_budget import LaunchFit
 from costsched.service.deadline_jobs import deadline_at, recent_losses, uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
@@ -96,7 +97,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         said = own_budget.start_said(resolved)
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
-                                 placed))
+                                 placed, rests_on(resolved, row)))
     return out
 
 
@@ -148,6 +149,23 @@ def _why(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, first: pd
     ago = age((pd.Timestamp(at) - pd.Timestamp(last["at"])).total_seconds())
     return (f"the deadline policy ({decision.policy}) keeps it off spot in {first['zone']} "
             f"after {what} there {ago} ago (to meet its deadline of {due:%Y-%m-%d %H:%M} UTC)")
+
+
+def rests_on(resolved: ResolvedJob, row: pd.Series) -> tuple[str, str]:
+    """(mark, words) for a launch's figures of `row`: ('', '') where they rest on given
+    speeds and work; else the plan's mark and ' (* from an estimated speed on 1xL4: ...)'
+    or ' (* for 1 h of work on 1xL4, assumed: ...)', the key that gives the real figure
+    named (`unmatched_estimates.estimate_said`, `Work.key`)."""
+    mark, words = estimate_said(resolved, row)
+    work = resolved.work
+    if work is None or not work.assumed:
+        return mark, words
+    assumed = (f"for {work.hours:g} h of work on {work.reference}, assumed: the work is not "
+               f"given; {work.key()} gives it")
+    if words:  # ' (* from ...)': one parenthesis, both said
+        speed = words.removeprefix(f" ({ESTIMATED_MARK} ").removesuffix(")")
+        return mark, f" ({ESTIMATED_MARK} {assumed}; {speed})"
+    return ESTIMATED_MARK, f" ({ESTIMATED_MARK} {assumed})"
 
 
 def pick_note(job: str, placed: str, placed_usd: float, planned_: str, planned_usd: float,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -227,11 +228,12 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     launcher.check_ready()
     if record.state != "stopped":
         raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)}: only "
-                           "a stopped job can be started again")
+                           "a stopped job can be started again"
+                           + (f"; {launch_again(record)}" if record.final else ""))
     done = _ran_to_its_end(store, launcher, record)
     if done:
         raise InvalidInput(f"job {job_id} ({record.name}) ran to its end: {done}; nothing "
-                           "to start (its final checkpoint is kept)")
+                           f"to start (its final checkpoint is kept); {launch_again(record)}")
     busy = [r for r in store.jobs.find(record.name) if not r.final and r.id != job_id]
     if busy:
         raise InvalidInput(f"job name {record.name!r}: job {busy[0].id} of that name is "
@@ -262,6 +264,17 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
+
+
+def launch_again(record: JobRecord) -> str:
+    """How a job that has ended runs again: '`costsched launch fail.yaml` (the file it was
+    launched from) runs it again as a new job, started afresh'."""
+    source = str((record.spec or {}).get("source") or "")
+    if not source or source.startswith("<"):  # a spec given in no file
+        return "`costsched launch FILE` with its job file runs it again as a new job, " \
+               "started afresh"
+    return (f"`costsched launch {shlex.quote(source)}` (the file it was launched from) runs "
+            "it again as a new job, started afresh")
 
 
 def _ran_to_its_end(store: PriceStore, launcher: Launcher, record: JobRecord) -> str:

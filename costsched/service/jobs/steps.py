@@ -291,7 +291,12 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     step as the instance it resumes after reported it (`Instance.checkpoint_step`), else
     the one stored at its stop; with neither, 0 when its checkpoint store holds no verified
     checkpoint (it starts over), else not known: the step stays. The words for the steps
-    lost ('resumes from step 300, its checkpoint's: 94 steps lost'); '' when none are."""
+    lost ('resumes from step 300, its checkpoint's: 94 steps lost'); '' when none are.
+    Lost is counted from the last step read: exact for an instance on this machine (its
+    progress file outlives it, `LocalLauncher.status`), a floor for a cloud's ('at least
+    94 steps lost (since its last reading at step 394)')."""
+    from launchers import runs_here
+
     record = store.jobs.get(run.record.id)
     saved = record.checkpoint_step if saved is None else float(saved)
     if saved is None:
@@ -309,7 +314,10 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     # and no progress record, which a measured speed would read.
     store.jobs.record_steps({record.id: saved}, at=at, extend=False)
     where = "its checkpoint's" if saved else "no checkpoint: from the start"
-    return f"resumes from step {saved:,.0f} ({where}): {counted(round(lost), 'step')} lost"
+    said = f"{counted(round(lost), 'step')} lost"
+    if not runs_here(run.launcher):  # its instance is gone: it trained on after the reading
+        said = f"at least {said} (since its last reading at step {record.steps_done:,.0f})"
+    return f"resumes from step {saved:,.0f} ({where}): {said}"
 
 
 def _newest_checkpoint(uri: str) -> int | None:

@@ -52,7 +52,8 @@ def test_steps_from_an_estimated_speed_mark_the_title_every_figure_and_the_basel
         assert not speed.endswith("*")  # the A100's speed is given
         assert hours.endswith("*") and total.endswith("*") and vs.endswith("*")
     baseline = _note(out.stdout, "baseline:")  # the V100's speed is given: its hours are not
-    assert re.search(r"[\d.]+\* h, \$[\d.,]+\* \(\* from the estimated steps\)$", baseline)
+    assert re.search(r"[\d.]+\* h x \$[\d.]+/h = \$[\d.,]+\* "
+                     r"\(\* from the estimated steps\)$", baseline)
     assert "steps too (2 h on 1xT4 at an estimated speed)" in _note(out.stdout, "* estimated speed")
 
 
@@ -84,7 +85,7 @@ def test_the_ordered_note_and_the_emitted_header_are_marked(cli, tmp_path: Path)
     emitted = cli("plan", t4, "--at", AT, "--emit", "sky")
     assert emitted.exit_code == 0, emitted.output
     header = [x for x in emitted.stdout.splitlines() if "expected" in x and x.startswith("#")]
-    assert header and re.search(r"expected [\d.]+\* h and \$[\d.]+\* \(\* from an "
+    assert header and re.search(r"expected [\d.]+\* h x \$[\d.]+/h = \$[\d.]+\* \(\* from an "
                                 r"estimated speed: `costsched plan ", header[0]), header
 
 
@@ -100,6 +101,6 @@ def test_the_tables_hours_and_the_baseline_read_at_one_precision(
                constraints={"gpu_models": ["T4"], "markets": ["spot"]})
     out = cli("plan", job, "--at", AT, "--top", "3", "--wide")
     hours = [cells[-3] for cells in _rows(out.stdout)]
-    spent = re.search(r"/h, ([\d.]+) h, ", _note(out.stdout, "baseline:"))[1]
+    spent = re.search(r", ([\d.]+) h x \$", _note(out.stdout, "baseline:"))[1]
     places = {len(h.split(".")[1]) for h in [*hours, spent]}
     assert hours and places == {4}, (hours, spent)

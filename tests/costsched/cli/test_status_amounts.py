@@ -36,8 +36,10 @@ def test_a_jobs_placements_add_up_to_its_cost_at_one_precision(tmp_path: Path) -
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     # $0.0060 + $0.0048 = $0.0108: the column reads it so, not $0.01 beside them.
-    assert "launch on aws us-east-1a p3.2xlarge spot: 0.02 h, $0.0060" in result.stdout
-    assert "recovery on aws us-west-2b p3.2xlarge spot: 0.02 h, $0.0048" in result.stdout
+    assert ("placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.0167 h x "
+            "$0.3600/h = $0.0060") in result.stdout
+    assert ("placed at its recovery on aws us-west-2b p3.2xlarge spot: billed 0.0167 h x "
+            "$0.2880/h = $0.0048") in result.stdout
     [row] = [line for line in result.stdout.splitlines() if "tiny" in line and "│" in line]
     assert "$0.0108" in row and "$0.01 " not in row
 
@@ -71,7 +73,7 @@ def test_the_hours_of_one_status_read_at_one_precision(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    spans = re.findall(r"spot: ([\d.<]+) h, ", result.stdout)
+    spans = re.findall(r"spot: billed ([\d.<]+) h x ", result.stdout)
     # At the store's scale for hours: its smallest settled span, 3 s (0.00083 h), takes
     # five decimals for two significant digits, and every span reads at them.
     assert spans == ["0.00861", "0.01000", "0.00083"], result.stdout
@@ -102,7 +104,9 @@ def test_a_finished_placement_reads_as_it_does_alone(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.00024" in result.stdout
-    assert "recovery on aws us-west-2b p3.2xlarge spot: 0.01 h, $0.00041" in result.stdout
+    assert ("placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.01 h x "
+            "$0.0243/h = $0.00024") in result.stdout
+    assert ("placed at its recovery on aws us-west-2b p3.2xlarge spot: billed 0.01 h x "
+            "$0.0412/h = $0.00041") in result.stdout
     [row] = [line for line in result.stdout.splitlines() if "tiny" in line and "│" in line]
     assert "$0.00065" in row

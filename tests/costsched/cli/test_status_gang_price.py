@@ -87,7 +87,9 @@ def test_a_two_node_launch_reads_at_its_own_price_and_costs_hours_at_the_gangs(
     text = _status(db, "pair")
     assert "charged from" not in text and "when placed" not in text, text
     [line] = [x for x in text.splitlines() if "launch on aws us-west-2a" in x]
-    hours, usd = line.split("x 2 nodes: ")[1].split(" h, $")
+    hours, rest = line.split(": billed ")[1].split(" h x $")
+    price, usd = rest.split("/h for 2 nodes = $")  # the gang's price: every node's
+    assert float(price) == pytest.approx(2 * PRICE), line
     assert float(usd) == pytest.approx(float(hours) * 2 * PRICE, abs=1e-5), line
 
 

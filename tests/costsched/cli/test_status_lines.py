@@ -231,8 +231,9 @@ def test_a_gangs_placement_line_names_its_nodes(tmp_path: Path) -> None:
     store.jobs.end_placement(job, NOW)
     store.jobs.transition(job, "succeeded", at=NOW)
     store.dispose()
-    [line] = [x for x in _under(_status(db), job) if x.startswith("launch on ")]
-    assert line == "launch on aws us-east-1a p3.2xlarge spot x 2 nodes: 0.50 h, $0.36", line
+    [line] = [x for x in _under(_status(db), job) if x.startswith("placed at its launch on ")]
+    assert line == ("placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.50 h x "
+                    "$0.7200/h for 2 nodes = $0.36"), line
 
 
 def test_a_cap_reads_as_set_beside_a_small_spend() -> None:

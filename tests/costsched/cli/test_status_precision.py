@@ -72,9 +72,10 @@ def test_a_placement_charged_for_no_time_says_so(tmp_path: Path) -> None:
     db, _ = _moved_job(tmp_path, extra_seconds=0)
     out = _status(db)
     assert "0.00 h" not in out, out
-    assert "job 1: recovery on aws us-east-1a p3.2xlarge spot: under a second, $0.00000" \
-        in out
-    assert "job 1: launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.00024" in out
+    assert ("job 1: placed at its recovery on aws us-east-1a p3.2xlarge spot: under a second, "
+            "$0.00000") in out
+    assert ("job 1: placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.01 h x "
+            "$0.0243/h = $0.00024") in out
 
 
 def test_a_gangs_node_notice_ends_with_the_job(tmp_path: Path) -> None:

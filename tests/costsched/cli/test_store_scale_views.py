@@ -88,8 +88,10 @@ def test_the_same_job_reads_alike_in_status_report_html_and_the_dashboard(
     html = html_path.read_text()
     [row] = [line for line in status.splitlines() if "│ tiny" in line]
     assert "$0.00065" in row, status  # $0.00024 + $0.00041, as written
-    assert f"job {job}: launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.00024" in status
-    assert f"job {job}: recovery on aws us-west-2b p3.2xlarge spot: 0.01 h, $0.00041" in status
+    assert (f"job {job}: placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.01 h "
+            "x $0.0243/h = $0.00024") in status
+    assert (f"job {job}: placed at its recovery on aws us-west-2b p3.2xlarge spot: billed "
+            "0.01 h x $0.0412/h = $0.00041") in status
     line = next(line for line in report.splitlines() if "│ tiny" in line)  # per job
     assert line.count("$0.00065") == 2 and "0.02" in line, report  # compute and total
     assert "Spend $0.00065 (compute $0.00065, egress $0.00000)" in report, report
@@ -137,9 +139,11 @@ def test_a_finished_placement_reads_alike_while_another_job_s_running_one_grows(
     early = _look(db, at(1) + timedelta(seconds=8), capsys)
     late = _look(db, at(8), capsys)
     for out in (early, late):
-        assert f"job {job}: launch on aws us-east-1a p3.2xlarge spot: 0.01 h, $0.00024" \
+        assert f"job {job}: placed at its launch on aws us-east-1a p3.2xlarge spot: billed " \
+            "0.01 h x $0.0243/h = $0.00024" \
             in out, out
-        assert f"job {job}: recovery on aws us-west-2b p3.2xlarge spot: 0.01 h, $0.00041" \
+        assert f"job {job}: placed at its recovery on aws us-west-2b p3.2xlarge spot: billed " \
+            "0.01 h x $0.0412/h = $0.00041" \
             in out, out
         [row] = [line for line in out.splitlines() if "│ tiny" in line]
         assert "$0.00065" in row, out
@@ -152,7 +156,7 @@ def test_an_itemised_line_adds_up_as_written(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     db, job = _store(tmp_path)
     out = _look(db, at(8), capsys)
-    parts = [float(v) for v in re.findall(rf"job {job}: .*, \$([\d.]+)$", out, re.M)]
+    parts = [float(v) for v in re.findall(rf"job {job}: .* = \$([\d.]+)$", out, re.M)]
     [row] = [line for line in out.splitlines() if "│ tiny" in line]
     [cost] = re.findall(r"\$([\d.]+)", row)
     assert len(parts) == 2 and round(sum(parts), 5) == float(cost), out

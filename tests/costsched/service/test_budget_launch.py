@@ -13,7 +13,8 @@ import yaml
 
 from costsched.config import BudgetsConfig
 from costsched.model import InvalidInput
-from costsched.service.jobs.budget_launch import launch_fits, poisson_quantile
+from costsched.own_budget import poisson_quantile
+from costsched.service.jobs.budget_launch import launch_fits
 from costsched.store import PriceStore
 
 AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
@@ -108,7 +109,7 @@ def test_a_launch_refused_for_its_name_says_nothing_of_its_budget(
 
 
 def test_a_small_cost_keeps_its_digits_on_the_budget_line() -> None:
-    from costsched.service.jobs.budget_launch import LaunchFit
+    from costsched.own_budget import LaunchFit
 
     line = LaunchFit("train", "its own budget", 0.0129, 0.0149, 0.014).line()
     assert "expected $0.0129, pessimistic $0.0149" in line
@@ -119,7 +120,7 @@ def test_a_small_cost_keeps_its_digits_on_the_budget_line() -> None:
 
 
 def test_what_is_left_of_a_budget_reads_as_the_budget_beside_small_costs() -> None:
-    from costsched.service.jobs.budget_launch import LaunchFit
+    from costsched.own_budget import LaunchFit
 
     # The trial's launch: '$5.0000 left' against '$5.00' in every other view.
     line = LaunchFit("train", "its own budget", 0.0129, 0.0149, 5.0).line()
@@ -134,7 +135,7 @@ def test_what_is_left_of_a_budget_reads_as_the_budget_beside_small_costs() -> No
 def test_a_pessimistic_cost_above_the_expected_never_reads_as_it() -> None:
     """The trial's 'expected $3.00 ..., pessimistic $3.00': a 95% figure a little above
     the mean is written at the decimals at which it reads above it."""
-    from costsched.service.jobs.budget_launch import LaunchFit
+    from costsched.own_budget import LaunchFit
 
     line = LaunchFit("budget", "its own budget", 2.9987, 3.0012, 0.5, start_usd=2.89).line()
     assert "expected $2.999 (" in line and "pessimistic $3.001 (" in line, line

@@ -4,6 +4,7 @@ preempted and recovered, moved, stopped and started again, and how it ended."""
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 
 from costsched.service import jobs as service
 from costsched.store import PriceStore
@@ -18,14 +19,18 @@ class OneLog:
         return f"output on {instance}\n"
 
 
+def _place(store: PriceStore, job: int, hours: float, reason: str, instance: str) -> None:
+    """The job placed on `instance` `hours` after T0, by `reason`."""
+    store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1,
+                     at=T0 + timedelta(hours=hours), usd_per_hour=1.0, reason=reason,
+                     instance=instance)
+
+
 def test_each_instance_says_how_the_job_came_and_left(store: PriceStore) -> None:
     job = store.jobs.create("trainer", {"spec": {"name": "trainer"}}, 10, at=T0)
     store.jobs.transition(job, "running", at=T0)
 
-    def place(hours: float, reason: str, instance: str) -> None:
-        store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1,
-                         at=T0 + timedelta(hours=hours), usd_per_hour=1.0, reason=reason,
-                         instance=instance)
+    place = partial(_place, store, job)
 
     def moved(hours: float, kind: str, source: str, target: str, detail: str = "") -> None:
         at = T0 + timedelta(hours=hours)
@@ -66,10 +71,7 @@ def test_an_instance_a_stop_ended_reads_stopped_whatever_move_the_stop_cancelled
     job = store.jobs.create("trainer", {"spec": {"name": "trainer"}}, 10, at=T0)
     store.jobs.transition(job, "running", at=T0)
 
-    def place(hours: float, reason: str, instance: str) -> None:
-        store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1,
-                         at=T0 + timedelta(hours=hours), usd_per_hour=1.0, reason=reason,
-                         instance=instance)
+    place = partial(_place, store, job)
 
     def cancelled(hours: float, kind: str, source: str, detail: str = "") -> None:
         at = T0 + timedelta(hours=hours)

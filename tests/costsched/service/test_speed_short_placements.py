@@ -141,4 +141,5 @@ def test_too_short_says_what_was_short(any_store: PriceStore) -> None:
     [row] = build(store, now=T0 + timedelta(seconds=90)).speeds.to_dict("records")
     assert row["flag"] == f"job {job} (slow): {TOO_SHORT}"
     assert "trained under" not in TOO_SHORT and "most of it" not in TOO_SHORT
-    assert "placements" in TOO_SHORT and f"{MIN_TRAINING_SECONDS:.0f} s" in TOO_SHORT
+    assert "No placement of it had its step read twice" in TOO_SHORT
+    assert f"{MIN_TRAINING_SECONDS:.0f} s" in TOO_SHORT

@@ -10,18 +10,18 @@ import pytest
 from typer.testing import CliRunner
 
 from costsched.cli import app
-from costsched.model import JOB_STATES
+from costsched.model import JOB_STATES, SHOWN_STATES
 from costsched.service import jobs as service
 from costsched.service.job_filters import parse_states
-from costsched.vocabulary import SHOWN_ONLY, shown_states
+from costsched.vocabulary import SHOWN_ONLY
 from tests.costsched.cli.test_status_one_state import _launched, _until, world  # noqa: F401
 
 
 def test_the_states_taken_are_those_shown() -> None:
-    assert set(shown_states()) == {*JOB_STATES, *SHOWN_ONLY}
+    assert set(SHOWN_STATES) == {*JOB_STATES, *SHOWN_ONLY}
     assert parse_states(["failing", "Finishing"]) == ["failing", "finishing"]
     help_text = CliRunner().invoke(app, ["status", "--help"], env={"COLUMNS": "250"}).stdout
-    assert all(s in help_text for s in shown_states())
+    assert all(s in help_text for s in SHOWN_STATES)
 
 
 def test_each_state_lists_exactly_the_jobs_shown_in_it(world) -> None:  # noqa: F811

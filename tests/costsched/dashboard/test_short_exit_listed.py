@@ -1,0 +1,34 @@
+"""The dashboard's list of jobs says what `status` says of a job that exited 0 short of its
+declared steps (`work.short_words`), beside its progress, not only its deadline met."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from starlette.testclient import TestClient
+
+from costsched.store import PriceStore
+from tests.costsched.report.scenario import EAST, at, observe
+
+SAID = ("exited 0 at step 5 of 2,400 (the last step it reported): its declared steps were "
+        "not reached")
+
+
+def test_the_jobs_list_says_a_job_ended_short_of_its_steps(store: PriceStore,
+                                                           client: TestClient) -> None:
+    observe(store, EAST, [(-10, 1.0)])
+    spec = {"spec": {"name": "short", "throughputs": {"V100": 2.0}, "steps": 2400,
+                     "constraints": {"deadline": "2030-01-01T00:00:00Z"}},
+            "launcher": "local"}
+    job = store.jobs.create("short", spec, 2400, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1")
+    store.jobs.transition(job, "running", at=at(0))
+    store.jobs.record_step(job, 1, at=at(0) + timedelta(minutes=1))
+    store.jobs.record_step(job, 5, at=at(0) + timedelta(minutes=2))
+    store.jobs.end_placement(job, at(0) + timedelta(minutes=3))
+    store.jobs.transition(job, "succeeded", at=at(0) + timedelta(minutes=3))
+    [listed] = client.get("/api/jobs").json()["jobs"]
+    assert listed["steps_not_reached"] == SAID  # what status says
+    page = " ".join(client.get("/").text.split())
+    assert SAID in page

@@ -1,0 +1,53 @@
+"""`start` of a job that has ended (failed or succeeded) names the way to run it again: a
+launch of the file it was launched from, a new job started afresh (a start resumes a
+stopped job only)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from costsched.model import InvalidInput
+from costsched.service import jobs as service
+from costsched.store import PriceStore
+from launchers import make_launcher
+from tests.costsched.service.test_rest_priced import instances, store  # noqa: F401
+
+NOW = datetime(2026, 11, 30, 16, tzinfo=timezone.utc)
+
+
+def ended(store: PriceStore, state: str, source: str | None) -> int:  # noqa: F811
+    spec = {"spec": {"name": "bigram-fail", "run": "python train.py", "steps": 100},
+            "launcher": "local", **({"source": source} if source is not None else {})}
+    job = store.jobs.create("bigram-fail", spec, 100, at=NOW)
+    store.jobs.transition(job, "running", at=NOW)
+    store.jobs.transition(job, state, at=NOW)
+    return job
+
+
+@pytest.mark.parametrize("state", ["failed", "succeeded"])
+def test_start_of_an_ended_job_names_the_launch_of_its_file(
+        store: PriceStore, instances: Path, state: str) -> None:  # noqa: F811
+    job = ended(store, state, "fail.yaml")
+    with pytest.raises(InvalidInput) as info:
+        service.start(store, make_launcher("local"), job)
+    said = str(info.value)
+    assert said == (f"job {job} (bigram-fail) has {state}: only a stopped job can be started "
+                    "again; `costsched launch fail.yaml` (the file it was launched from) runs "
+                    "it again as a new job, started afresh")
+
+
+def test_without_its_file_the_launch_is_named_alone(
+        store: PriceStore, instances: Path) -> None:  # noqa: F811
+    job = ended(store, "failed", None)
+    with pytest.raises(InvalidInput, match=r"; `costsched launch FILE` with its job file runs "
+                                           r"it again as a new job, started afresh$"):
+        service.start(store, make_launcher("local"), job)
+
+
+def test_a_path_with_spaces_is_quoted(store: PriceStore, instances: Path) -> None:  # noqa: F811
+    job = ended(store, "failed", "my jobs/fail.yaml")
+    with pytest.raises(InvalidInput, match=r"`costsched launch 'my jobs/fail.yaml'`"):
+        service.start(store, make_launcher("local"), job)

@@ -1,0 +1,43 @@
+"""`throughput show --measured` says why a run that reported its steps taught nothing: its
+job's file names no model, the name a measured speed is kept under; and what gives it."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from costsched.service import throughputs
+from costsched.store import PriceStore
+from tests.costsched.service.test_throughputs import AT, market, run_on_t4  # noqa: F401
+
+WHY = ("no speed learned from job {ids}: {whose} job file names no `model:`, the name a "
+       "measured speed is kept under; add `model: NAME` (under `costsched:` in a SkyPilot "
+       "task) and the next run is learned")
+
+
+def test_runs_of_jobs_without_a_model_say_why_nothing_was_learned(
+        market: PriceStore, cli) -> None:  # noqa: ANN001, F811
+    job = run_on_t4(market, 0.5, AT - timedelta(days=1), name="bigram",
+                    spec={"name": "bigram", "steps": 10_000})
+    assert throughputs.learn(market, AT) == 0
+    said = WHY.format(ids=f"{job} (bigram)", whose="its")
+    assert throughputs.unlearned(market) == said
+    shown = cli("throughput", "show", "--measured")
+    assert shown.exit_code == 0, shown.output
+    assert said in " ".join(shown.stdout.split())
+    doc = json.loads(cli("throughput", "show", "--measured", "--json").stdout)
+    assert doc["runs"] == [] and doc["not_learned"] == said
+
+
+def test_nothing_is_said_when_every_run_was_learned(market: PriceStore) -> None:  # noqa: F811
+    run_on_t4(market, 0.5, AT - timedelta(days=1))
+    assert throughputs.learn(market, AT) == 1
+    assert throughputs.unlearned(market) == ""
+
+
+def test_several_jobs_are_named_a_few_at_most(market: PriceStore) -> None:  # noqa: F811
+    ids = [run_on_t4(market, 0.5, AT - timedelta(days=1), name=f"j{i}",
+                     spec={"name": f"j{i}", "steps": 10_000}) for i in range(5)]
+    said = throughputs.unlearned(market)
+    assert said.startswith(f"no speed learned from jobs {ids[0]} (j0), {ids[1]} (j1), "
+                           f"{ids[2]} (j2) and 2 more: their job files name no `model:`")
