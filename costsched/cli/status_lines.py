@@ -107,7 +107,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     for s in shown:
         if s.due is not None:
             due = views.due_words(s.due, now, s.record.final, s.record.state,
-                                  s.record.updated_at, dues)
+                                  s.record.updated_at, dues, short=bool(s.steps_not_reached))
             out.print(f"  job {s.record.id}: {due}")
         if s.next and s.decision is not None:
             out.print(printable(f"  job {s.record.id} next: {s.next} "

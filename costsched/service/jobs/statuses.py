@@ -280,7 +280,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                 asked.get(j), "state", "")) in states]
             ids = ids[-limit:] if limit else ids
         steps = {j: step for j, i in asked.items()
-                 if (step := _step_news(runs[j].record, i.step)) is not None}
+                 if (step := _step_news(runs[j].record, i.step, i.live)) is not None}
         store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
                                 reported=reported_at({j: asked[j].step_at for j in steps},
                                                      when))

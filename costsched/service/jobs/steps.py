@@ -233,7 +233,7 @@ def _record_step(store: PriceStore, record: JobRecord, step: int | None,
     """Store the step the job reported, when it is news (`live`: read off an instance
     still running; else its reading's time is not moved on, `JobStore.record_step`), its
     reading timed when the job reported it where its instance says (`reported_at`)."""
-    news = _step_news(record, step)
+    news = _step_news(record, step, live)
     if news is not None:
         when = at or as_time(None)
         store.jobs.record_steps({record.id: news}, at=when, extend=live,
@@ -249,10 +249,15 @@ def reported_at(said: Mapping[int, datetime | None], when: datetime) -> dict[int
     return {job: min(at, when) for job, at in said.items() if at is not None}
 
 
-def _step_news(record: JobRecord, step: int | None) -> float | None:
-    """The step to store from the job's report (None: no report, or nothing new)."""
-    if step is None or step <= 0:
+def _step_news(record: JobRecord, step: int | None, live: bool = True) -> float | None:
+    """The step to store from the job's report (None: no report, or nothing new). Step 0
+    is stored once its instance has ended (not `live`) with no step stored before: a job
+    that reported 0 and exited did report (it ended short of its steps, never "done"),
+    while one that sits at 0 as it starts is stored nothing each pass."""
+    if step is None or step < 0 or (step == 0 and (live or record.steps_done > 0)):
         return None
+    if step == 0:
+        return 0.0
     step = within_total(record, step)
     return step if step != record.steps_done else None
 

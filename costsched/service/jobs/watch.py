@@ -204,7 +204,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
             except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                 lines[job_id] = trouble(job_id, exc)
                 continue
-            step = _step_news(run.record, instance.step)
+            step = _step_news(run.record, instance.step, instance.live)
             if step is not None:
                 (steps if instance.live else ended)[job_id] = step
                 told[job_id] = instance.step_at

@@ -25,14 +25,16 @@ SAID = ("exited 0 at step 150 of 1,200 (the last step it reported): its declared
         "were not reached")
 
 
-def ended(store: PriceStore, tmp_path: Path, step: int | None) -> tuple[FakeLauncher, int]:
+def ended(store: PriceStore, tmp_path: Path, step: int | None,
+          deadline: str | None = None) -> tuple[FakeLauncher, int]:
     """A job of STEPS steps whose instance exited 0 having reported `step` (None: no
     step), closed by a pass."""
     set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
     path = tmp_path / "km.yaml"
     path.write_text(yaml.safe_dump({
         "name": "km", "throughputs": {"V100": 0.5}, "steps": STEPS, "run": "true",
-        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"],
+                        **({"deadline": deadline} if deadline else {})},
         "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}))
     launcher = FakeLauncher()
     [job] = service.launch(store, path, launcher=launcher,
@@ -40,7 +42,7 @@ def ended(store: PriceStore, tmp_path: Path, step: int | None) -> tuple[FakeLaun
     start = store.jobs.placements(job.id)["start_at"].iloc[0].to_pydatetime()
     if step:
         store.jobs.record_step(job.id, 1, at=start + timedelta(minutes=6))
-    if step is not None:
+    if step:  # (a step 0 is stored by the pass that finds the instance ended)
         store.jobs.record_step(job.id, step, at=start + timedelta(minutes=10))
     [instance] = launcher.states
     launcher.states[instance] = replace(launcher.states[instance], state="succeeded",
@@ -119,3 +121,36 @@ def test_a_run_that_ended_short_or_failed_did_not_meet_its_deadline() -> None:
         "was due 2026-11-30 18:17 UTC: it failed 2.00 h before")  # was: nothing said
     assert due_words(due, due, True, "failed", due + timedelta(hours=1)) == (
         "was due 2026-11-30 18:17 UTC: it failed 1.00 h after")
+
+
+def test_a_job_sitting_at_step_0_is_stored_no_reading_each_pass(
+        store: PriceStore, tmp_path: Path) -> None:
+    """Step 0 from a live instance is no news (a job starting up); from an ended one it is
+    stored once, so that the job reads as having reported it."""
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    path = tmp_path / "km.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "km", "throughputs": {"V100": 0.5}, "steps": STEPS, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]}}))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    [instance] = launcher.states
+    launcher.states[instance] = replace(launcher.states[instance], step=0)
+    start = store.jobs.placements(job.id)["start_at"].iloc[0].to_pydatetime()
+    for minutes in (1, 2, 3):
+        service.reconcile(store, launcher, at=start + timedelta(minutes=minutes))
+    assert store.jobs.reading_rows([job.id]) == []
+    launcher.states[instance] = replace(launcher.states[instance], state="succeeded",
+                                        exit_code=0)
+    service.reconcile(store, launcher, at=start + timedelta(minutes=4))
+    assert [(r[2], r[4]) for r in store.jobs.reading_rows([job.id])] == [(0, 0)]
+
+
+def test_status_says_a_job_that_ended_short_did_its_work_by_no_deadline(
+        store: PriceStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    launcher, job = ended(store, tmp_path, 0, deadline="2h")
+    [s] = service.status(store, launcher, job, reconcile_first=False)
+    print_status([s], json_out=False)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "its declared steps not reached" in out and ": met" not in out, out
