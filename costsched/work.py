@@ -16,7 +16,7 @@ from typing import Any
 
 CPU_REFERENCE = "a CPU instance"
 # What every view says of the total of a job whose work is not given (`steps_total`).
-NOT_KNOWN = "the work is not given: its total is not known"
+NOT_KNOWN = "the work is not given, so its total is not known"
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,9 @@ class Work:
 
     def as_dict(self) -> dict:
         """The JSON form (`plan --json`, `status --json`)."""
-        return {"steps": self.steps, "hours": self.hours, "reference": self.reference or None,
+        # (steps that exist only because the work is assumed are no steps of the job's)
+        return {"steps": None if self.assumed else self.steps, "hours": self.hours,
+                "reference": self.reference or None,
                 "relative_speeds": self.relative, "assumed": self.assumed,
                 "note": self.assumption() or None,
                 "keys": self.keys() if self.assumed else []}

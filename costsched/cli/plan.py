@@ -530,7 +530,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):
             b, assumed = p.baseline, p.job.work is not None and p.job.work.assumed
-            work = figures.json_work(p.job.work)
+            work = None if p.job.work is None else p.job.work.as_dict()
             yield {  # assumed work: no steps, nor the baseline's figures of its hour
                 "name": p.job.name, "model": p.job.model_name,
                 "steps": None if assumed else p.job.job.steps,

@@ -239,15 +239,6 @@ def json_rows(records: list[dict], work: Work | None) -> list[dict]:
              "assumed": {k: r[k] for k in ASSUMED_ROW}} for r in records]
 
 
-def json_work(work: Work | None) -> dict | None:
-    """`plan --json`'s work of a job: its steps null where the work is assumed (the
-    assumed hour's seconds of the reference GPU are no steps of the job)."""
-    if work is None:
-        return None
-    out = work.as_dict()
-    return {**out, "steps": None} if work.assumed else out
-
-
 def title_work(work: Work | None, model: str, steps: float, estimated: bool = False) -> str:
     """What the table's title says of the work: 'ResNet-50, 20,000 steps', '3 h of work on
     1xV100', 'work not given: per hour of work on 1xV100'; the steps marked when they rest

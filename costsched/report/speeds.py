@@ -93,8 +93,8 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
         ratio = check.measured_sps / check.planned_sps if check.planned_sps else math.nan
         line = check.line() if check.flagged else ""
         if job.steps_total is None:  # type: ignore[attr-defined]
-            line = (f"job {job_id} ({name}): {NOT_KNOWN}: its steps/s are its own, with no "
-                    "plan's beside them, and its run no estimate")
+            line = (f"job {job_id} ({name}): {NOT_KNOWN}. Its steps/s are its own, with no "
+                    "plan's beside them, and its run has no estimate")
         rows.append(_speed_row(int(job_id), check.name, gpu, count, check.planned_sps,
                                check.measured_sps, ratio, check.flagged, check.basis, line))
     return rows

@@ -53,6 +53,7 @@ def test_a_task_without_work_is_priced_per_hour_of_work_and_says_so(
     doc = plan_json(cli, path)
     work = doc["jobs"][0]["work"]
     assert work["assumed"] is True and work["hours"] == 1.0 and work["reference"] == "1xV100"
+    assert work["steps"] is None
     assert work["keys"] == ["costsched.hours", "costsched.model + costsched.steps",
                             "costsched.throughputs + costsched.steps"]
     assert doc["jobs"][0]["work_assumed"] == work  # the key status and migrate use
@@ -159,6 +160,7 @@ def test_launch_and_status_of_a_task_without_work_say_what_their_figures_rest_on
         status = json.loads(cli("status", "1", "--json").stdout)
         job = status["jobs"][0] if isinstance(status, dict) else status[0]
         assert job["work_assumed"]["assumed"] is True
+        assert job["work_assumed"]["steps"] is None  # the assumed hour's are no steps of its
         assert job["work_assumed"]["keys"][0] == "costsched.hours"
         # No share of an assumed hour stands in for progress.
         assert job["progress"] is None and job["progress_source"] is None

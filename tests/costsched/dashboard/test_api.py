@@ -336,7 +336,7 @@ def test_a_task_without_work_shows_its_step_not_a_share(
     assert doc["steps_left"] is None and doc["steps_total"] is None  # not known
     page = client.get(f"/jobs/{job}").text
     assert '<span class="figure">step 1,595</span><span>progress</span>' in page
-    assert "<dd>1,595 (the work is not given: its total is not known)</dd>" in page
+    assert "<dd>1,595 (the work is not given, so its total is not known)</dd>" in page
     assert "step 1,595; checkpoint at step 1,500" in page  # its log, in words
     row = client.get("/").text
     row = row[row.index(">clf<"):]

@@ -94,8 +94,8 @@ def test_a_running_job_without_work_has_no_total_no_share_and_is_not_moved(
     assert report.estimates.empty  # no share done, no expected hours of an assumed hour
     [speed] = report.speeds.to_dict("records")
     assert speed["measured_sps"] > 10 and math.isnan(speed["planned_sps"])
-    assert report.flags() == [f"job {job} (plain): {NOT_KNOWN}: its steps/s are its own, "
-                              "with no plan's beside them, and its run no estimate"]
+    assert report.flags() == [f"job {job} (plain): {NOT_KNOWN}. Its steps/s are its own, "
+                              "with no plan's beside them, and its run has no estimate"]
     assert not speed["flagged"] and speed["planned_from"] == "an assumed hour of work"
 
 
