@@ -55,8 +55,8 @@ SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "me
 # Between two readings on a GPU before its speed is judged: readings come every few seconds,
 # so a speed is never judged on one or two of them.
 MIN_TRAINING_SECONDS = 10.0
-MEASURING = (f"measuring: its speed is judged after {MIN_TRAINING_SECONDS:.0f} s of "
-             "training from its first reported step (boot and setup are not counted)")
+MEASURING = (f"its speed is being measured, and is judged after {MIN_TRAINING_SECONDS:.0f} "
+             "s of training from its first reported step (boot and setup are not counted)")
 # A job that ran less than this in all (a new instance's boot and setup, by default) may
 # have spent most of it setting up: too short to be judged slow over all it ran.
 SETUP_SECONDS = Overheads().restart_minutes * 60
