@@ -98,7 +98,7 @@ def test_plan_explain_says_an_offering_outside_the_alternatives_is_left_out(
                        "offering"].iloc[0]
     lines = result.explain(label)
     assert lines[-1] == "left out of the plan: in none of its alternatives"
-    assert not any("left out" in line for line in result.explain(
+    assert not any("left out of the plan" in line for line in result.explain(
         str(result.jobs[0].best["offering"])))
 
 
