@@ -94,6 +94,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                 raise not_placed(store, booking, spec.name, exc, when) from None
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
+                      SOURCE_PATH: _absolute(source),
                       "launcher": launcher.name, "code": code, "offering": pick,
                       "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True,
                       CHECKPOINT_SCOPE: store_scope(store.engine)}
@@ -266,13 +267,29 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     return store.jobs.get(job_id)
 
 
+# The job file's absolute path, stored beside the path as typed: a hint given later, from
+# another folder, names the file so that it can be followed from there.
+SOURCE_PATH = "source_path"
+
+
+def _absolute(source: str) -> str | None:
+    """`source` (a job file as typed) as an absolute path; None for a spec in no file."""
+    return None if not source or source.startswith("<") else str(Path(source).resolve())
+
+
 def launch_again(record: JobRecord) -> str:
     """How a job that has ended runs again: '`costsched launch fail.yaml` (the file it was
-    launched from) runs it again as a new job, started afresh'."""
-    source = str((record.spec or {}).get("source") or "")
+    launched from) runs it again as a new job, started afresh', the file as typed where
+    that names it from here, else by its absolute path (a job stored before the path was
+    kept: as typed)."""
+    stored = record.spec or {}
+    source = str(stored.get("source") or "")
     if not source or source.startswith("<"):  # a spec given in no file
         return "`costsched launch FILE` with its job file runs it again as a new job, " \
                "started afresh"
+    path = stored.get(SOURCE_PATH)
+    if path and _absolute(source) != path:  # typed in another folder
+        source = str(path)
     return (f"`costsched launch {shlex.quote(source)}` (the file it was launched from) runs "
             "it again as a new job, started afresh")
 

@@ -11,6 +11,7 @@ import pytest
 
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
+from costsched.service.jobs import launches
 from costsched.store import PriceStore
 from launchers import make_launcher
 from tests.costsched.service.test_rest_priced import instances, store  # noqa: F401
@@ -51,3 +52,30 @@ def test_a_path_with_spaces_is_quoted(store: PriceStore, instances: Path) -> Non
     job = ended(store, "failed", "my jobs/fail.yaml")
     with pytest.raises(InvalidInput, match=r"`costsched launch 'my jobs/fail.yaml'`"):
         service.start(store, make_launcher("local"), job)
+
+
+def test_the_file_is_named_so_that_the_hint_works_from_another_folder(
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A launch keeps the file's absolute path beside the path as typed; the hint names
+    the file as typed from the folder it was typed in, by its absolute path elsewhere."""
+    import yaml
+
+    from tests.costsched.migration.test_edges import FakeLauncher
+    from tests.costsched.service.test_jobs import set_prices
+
+    project, elsewhere = tmp_path / "proj", tmp_path / "elsewhere"
+    project.mkdir(), elsewhere.mkdir()
+    (project / "fail.yaml").write_text(yaml.safe_dump({
+        "name": "bigram-fail", "throughputs": {"V100": 0.5}, "steps": 100, "run": "true",
+        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]}}))
+    set_prices(store, {"us-east-1a": 1.0}, NOW)
+    monkeypatch.chdir(project)
+    launcher = FakeLauncher()
+    [job] = service.launch(store, "fail.yaml", launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"), at=NOW)
+    store.jobs.transition(job.id, "failed", at=NOW)
+    record = store.jobs.get(job.id)
+    assert launches.launch_again(record).startswith("`costsched launch fail.yaml` ")
+    monkeypatch.chdir(elsewhere)
+    assert launches.launch_again(record).startswith(
+        f"`costsched launch {project / 'fail.yaml'}` (the file it was launched from)")
