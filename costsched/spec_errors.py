@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -180,10 +180,25 @@ def _one_error(error: Mapping[str, Any], sky: bool, root: type[BaseModel]) -> st
     if error["type"] == "extra_forbidden":
         known = _known_fields(error["loc"], root)
         msg = unknown_field(str(error["loc"][-1]), known)
+        section = _section_of(str(error["loc"][-1]), root) if len(error["loc"]) == 1 else ""
+        if section and not sky:  # a section's key written at the top: where it goes
+            msg += (f"; {error['loc'][-1]} belongs under {section}: "
+                    f"`{section}: {{{error['loc'][-1]}: ...}}`")
     named = f"field {as_written(field, sky)}: " if field else ""
     if not field and sky:  # a rule across a task's keys: they go in its costsched: section
         named = "its `costsched:` section: "
     return f"{named}{msg}"
+
+
+def _section_of(name: str, root: type[BaseModel]) -> str:
+    """The section of `root` whose model has the key `name` ('constraints' for deadline),
+    or ''."""
+    for section, info in root.model_fields.items():
+        for model in (info.annotation, *get_args(info.annotation)):
+            if isinstance(model, type) and issubclass(model, BaseModel) \
+                    and name in model.model_fields:
+                return section
+    return ""
 
 
 def _max_length(loc: tuple, root: type[BaseModel]) -> int | None:

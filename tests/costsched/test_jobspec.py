@@ -65,6 +65,9 @@ def test_sweep_expands_to_one_job_per_combination(tmp_path: Path) -> None:
      r".*; did you mean 'steps'\?$"),
     ("name: a\nmodel: A3C\nsteps: 5\nconstraint: {clouds: [aws]}\n",
      r"field constraint: unknown field: .*; did you mean 'constraints'\?$"),
+    ("name: a\nmodel: A3C\nsteps: 5\ndeadline: 3h\n",
+     r"field deadline: unknown field: .*; deadline belongs under constraints: "
+     r"`constraints: \{deadline: \.\.\.\}`$"),
     ("name: a\nthroughputs: {V10O: 3}\nsteps: 5\n",
      r"field throughputs: unknown GPU model 'V10O': .*; did you mean 'V100'\?$"),
     ("name: a\nmodel: A3C\nsteps: -5\n", r"field steps: -5: expected a positive number"),
