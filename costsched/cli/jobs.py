@@ -17,6 +17,7 @@ from costsched.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_TRY_AGAIN,
+    NO_JOBS,
     DbOption,
     JobArgument,
     JsonOption,
@@ -333,8 +334,11 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     named = {s.record.id for s in shown} if narrowed else None
     budgets = budgets_now(store, at=seen, of_jobs=named)  # charged as the jobs above were
     # The list of every job says why each failed in a line; `status JOB` says it whole.
+    none = ("No job matches the filters given (--state, --name, --limit, --label, --budget); "
+            "`costsched status` with none lists every job." if narrowed and job is None
+            else NO_JOBS)
     places = _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
-                           recovery=armed, held=held, brief=job is None)
+                           recovery=armed, held=held, brief=job is None, none=none)
     if not json_out:  # its spend at the jobs' costs' precision: the same amounts alike
         print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places,
                       written=None if places is None else written_costs(shown))

@@ -50,15 +50,16 @@ BRIEF_CHARS = 100
 def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
                   scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
                   recovery: Any = None, held: list[Any] | None = None,
-                  brief: bool = False) -> int | None:
+                  brief: bool = False, none: str = NO_JOBS) -> int | None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
     tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
     the store, with `held` the capacity paid for that no job shown uses, with `budgets`
     (`budgets_now`) why a budget's cap stopped a job and what starts it again; `brief`
     (the list of every job): a failed job's reason in one line, not its output's last
-    lines. --json is {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
-    "held_bookings": [...]}. Returns the decimals of the cost column (None when no table
-    was printed), at which a table printed beside it writes the same amounts."""
+    lines; `none`: what it says when no job is shown. --json is {"jobs": [...], "daemon":
+    [...], "budgets": [...], "recovery": {...}, "held_bookings": [...]}. Returns the
+    decimals of the cost column (None when no table was printed), at which a table
+    printed beside it writes the same amounts."""
     from costsched.service.speeds import short_work
     from costsched.service.speeds import status_flags as speed_flags
 
@@ -82,7 +83,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         console.print(printable(f"booked: {line}"), highlight=False, markup=False,
                       soft_wrap=True)
     if not shown:
-        console.print(NO_JOBS, highlight=False, markup=False)
+        console.print(none, highlight=False, markup=False)
         return None
     rows = []
     # The store's scale (`costsched.amounts`): each job's cost is the sum of its parts
