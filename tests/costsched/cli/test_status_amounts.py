@@ -58,7 +58,7 @@ def test_a_jobs_placements_add_up_to_its_cost_at_one_precision(tmp_path: Path) -
 
 
 def test_the_hours_of_one_status_read_at_one_precision(tmp_path: Path) -> None:
-    # The trial's `status`: '0.0086 h' for job 1, '0.01 h' for job 2, each job at its own
+    # An older `status`: '0.0086 h' for job 1, '0.01 h' for job 2, each job at its own
     # precision; every hour of the view reads at one, none 0.00 for seconds.
     db = str(tmp_path / "store.sqlite")
     store = PriceStore(db)

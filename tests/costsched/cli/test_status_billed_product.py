@@ -1,5 +1,5 @@
 """`status` lists each placement of a job as billed, its hours times the hourly price it
-was charged making its amount as written (the trial's '0.01 h, $0.0012' at $0.0796/h made
+was charged making its amount as written (an older '0.01 h, $0.0012' at $0.0796/h made
 $0.0008), and says the hours are the placement's, begun by the launch (or the recovery,
 move or start), not the time the launch took."""
 
