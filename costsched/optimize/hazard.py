@@ -36,6 +36,10 @@ a = PRIOR_HOURS x r0 (the coarser estimate counts as PRIOR_HOURS hours observed)
 of the offering's own group only this is (k + r0 x PRIOR_HOURS) / (t + PRIOR_HOURS): the
 posterior mean of a Poisson rate under a gamma prior of mean r0 and PRIOR_HOURS hours.
 On-demand offerings: 0.
+
+**The local launcher's preemptions are not counted.** Its instances run on this machine,
+standing in for an offering: what they meet is a simulation, said where the rate is
+explained (`Evidence.simulated`), never counted as the cloud's.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from costsched import clouds
 from costsched.amounts import hours
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
+from costsched.vocabulary import counted
 
 PRIOR_HOURS = 24.0
 # The AWS rate measured on p3.2xlarge in us-east-1 (dispa2020): the top bucket's rate.
@@ -90,10 +95,13 @@ def signal_label(kind: str, value: float) -> str:
 class Evidence:
     """What the hazards are computed from: observed preemptions and spot hours per group
     (columns among cloud, region, zone, gpu_model, gpu_count; preemptions, hours), and
-    the newest published signals (`SignalStore.latest`)."""
+    the newest published signals (`SignalStore.latest`). `simulated`: the preemptions the
+    local launcher's instances met per offering (cloud, region, zone, instance_type;
+    preemptions), said by `explain`, never counted."""
 
     observed: pd.DataFrame | None = None
     signals: pd.DataFrame | None = None
+    simulated: pd.DataFrame | None = None
 
     @classmethod
     def of(cls, value: Evidence | pd.DataFrame | None) -> Evidence:
@@ -106,7 +114,7 @@ class Evidence:
         """This evidence with more observations (frames may group by different columns)."""
         parts = [f for f in (self.observed, *frames) if f is not None and len(f)]
         observed = pd.concat(parts, ignore_index=True) if parts else None
-        return Evidence(observed, self.signals)
+        return Evidence(observed, self.signals, self.simulated)
 
 
 def priors(frame: pd.DataFrame, signals: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
@@ -161,13 +169,16 @@ def hazards_per_second(frame: pd.DataFrame,
 def explain(frame: pd.DataFrame, evidence: Evidence | pd.DataFrame | None = None
             ) -> list[list[str]]:
     """The arithmetic of each row's hazard, a list of lines per row."""
-    detail = _hazards(frame, Evidence.of(evidence))
+    evidence = Evidence.of(evidence)
+    detail = _hazards(frame, evidence)
+    local = _simulated(frame, evidence.simulated)
     out = []
     for i in range(len(detail)):
         row = detail.iloc[i]
         if not row["spot"]:
             out.append(["on-demand: no preemptions (rate 0)"])
             continue
+        none = "nothing observed on a cloud" if local[i] else "nothing observed"
         r0, a = row["prior"], PRIOR_HOURS * row["prior"]
         lines = [f"prior r0 = {r0:.4g}/h ({row['prior_source']}); prior weight a = "
                  f"{PRIOR_HOURS:g} h x r0 = {a:.4g} expected preemptions"]
@@ -181,11 +192,37 @@ def explain(frame: pd.DataFrame, evidence: Evidence | pd.DataFrame | None = None
                              f"({e:.3g} + {a:.3g}) = {new:.3g}")
                 theta = new
             else:
-                lines.append(f"{name}: nothing observed; theta stays {theta:.3g}")
+                lines.append(f"{name}: {none}; theta stays {theta:.3g}")
         lines.append(f"rate = r0 x theta = {r0:.4g} x {theta:.3g} = "
                      f"{row['preemptions_per_hour']:.4g}/h")
+        if local[i]:
+            lines.append(f"{counted(local[i], 'preemption')} on the local launcher, not "
+                         "counted: a local run is a simulation")
         out.append(lines)
     return out
+
+
+def simulated_words(frame: pd.DataFrame, evidence: Evidence | pd.DataFrame | None
+                    ) -> list[str]:
+    """Per row: ' on a cloud' where the local launcher's instances met preemptions there
+    (`Evidence.simulated`: not counted, so 'nothing observed' needs saying where), else ''."""
+    local = _simulated(frame, Evidence.of(evidence).simulated)
+    return [" on a cloud" if n else "" for n in local]
+
+
+_OFFERING = ["cloud", "region", "zone", "instance_type"]
+
+
+def _simulated(frame: pd.DataFrame, simulated: pd.DataFrame | None) -> list[int]:
+    """Per row of `frame`: the preemptions the local launcher's instances met on its
+    offering (0 for none)."""
+    if simulated is None or simulated.empty or not set(_OFFERING) <= set(frame.columns):
+        return [0] * len(frame)
+    keys = frame[_OFFERING].fillna("").astype(str).reset_index(drop=True)
+    seen = simulated.assign(**{c: simulated[c].fillna("").astype(str) for c in _OFFERING})
+    seen = seen.groupby(_OFFERING, as_index=False)["preemptions"].sum()
+    joined = keys.merge(seen, on=_OFFERING, how="left")
+    return [int(n) for n in joined["preemptions"].fillna(0)]
 
 
 def _hazards(frame: pd.DataFrame, evidence: Evidence) -> pd.DataFrame:

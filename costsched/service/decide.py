@@ -211,8 +211,10 @@ def decision_rates(store: PriceStore, at: datetime,
     is complete already: returned as it is."""
     if isinstance(measured, Evidence):
         return measured
-    return Evidence(signals=store.signals.latest(at)).with_observed(
-        measured, observed_rates(store, at))
+    from costsched.service.jobs.market import simulated_preemptions
+
+    return Evidence(signals=store.signals.latest(at), simulated=simulated_preemptions(
+        store, at)).with_observed(measured, observed_rates(store, at))
 
 
 def observed_rates(store: PriceStore, at: datetime, *,

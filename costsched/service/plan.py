@@ -23,7 +23,7 @@ from costsched.model import InvalidInput, utc
 from costsched.optimize import objectives
 from costsched.optimize.availability import lifetimes, preemption_rates
 from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
-from costsched.optimize.hazard import Evidence
+from costsched.optimize.hazard import Evidence, simulated_words
 from costsched.optimize.hazard import explain as explain_hazard
 from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
@@ -123,7 +123,8 @@ class PlanResult:
         lines = [f"{offering}: preemption hazard"]
         lines += ["  " + line for line in explain_hazard(row.head(1), self.evidence)[0]]
         r = row.iloc[0]
-        lines += ["  " + line for line in filter(None, [assumed_rate_line(r)])]
+        where = simulated_words(row.head(1), self.evidence)[0]  # local preemptions: not counted
+        lines += ["  " + line for line in filter(None, [assumed_rate_line(r, where)])]
         lines += list(filter(None, [gang_line(r)]))
         source = str(r.get("throughput_source", ""))
         kind = ("estimated" if r.get("throughput_estimated") else "from the job's file"

@@ -87,8 +87,8 @@ def gang_line(row: Mapping[str, Any]) -> str:
 RATE_MARK = "~"
 REAL_RATES = ("`costsched risk import FILE --kind advisor|placement|eviction` stores the "
               "clouds' published signals (`costsched risk show` lists them), and "
-              "preemptions observed (costsched's own jobs, `costsched prices import` of "
-              "traces, `plan --availability LOG`) correct the rate")
+              "preemptions observed (costsched's own jobs on a cloud, `costsched prices "
+              "import` of traces, `plan --availability LOG`) correct the rate")
 
 
 def rate_assumed(row: Mapping[str, Any]) -> bool:
@@ -98,9 +98,10 @@ def rate_assumed(row: Mapping[str, Any]) -> bool:
             and str(row.get("preemption_basis", "")).strip() == f"{row.get('cloud')} default")
 
 
-def assumed_rate_line(row: Mapping[str, Any]) -> str:
-    """`plan --explain`'s line for an assumed rate ('' for one that is not)."""
+def assumed_rate_line(row: Mapping[str, Any], where: str = "") -> str:
+    """`plan --explain`'s line for an assumed rate ('' for one that is not); `where`: ' on
+    a cloud' where the local launcher met preemptions there (`hazard.simulated_words`)."""
     if not rate_assumed(row):
         return ""
     return (f"the rate is assumed: the {row['cloud']} default, nothing published or observed "
-            f"for this offering; {REAL_RATES}")
+            f"{where.strip() + ' ' if where else ''}for this offering; {REAL_RATES}")
