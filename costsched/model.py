@@ -43,10 +43,12 @@ JOB_STATES = ("pending", "launching", "running", "checkpointing", "migrating", "
               "succeeded", "failed", "stopped")
 FINAL_STATES = ("succeeded", "failed", "stopped")
 # Every state a view shows a job in, as `status --state` (and the dashboard's filter)
-# takes them: the stored ones, and after running those a running job whose instance ended
-# reads (`vocabulary.SHOWN_ONLY`).
-SHOWN_STATES = (*JOB_STATES[:JOB_STATES.index("running") + 1], *SHOWN_ONLY,
-                *JOB_STATES[JOB_STATES.index("running") + 1:])
+# takes them: the stored ones, after running those a running job whose instance ended
+# reads, and after succeeded a success short of its declared steps (`vocabulary.SHOWN_ONLY`).
+_AFTER = {"running": SHOWN_ONLY[:2], "succeeded": SHOWN_ONLY[2:]}
+SHOWN_STATES = tuple(s for state in JOB_STATES for s in (state, *_AFTER.get(state, ())))
+# The shown states of a job that ended: it has no instance and is not watched.
+SHOWN_FINAL = (*FINAL_STATES, *SHOWN_ONLY[2:])
 
 
 def state_phrase(state: str) -> str:
@@ -75,6 +77,15 @@ PLACEMENT_REASONS = ("launch", "migration", "recovery", "start")
 # The job log's kind for a gang's node lost and replaced where it ran, the gang kept on its
 # placement: a recovery without a move, counted with the recovery moves (`recoveries`).
 NODE_RECOVERY = "node_recovery"
+# The job log's kind for the steps a recovery lost: 'instance ID: ' and the words of
+# `steps.resume_from` ('resumes from step 300 (its checkpoint's): 78 steps lost').
+RECOVERY_NOTE = "recovery"
+
+
+def lost_steps_said(detail: str) -> tuple[str, str]:
+    """(the lost instance, the words of the steps lost) of a RECOVERY_NOTE's detail."""
+    instance, _, words = str(detail).removeprefix("instance ").partition(": ")
+    return instance, words
 
 
 def recoveries(move_kinds: Iterable[str], nodes_replaced: int = 0) -> int:

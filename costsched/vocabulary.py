@@ -172,23 +172,30 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
 AS_INSTANCE_ENDED = {"succeeded": "finishing", "failed": "failing",
                      "preempted": "recovering", "stopped": "recovering",
                      "terminated": "recovering"}
-SHOWN_ONLY = ("finishing", "failing")  # shown, never stored: such a job is stored running
+# A job that exited 0 short of its declared steps (`work.ended_short`) is stored succeeded
+# (exit 0 is done, by the job contract) and shown so: its work was not done.
+ENDED_SHORT = "ended-short"
+SHOWN_ONLY = ("finishing", "failing", ENDED_SHORT)  # shown, never stored
 
 
 def stored_states(shown: Iterable[str]) -> list[str]:
     """The stored states of the jobs that may be shown in one of the states `shown`: each
-    stored one, and running for a state a running job whose instance ended reads
-    (`AS_INSTANCE_ENDED`)."""
+    stored one, running for a state a running job whose instance ended reads
+    (`AS_INSTANCE_ENDED`), succeeded for ENDED_SHORT."""
     shown = list(shown)
     out = [s for s in shown if s not in SHOWN_ONLY]
     ended = any(s in AS_INSTANCE_ENDED.values() for s in shown)
-    return out + ["running"] if ended and "running" not in out else out
+    out = out + ["running"] if ended and "running" not in out else out
+    return out + ["succeeded"] if ENDED_SHORT in shown and "succeeded" not in out else out
 
 
-def job_state(state: str, instance_state: str | None) -> str:
+def job_state(state: str, instance_state: str | None, short: bool = False) -> str:
     """A job's state as every view shows it beside its instance's (`status`, --json, the
     dashboard): the stored `state`, but for a running job whose instance has ended
-    (`AS_INSTANCE_ENDED`)."""
+    (`AS_INSTANCE_ENDED`) and a succeeded one that ended `short` of its declared steps
+    (ENDED_SHORT)."""
+    if state == "succeeded" and short:
+        return ENDED_SHORT
     if state != "running" or not instance_state:
         return state
     return AS_INSTANCE_ENDED.get(instance_state, state)

@@ -37,7 +37,7 @@ from costsched.cli.long_table import Lines, print_table
 from costsched.model import failure_words
 from costsched.service import jobs as service
 from costsched.service import views
-from costsched.vocabulary import job_state, offering_label, prefixed
+from costsched.vocabulary import offering_label, prefixed
 
 if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
@@ -96,7 +96,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
                                                      p["instance_type"], p["market"])
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
-        rows.append([str(s.record.id), name, job_state(s.record.state, s.instance_state), where,
+        rows.append([str(s.record.id), name, s.shown_state, where,
                      s.instance_state or "-", progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(s.recoveries)])
@@ -120,7 +120,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         short = [words] if (words := short_work(s)) else []
         resumes = [line for line in (s.resumes, s.steps_not_reached) if line]
         said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short \
-            + node_notices(s)  # a gang's node replaced in place, while it is set up
+            + node_notices(s) + lost_lines(s)  # a gang's node replaced, while it is set up
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
@@ -139,6 +139,14 @@ def node_notices(s: service.JobStatus) -> list[str]:
         return []
     since = s.open_placement.get("start_at")
     return [str(e.detail) for e in s.node_recoveries if since is None or e.at >= since]
+
+
+def lost_lines(s: service.JobStatus) -> list[str]:
+    """The steps each of its recoveries lost, as its log keeps them (`steps.resume_from`'s
+    words): 'recovered at 2026-11-30 17:56 UTC: instance ID: resumes from step 300 (its
+    checkpoint's): 78 steps lost' ('at least' for a cloud's instance, gone with its last
+    steps)."""
+    return [f"recovered at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}" for e in s.recovered]
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:

@@ -23,7 +23,7 @@ from costsched.amounts import (
 from costsched.amounts import age as age_of
 from costsched.bundled_prices import age_text
 from costsched.measured import sps
-from costsched.model import FINAL_STATES
+from costsched.model import SHOWN_FINAL
 from costsched.report.cells import period_words
 from costsched.report.html import (
     format_cell,
@@ -37,7 +37,7 @@ from costsched.report.html import (
 )
 from costsched.report.written import scale_of
 from costsched.service.views import due_hours, due_words, dumps, job_progress
-from costsched.vocabulary import counted, offering_label
+from costsched.vocabulary import ENDED_SHORT, counted, offering_label
 from costsched.work import NOT_KNOWN
 
 
@@ -49,9 +49,9 @@ def when(value: Any) -> str:
 
 
 def _due_args(job: dict, now: datetime) -> tuple:
-    ended = job.get("ended_at")
-    return (pd.Timestamp(job["deadline_at"]).to_pydatetime(), now,
-            job.get("state") in FINAL_STATES, str(job.get("state") or ""),
+    ended, state = job.get("ended_at"), str(job.get("state") or "")
+    return (pd.Timestamp(job["deadline_at"]).to_pydatetime(), now, state in SHOWN_FINAL,
+            "succeeded" if state == ENDED_SHORT else state,  # `due_words` reads `short`
             pd.Timestamp(ended).to_pydatetime() if ended else None)
 
 

@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import exact_money
-from costsched.vocabulary import job_state
 from costsched.work import share_key
 
 if TYPE_CHECKING:
@@ -207,10 +206,10 @@ def progress_words(progress: float | None, source: str | None, *,
 
 def job_progress(job: Mapping[str, Any]) -> str:
     """`progress_words` of a job as `status --json` gives it (the dashboard's)."""
-    from costsched.model import FINAL_STATES
+    from costsched.model import SHOWN_FINAL
 
     return progress_words(job.get("progress"), job.get("progress_source"),
-                          live=job.get("state") not in FINAL_STATES, step=job.get("step"))
+                          live=job.get("state") not in SHOWN_FINAL, step=job.get("step"))
 
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
@@ -219,7 +218,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         # One state beside its instance's: a running job whose instance ended reads what
         # the next pass makes of it (`vocabulary.job_state`).
         "id": s.record.id, "name": s.record.name,
-        "state": job_state(s.record.state, s.instance_state),
+        "state": s.shown_state,
         "instance_state": s.instance_state or None, "nodes": s.nodes,
         "placement": None if s.open_placement is None else {
             k: s.open_placement[k] for k in PLACEMENT_FIELDS},
@@ -232,6 +231,8 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "reported_step": s.reported_step, "resumes": s.resumes or None,
         # A job that exited 0 short of its declared steps: that, in words (else null).
         "steps_not_reached": s.steps_not_reached or None,
+        # The steps each recovery lost, as its log keeps them (`steps.resume_from`).
+        "recovered": [{"at": e.at.isoformat(), "said": e.detail} for e in s.recovered],
         "progress": s.progress, "progress_source": s.progress_source,
         "steps_per_second": s.pace, "progress_note": share_key(s.record.spec) or None,
         "failure": None if s.failure is None else {

@@ -155,8 +155,8 @@ def _progress_of(run: RunningJob, reported: float,
         own, done = own_total(run.record.spec, total), done_step(run, reported)
         short = own is not None and ended_short(True, done, own, said)
         return (own - done if short and own is not None else 0.0), True
-    done = done_step(run, reported)
-    if done > 0 and own_total(run.record.spec, total) is not None:
+    done = done_step(run, reported)  # a step 0 it reported is a step reported: 0%
+    if (done > 0 or said) and own_total(run.record.spec, total) is not None:
         return max(total - done, 0.0), True
     return float(total), False
 

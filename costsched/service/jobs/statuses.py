@@ -16,7 +16,7 @@ from costsched.costs import JobCost, job_costs
 from costsched.job_names import name_matches
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
-from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
+from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, recoveries
 from costsched.passes import one_pass
 from costsched.service.glance import few_names
 from costsched.service.job_filters import JobFilter, budget_names
@@ -32,6 +32,7 @@ from costsched.service.jobs.runs import (
     unknown_instance_fix,
 )
 from costsched.service.jobs.steps import SECRET_NOTE, _step_news, reported_at, secret_names
+from costsched.service.jobs.stories import instance_stories
 from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -40,14 +41,7 @@ from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean, job_state, stored_states
-from costsched.work import (
-    Work,
-    assumed_work,
-    ended_short,
-    measured_pace,
-    own_total,
-    short_words,
-)
+from costsched.work import Work, assumed_work, ended_short, measured_pace, own_total, short_words
 
 if TYPE_CHECKING:  # read from the store when a job is live (`store.decisions`)
     from costsched.store.decisions import StoredDecision
@@ -94,6 +88,8 @@ class JobStatus:
     node_recoveries: tuple[EventRow, ...] = ()
     # Its gang's nodes lost or being replaced now, as its instance says (() when whole).
     nodes_out: tuple[int, ...] = ()
+    # The steps its recoveries lost, as its log keeps them (its RECOVERY_NOTE events).
+    recovered: tuple[EventRow, ...] = ()
 
     @property
     def recoveries(self) -> int:
@@ -212,6 +208,11 @@ class JobStatus:
         return short_words(done, total)
 
     @property
+    def shown_state(self) -> str:
+        """Its state as every view shows it (`vocabulary.job_state`)."""
+        return job_state(self.record.state, self.instance_state, bool(self.steps_not_reached))
+
+    @property
     def progress(self) -> float | None:
         """The share of its steps done (`progress_source` says how it is known); None
         when it is not known. A job that succeeded has done all of its steps, where its
@@ -275,10 +276,6 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         asked = {j: with_heartbeat(launcher, runs[j].checkpoint_uri,
                                    instances[open_rows.instance[j]])
                  for j in ids if j in ours}
-        if states and job is None:  # the jobs shown in them (`_shown`), the newest `limit`
-            ids = [j for j in ids if job_state(runs[j].record.state, getattr(
-                asked.get(j), "state", "")) in states]
-            ids = ids[-limit:] if limit else ids
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step, i.live)) is not None}
         store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
@@ -290,8 +287,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
-        replaced_of = _by_job(store.jobs.event_rows(None if every else ids,
-                                                    kinds=[NODE_RECOVERY]))
+        noted = store.jobs.event_rows(None if every else ids, [NODE_RECOVERY, RECOVERY_NOTE])
+        replaced_of = _by_job(e for e in noted if e.kind == NODE_RECOVERY)
+        recovered_of = _by_job(e for e in noted if e.kind == RECOVERY_NOTE)
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
         live = [j for j in ids if runs[j].record.state == "running" and j in open_rows.of]
@@ -321,7 +319,11 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or "",
                                  trouble=troubles.get(job_id, ""), scale=scale,
-                                 node_recoveries=tuple(replaced_of.get(job_id, ()))))
+                                 node_recoveries=tuple(replaced_of.get(job_id, ())),
+                                 recovered=tuple(recovered_of.get(job_id, ()))))
+        if states and job is None:  # the newest `limit` of those shown in them
+            shown = [s for s in shown if s.shown_state in states]
+            return shown[-limit:] if limit else shown
         return shown
 
 
@@ -363,7 +365,7 @@ def _shown(store: PriceStore, job: int | str | None, states: Sequence[str],
            only: JobFilter | None = None) -> list[JobRecord]:
     """The jobs `status` shows, oldest first, in one read. With `states` (as shown), those
     that may be shown in them (`vocabulary.stored_states`), every one: `status` keeps
-    those shown in them once it has asked their instances, then the newest `limit`."""
+    those shown in them once it has read them, then the newest `limit`."""
     if job is not None:
         return store.jobs.records(job_ids(store, job, states=()))
     found = store.jobs.records(states=stored_states(states))
@@ -503,7 +505,8 @@ def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int =
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
     placed = store.jobs.placement_rows([job_id])
-    stories = _stories(placed, store.moves.of_jobs([job_id]).get(job_id, []), record)
+    stories = instance_stories(placed, store.moves.of_jobs([job_id]).get(job_id, []),
+                               record, store.jobs.event_rows([job_id], [RECOVERY_NOTE]))
     out = []
     for instance in dict.fromkeys(str(p.instance) for p in placed):
         parts = _node_logs(launcher, instance, nodes_of(record.spec), tail)
@@ -514,51 +517,6 @@ def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int =
                     f"{'' if n else f' ({stories[instance]})'}\n",
                     text if text.endswith("\n") or not text else text + "\n"]
     return "".join(out)
-
-
-_CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
-         "start": "started again"}
-# How a lost instance's recovery went, by its move's state ('': under way or done).
-_RECOVERED = {"": "recovered on the next instance",
-              "cancelled": "not recovered, the job was stopped",
-              "failed": "not recovered, its recovery failed"}
-
-
-def _stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
-             record: JobRecord) -> dict[str, str]:
-    """Per instance the job ran on, how it came and how it ended, in words: "recovered here
-    2026-03-01 10:00Z, preempted 2026-03-01 11:30Z: recovered on the next instance" (an
-    instance lost says what the recovery saw: preempted, or stopped or terminated behind
-    costsched's back; a recovery a stop cancelled, that it was not recovered). A migration
-    cancelled (a stop, its source unable to stop) or failed moved nothing: its source reads
-    as it really ended, stopped where an instance followed it."""
-    lost = {m.source_instance: m for m in moves if m.kind == "recovery" and m.source_instance}
-    migrations = [m for m in moves if m.kind == "migration" and m.source_instance]
-    moved = {m.source_instance for m in migrations if m.state not in ("cancelled", "failed")}
-    halted = {m.source_instance for m in migrations if m.state == "cancelled"}
-    runs: dict[str, list[PlacementRow]] = {}
-    for p in placed:  # a gang's node replaced in place: one instance, several placements
-        runs.setdefault(str(p.instance), []).append(p)
-    order = list(runs)
-    out = {}
-    for n, instance in enumerate(order):
-        first, last = runs[instance][0], runs[instance][-1]
-        after = runs[order[n + 1]][0] if n + 1 < len(order) else None
-        ended = "" if last.end_at is None else f" {last.end_at:%Y-%m-%d %H:%MZ}"
-        if instance in lost:
-            seen = lost[instance].detail.removeprefix(f"instance {instance} ") or "lost"
-            went = f"{seen}{ended}: {_RECOVERED.get(lost[instance].state, _RECOVERED[''])}"
-        elif instance in moved:
-            went = f"moved away{ended}"
-        elif after is not None and (after.reason == "start" or instance in halted):
-            went = f"stopped{ended}"
-        elif last.end_at is None:
-            went = "running"
-        else:  # the job's end, or (a job between instances) the instance's
-            went = f"{record.state if record.final else 'ended'}{ended}"
-        out[instance] = (f"{_CAME.get(first.reason, first.reason)} "
-                         f"{first.start_at:%Y-%m-%d %H:%MZ}, {went}")
-    return out
 
 
 def _node_logs(launcher: Launcher, instance: str, nodes: int, tail: int

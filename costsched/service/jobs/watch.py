@@ -12,7 +12,7 @@ from costsched import launch_secrets
 from costsched.config import BudgetsConfig
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Instance, Launcher
-from costsched.model import InvalidInput, failure_words
+from costsched.model import RECOVERY_NOTE, InvalidInput, failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
@@ -358,7 +358,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     # Its step until it reports again: where the next instance resumes, its checkpoint's.
     resumed = resume_from(store, run, instance.checkpoint_step, when)
     if resumed:
-        store.jobs.note(job_id, "recovery", f"instance {instance.id}: {resumed}", at=when)
+        store.jobs.note(job_id, RECOVERY_NOTE, f"instance {instance.id}: {resumed}", at=when)
     return _recover(store, launcher, run, at, placement, instance.id, why, resumed)
 
 

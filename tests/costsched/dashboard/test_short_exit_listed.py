@@ -32,3 +32,31 @@ def test_the_jobs_list_says_a_job_ended_short_of_its_steps(store: PriceStore,
     assert listed["steps_not_reached"] == SAID  # what status says
     page = " ".join(client.get("/").text.split())
     assert SAID in page
+
+
+def test_the_dashboard_shows_and_filters_a_job_that_ended_short(store: PriceStore,
+                                                                client: TestClient) -> None:
+    test_the_jobs_list_says_a_job_ended_short_of_its_steps(store, client)
+    [listed] = client.get("/api/jobs?state=ended-short").json()["jobs"]
+    assert listed["state"] == "ended-short"  # was: succeeded
+    assert client.get("/api/jobs?state=succeeded").json()["jobs"] == []
+    page = " ".join(client.get(f"/jobs/{listed['id']}").text.split())
+    assert 'state-ended-short">ended-short<' in page
+    assert 'value="ended-short"' in client.get("/").text  # the filter offers it
+
+
+def test_a_failed_job_that_reported_step_0_reads_0_percent_on_its_page(
+        store: PriceStore, client: TestClient) -> None:
+    observe(store, EAST, [(-10, 1.0)])
+    spec = {"spec": {"name": "f", "throughputs": {"V100": 2.0}, "steps": 1500},
+            "launcher": "local"}
+    job = store.jobs.create("f", spec, 1500, at=at(0))
+    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
+                     reason="launch", instance=f"{job}-1")
+    store.jobs.transition(job, "running", at=at(0))
+    store.jobs.record_steps({job: 0.0}, at=at(0) + timedelta(minutes=1), extend=False)
+    store.jobs.end_placement(job, at(0) + timedelta(minutes=2))
+    store.jobs.transition(job, "failed", at=at(0) + timedelta(minutes=2))
+    page = " ".join(client.get(f"/jobs/{job}").text.split())
+    assert "no step reported" not in page, page  # was: beside 'steps 0 of 1,500'
+    assert ">0%<" in page and "steps</dt><dd>0 of 1,500" in page, page

@@ -63,7 +63,7 @@ def test_a_job_that_exits_0_short_of_its_steps_reads_its_own_progress(
     assert s.steps_not_reached == SAID
     [doc] = status_document([s])
     assert (doc["state"], doc["progress"], doc["steps_left"], doc["steps_not_reached"]) == (
-        "succeeded", pytest.approx(0.125), STEPS - 150, SAID)
+        "ended-short", pytest.approx(0.125), STEPS - 150, SAID)  # stored: succeeded
     print_status([s], json_out=False)
     out = capsys.readouterr().out
     assert " 12% " in out or " 13% " in out, out

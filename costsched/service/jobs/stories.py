@@ -1,0 +1,62 @@
+"""How each instance a job ran on came and ended, in words: the line over its output in
+`logs --all`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from costsched.model import RECOVERY_NOTE, lost_steps_said
+from costsched.store.job_rows import EventRow, PlacementRow
+from costsched.store.jobs import JobRecord
+from costsched.store.moves import MoveRecord
+
+_CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
+         "start": "started again"}
+# How a lost instance's recovery went, by its move's state ('': under way or done).
+_RECOVERED = {"": "recovered on the next instance",
+              "cancelled": "not recovered, the job was stopped",
+              "failed": "not recovered, its recovery failed"}
+
+
+def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
+                     record: JobRecord, notes: Iterable[EventRow] = ()) -> dict[str, str]:
+    """Per instance the job ran on, how it came and how it ended, in words: "recovered here
+    2026-03-01 10:00Z, preempted 2026-03-01 11:30Z: recovered on the next instance" (an
+    instance lost says what the recovery saw: preempted, or stopped or terminated behind
+    costsched's back; a recovery a stop cancelled, that it was not recovered). A migration
+    cancelled (a stop, its source unable to stop) or failed moved nothing: its source reads
+    as it really ended, stopped where an instance followed it. The instance a recovery
+    came to says the steps it lost, as the job's log keeps them (`notes`, its
+    RECOVERY_NOTE events): "recovered here ..., succeeded ..., resumes from step 300 (its
+    checkpoint's): 78 steps lost"."""
+    lost = {m.source_instance: m for m in moves if m.kind == "recovery" and m.source_instance}
+    said = dict(lost_steps_said(e.detail) for e in notes if e.kind == RECOVERY_NOTE)
+    came_from = {m.target_instance: m.source_instance for m in lost.values()}
+    migrations = [m for m in moves if m.kind == "migration" and m.source_instance]
+    moved = {m.source_instance for m in migrations if m.state not in ("cancelled", "failed")}
+    halted = {m.source_instance for m in migrations if m.state == "cancelled"}
+    runs: dict[str, list[PlacementRow]] = {}
+    for p in placed:  # a gang's node replaced in place: one instance, several placements
+        runs.setdefault(str(p.instance), []).append(p)
+    order = list(runs)
+    out = {}
+    for n, instance in enumerate(order):
+        first, last = runs[instance][0], runs[instance][-1]
+        after = runs[order[n + 1]][0] if n + 1 < len(order) else None
+        ended = "" if last.end_at is None else f" {last.end_at:%Y-%m-%d %H:%MZ}"
+        if instance in lost:
+            seen = lost[instance].detail.removeprefix(f"instance {instance} ") or "lost"
+            went = f"{seen}{ended}: {_RECOVERED.get(lost[instance].state, _RECOVERED[''])}"
+        elif instance in moved:
+            went = f"moved away{ended}"
+        elif after is not None and (after.reason == "start" or instance in halted):
+            went = f"stopped{ended}"
+        elif last.end_at is None:
+            went = "running"
+        else:  # the job's end, or (a job between instances) the instance's
+            went = f"{record.state if record.final else 'ended'}{ended}"
+        lost_here = said.get(came_from.get(instance, "")) if first.reason == "recovery" else ""
+        out[instance] = (f"{_CAME.get(first.reason, first.reason)} "
+                         f"{first.start_at:%Y-%m-%d %H:%MZ}, {went}"
+                         f"{', ' + lost_here if lost_here else ''}")
+    return out
