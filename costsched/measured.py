@@ -13,9 +13,12 @@ faster than the job made. A step whose time is not known (read off an instance f
 or reached by a stop after the stop was asked for) ends no placement's training. Steps a
 placement trained again after a preemption (from its checkpoint) are steps it trained, in
 the time it took: the speed is the pace of training, and the work lost to a preemption
-is its cost, not a slower GPU. Until a running job (one with an open placement) has
-trained MIN_TRAINING_SECONDS between two readings on some GPU, its speed is still being
-measured (`measuring`): no figure, no flag. A job that ended before that is measured over
+is its cost, not a slower GPU; a gang's repair in place (its stall from the repair to the
+gang's resume, inside one placement's readings) is left out of them before they come here
+(`gang_stalls.trained_readings`), as a recovery's gap is by its new placement. Until a
+running job (one with an open placement) has trained MIN_TRAINING_SECONDS between two
+readings on some GPU, its speed is still being measured (`measuring`): no figure, no flag.
+A job that ended before that is measured over
 its placements' hours (all it ran: its setup and the lag before its exit was seen
 included), which bounds its speed from below: a speed faster than planned stands, and so
 does a slower one once it ran SETUP_SECONDS; before, it is too short to judge

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched import checkpoint_sizes
-from costsched.amounts import apart, decimals_kept, given, usd
+from costsched.amounts import apart, decimals, decimals_kept, given, usd
 from costsched.costs import charge, egress_rows
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
@@ -84,6 +84,42 @@ def span(hours: float) -> str:
     if hours * 60 >= 0.1:
         return f"{hours * 60:.4g} min"
     return f"{hours * 3600:.2g} s" if hours > 0 else "0 s"
+
+
+def ahead_usd(usd_per_hour: float, seconds: float) -> float:
+    """What the watch charges a running job ahead (`caps.enforce`): its price (all its
+    nodes) over the next watch interval of `seconds`. A job's own budget must hold what it
+    spent, what its rest is expected to cost and this charge (`enough_usd`), or the watch
+    stops it: a launch's check (`LaunchFit`) and a start's count it as the watch does."""
+    return usd_per_hour * seconds / 3600
+
+
+def ahead_said(seconds: float, usd_per_hour: float, interval_seconds: float | None = None
+               ) -> str:
+    """The span the watch charges ahead and at what price, in words: '30 s at $0.3644/h';
+    when the time since the last check was longer than the configured
+    `interval_seconds` (a slow pass, which makes the next check as late): '60 s, as long
+    as since the last check (the watch interval is 30 s), at $0.3644/h'."""
+    price = f"{usd(usd_per_hour, max(4, decimals_kept([usd_per_hour])))}/h"
+    if interval_seconds is not None and seconds > interval_seconds + 0.5:
+        return (f"{seconds:.0f} s, as long as since the last check (the watch interval is "
+                f"{interval_seconds:g} s), at {price}")
+    return f"{seconds:g} s at {price}"
+
+
+def enough_usd(spent_usd: float, rest_usd: float, start_usd: float,
+               ahead_usd: float) -> tuple[float, int]:
+    """The own budget a job needs to run and finish (the one rule of a launch's check, a
+    start's check and their hints, which the watch's cap keeps): what it spent, what its
+    steps left are expected to cost, its start and the watch's charge ahead for its next
+    interval (`ahead_usd`), rounded up to the amount's last decimal as a budget is given;
+    and those decimals."""
+    need = spent_usd + rest_usd + start_usd + ahead_usd
+    places = decimals([need])
+    amount = float(f"{math.ceil(need * 10 ** places) / 10 ** places:.{places}f}")
+    if amount - 10 ** -places >= need:  # the product rounded up a last digit too many
+        amount = float(f"{amount - 10 ** -places:.{places}f}")
+    return amount, places
 
 
 @dataclass(frozen=True)
@@ -254,15 +290,24 @@ class LaunchFit:
     # mark after them and the words that say so (`budget_launch.rests_on`); ('', '') on
     # given figures.
     estimate: tuple[str, str] = ("", "")
+    # What the watch charges it ahead once it runs (`ahead_usd`), and that span in words
+    # (`ahead_said`): a budget must hold its cost and this, or the first watch stops it.
+    ahead_usd: float = 0.0
+    ahead_said: str = ""
 
     @property
     def fits(self) -> bool:
-        return self.expected_usd <= self.left_usd
+        return self.expected_usd + self.ahead_usd <= self.left_usd
 
     @property
     def safe(self) -> bool:
         """Whether even the pessimistic cost fits."""
-        return self.pessimistic_usd <= self.left_usd
+        return self.pessimistic_usd + self.ahead_usd <= self.left_usd
+
+    def enough(self) -> tuple[float, int]:
+        """The budget that holds its pessimistic cost and the watch's charge ahead
+        (`enough_usd`): launched with it, it fits (its start is in its cost)."""
+        return enough_usd(0.0, self.pessimistic_usd, 0.0, self.ahead_usd)
 
     def places(self) -> int:
         """One precision for the line's amounts, at which a small cost keeps its digits,
@@ -270,7 +315,8 @@ class LaunchFit:
         one (`apart`)."""
         places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd,
                                 self.start_usd])
-        over = [v for v in (self.expected_usd, self.pessimistic_usd) if v > self.left_usd]
+        over = [v + self.ahead_usd for v in (self.expected_usd, self.pessimistic_usd)
+                if v + self.ahead_usd > self.left_usd]
         # and a pessimistic cost above the expected one reads above it, never as it
         worse = ([apart(self.pessimistic_usd, self.expected_usd, places)]
                  if self.pessimistic_usd > self.expected_usd else [])
@@ -286,10 +332,22 @@ class LaunchFit:
         left = given(self.left_usd, places)  # what is left of a budget reads as the budget
         said = f"; {self.start_said}" if self.start_said else ""
         started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
+        # The watch's charge ahead, said where it weighs on the verdict.
+        ahead = "".join(f" + {usd(v, places)} for the first watch interval"
+                        + (f" ({self.ahead_said})" if self.ahead_said else "")
+                        for v in self._ahead())
+        fix = self.fix
+        if self.budget == OWN and fix.startswith("raise "):  # its own: to how much
+            amount, digits = self.enough()
+            fix = f"{fix} to {amount:.{digits}f}"
         return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
-                f"(preemptions at the {PERCENTILE:.0%} quantile) against {left} left of "
-                f"{self.budget}: {verdict}{words}"
-                + (f"; {self.fix}" if not self.fits and self.fix else ""))
+                f"(preemptions at the {PERCENTILE:.0%} quantile){ahead} against {left} "
+                f"left of {self.budget}: {verdict}{words}"
+                + (f"; {fix}" if not self.fits and fix else ""))
+
+    def _ahead(self) -> list[float]:
+        """The watch's charge ahead where the line says it: where it is not safe."""
+        return [self.ahead_usd] if self.ahead_usd > 0 and not self.safe else []
 
 
 def poisson_quantile(mean: float, q: float = PERCENTILE) -> int:

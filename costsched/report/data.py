@@ -47,7 +47,7 @@ from costsched.report.pieces import (
     pieces,
     static_stays,
 )
-from costsched.report.speeds import speed_table, speeds
+from costsched.report.speeds import speed_table, speeds, trained_readings
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
 from costsched.report.written import estimate_parts, repriced_rows, row_parts
@@ -282,7 +282,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     done = {j.id: j.steps_done for j in jobs}
     read_at = {j.id: j.updated_at for j in jobs}
     paced = speeds(ran, done, read_at, rates, None)
-    readings = store.jobs.reading_rows(list(names))
+    readings = trained_readings(store, list(names))  # a gang's repairs left out
     measured = speeds(ran, done, read_at, rates, readings)
     stays = static_stays(by_id, ran, cut, start, end, paced, rates)
     predicted = estimates.predictions(store, list(names))

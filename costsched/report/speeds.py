@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from costsched.gang_stalls import trained_readings as trained_readings  # (`report.data`'s)
 from costsched.measured import (
     MEASURING,
     JobRate,
@@ -30,8 +31,9 @@ from costsched.store.job_rows import PlacementRow
 from costsched.throughput import ASSUMED_WORDS, assumed_basis
 from costsched.work import NOT_KNOWN, own_steps
 
-SPEED_COLUMNS = ["job_id", "name", "gpu_model", "gpu_count", "planned_sps", "measured_sps",
-                 "measured_vs_planned", "flagged", "planned_from", "flag"]
+# `nodes`: a gang's instances at once, each with `gpu_count` GPUs (1 for other jobs).
+SPEED_COLUMNS = ["job_id", "name", "gpu_model", "gpu_count", "nodes", "planned_sps",
+                 "measured_sps", "measured_vs_planned", "flagged", "planned_from", "flag"]
 
 
 def speeds(placements: Sequence[PlacementRow], steps_done: Mapping[int, float],
@@ -67,7 +69,8 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
             # (A reference GPU's relative speed is not in the job's steps: no plan's.)
             planned = float(top.planned_sps) if own_steps(job.spec) else math.nan  # type: ignore[attr-defined]
             rows.append(_speed_row(int(job_id), name, top.gpu_model, int(top.gpu_count),
-                                   planned, math.nan, math.nan, False, "",
+                                   spec_nodes(job.spec), planned, math.nan, math.nan,  # type: ignore[attr-defined]
+                                   False, "",
                                    f"job {job_id} ({name}): {words}"))
             continue
         top = _longest([s for s in found if s.measured_sps == s.measured_sps
@@ -95,7 +98,7 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
         if job.steps_total is None:  # type: ignore[attr-defined]
             line = (f"job {job_id} ({name}): {NOT_KNOWN}. Its steps/s are its own, with no "
                     "plan's beside them, and its run has no estimate")
-        rows.append(_speed_row(int(job_id), check.name, gpu, count, check.planned_sps,
+        rows.append(_speed_row(int(job_id), check.name, gpu, count, nodes, check.planned_sps,
                                check.measured_sps, ratio, check.flagged, check.basis, line))
     return rows
 

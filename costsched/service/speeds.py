@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
+from costsched import gang_stalls
 from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.measured import (
@@ -129,7 +130,7 @@ def flag_new(store: PriceStore, at: datetime,
     ids = [r.id for r in records]
     placed = store.jobs.placement_rows(ids)
     found = {j: c for j, c in checks(records, placed, factor=factor,
-                                     readings=store.jobs.reading_rows(ids)).items()
+                                     readings=gang_stalls.trained_readings(store, ids)).items()
              if c.flagged}
     if not found:
         return []
@@ -187,7 +188,7 @@ def plan_notes(store: PriceStore, models: Iterable[str], factor: float | None = 
     records = store.jobs.records([int(i) for i in reported["id"]])
     ids = [r.id for r in records]
     found = checks(records, store.jobs.placements_of(ids), factor=factor,
-                   readings=store.jobs.readings(ids))
+                   readings=gang_stalls.trained_readings(store, ids))
     newest: dict[str, SpeedCheck] = {}
     for job_id in sorted(found):
         c = found[job_id]
@@ -263,8 +264,9 @@ def job_paces(store: PriceStore, records: Sequence[JobRecord],
     rates = {j: JobRate(*tables[j]) for j in ids}
     found = speed_rows(store.jobs.placement_rows(ids), {r.id: r.steps_done for r in mine},
                        {r.id: r.updated_at for r in mine}, rates,
-                       readings=stored_readings(store.jobs.reading_rows(ids)))
+                       readings=stored_readings(gang_stalls.trained_readings(store, ids)))
     return job_speeds(found)
+
 
 
 def paced(stored: Mapping) -> bool:

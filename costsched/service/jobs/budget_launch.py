@@ -7,7 +7,9 @@ the figure `plan` shows and checks the budget by, its first start included once
 line states and itemises as a `start` after a stop states its restart. The pessimistic one
 counts preemptions at the 95th percentile (`own_budget.pessimistic_usd`, by which `plan`
 flags the offerings whose pessimistic cost may not fit the job's own budget); a budget the
-pessimistic cost may overrun asks for --yes (`own_budget.LaunchFit`).
+pessimistic cost may overrun asks for --yes (`own_budget.LaunchFit`). Both are checked with
+the watch's charge ahead for its first interval added (`own_budget.ahead_usd`), as the
+watch's cap and a start's check count it: a launch that fits is not stopped at once.
 """
 from __future__ import annotations
 
@@ -95,9 +97,12 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         start = own_budget.start_usd(resolved, float(row["usd_per_hour"]))  # (all its nodes)
         pessimistic = own_budget.pessimistic_usd(resolved, row)
         said = own_budget.start_said(resolved)
+        # What the watch charges it ahead once it runs, as the watch charges it.
+        ahead = own_budget.ahead_usd(float(row["usd_per_hour"]), interval_seconds)
+        span = own_budget.ahead_said(interval_seconds, float(row["usd_per_hour"]))
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
-                                 placed, rests_on(resolved, row)))
+                                 placed, rests_on(resolved, row), ahead, span))
     return out
 
 

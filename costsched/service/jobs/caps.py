@@ -18,7 +18,6 @@ running.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,6 +28,7 @@ from costsched import amounts, launch_secrets, own_budget
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import charge
+from costsched.measured import MEASURING, measuring
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
@@ -288,6 +288,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     key = (store.url, launcher.name)
     last = _LAST_CHECK.get(key)
     _LAST_CHECK[key] = time.monotonic()
+    configured = interval_seconds
     if last is not None:
         interval_seconds = max(interval_seconds, _LAST_CHECK[key] - last)
     states = budget_states(store, config, at, interval_seconds)
@@ -308,8 +309,11 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
         while running:
             job_id = running.pop()
             claims = _claims(state, running)
-            why = budget_verdict(state.name, state.spent_usd, sum(ahead.values()),
-                                 state.usd, claims)
+            charged = sum(ahead.values())
+            why = budget_verdict(state.name, state.spent_usd, charged, state.usd, claims,
+                                 own_budget.ahead_said(interval_seconds,
+                                                       charged * 3600 / interval_seconds,
+                                                       configured))
             if why is None:
                 break
             ahead.pop(job_id, None)
@@ -358,9 +362,13 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     measured = job_paces(store, [record], {record.id: (job.resolved.job.model,
                                                        job.resolved.table)}).get(record.id, [])
     known = [s.measured_sps for s in measured if s.measured_sps == s.measured_sps]
+    # A speed counts by the one rule of a measured speed (`measured.MEASURING`): while it
+    # is still being measured (a few steps in a second or two), its rest is priced at its
+    # plan's speed, never at a pace of seconds that setup weighs on.
+    judging = measuring(measured)
     pace = (own_budget.logged_pace(store, record, at)
             if own_total(record.spec, record.steps_total) is not None and not known
-            else None)
+            and not judging else None)
     # How its rest is priced, in words: None at its plan's speed (marked `*`).
     paced = (f"its measured {known[0]:,.3g} steps/s" if known else
              pace.said() if pace is not None else None)
@@ -380,7 +388,8 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                                     rest_usd(short.expected_usd - start, per_hour,
                                              short.steps_left), short.steps_left, start,
                                     per_hour * interval_seconds / 3600,
-                                    own_budget.start_said(again), paced)) from None
+                                    own_budget.start_said(again), paced,
+                                    judging)) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
@@ -388,46 +397,34 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                         rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
                                           - start, per_hour, job.steps_left),
                         steps_left=job.steps_left, start_usd=start,
-                        start_said=own_budget.start_said(again), paced=paced)
+                        start_said=own_budget.start_said(again), paced=paced,
+                        judging=judging)
     if why:
         raise InvalidInput(why)
     return cands
 
 
-def enough_usd(spent_usd: float, rest_usd: float, start_usd: float,
-               ahead_usd: float) -> tuple[float, int]:
-    """The own budget a stopped job needs to start again and finish (the one rule of a
-    start's check and its hint): what it spent, what its steps left are expected to cost,
-    its start and the watch's charge ahead for its next interval, rounded up to the
-    amount's last decimal as `start --budget` takes it; and those decimals."""
-    need = spent_usd + rest_usd + start_usd + ahead_usd
-    places = amounts.decimals([need])
-    amount = float(f"{math.ceil(need * 10 ** places) / 10 ** places:.{places}f}")
-    if amount - 10 ** -places >= need:  # the product rounded up a last digit too many
-        amount = float(f"{amount - 10 ** -places:.{places}f}")
-    return amount, places
-
-
 def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
            start_usd: float, ahead_usd: float, start_said: str = "",
-           paced: str | None = None) -> str:
+           paced: str | None = None, judging: bool = False) -> str:
     """What gives job `name` the own budget it needs to start again and finish
     (`enough_usd`), as `costsched start NAME --budget USD` takes it, its parts itemised and
     its start's source said (`start_said`); its rest not priced (NaN): more than the
     others. `paced`: the pace its rest is priced at, in words ('its own 11.7 steps/s (...)');
-    None: at its plan's speed, marked `*` and said so."""
+    None: at its plan's speed, marked `*` and said so (`judging`: as its speed is still
+    being measured)."""
     source = f"; {start_said}" if start_said and start_usd > 0 else ""
     if rest_usd != rest_usd:  # its rest cannot be priced: no amount can be shown enough
         spent, start, ahead = usd_all(spent_usd, start_usd, ahead_usd)
         started = f" + {start} to start it" if start_usd > 0 else ""
         return (f"give it more than {spent} spent{started} + {ahead} for the next watch "
                 f"interval: `costsched start {name} --budget USD`{source}")
-    amount, places = enough_usd(spent_usd, rest_usd, start_usd, ahead_usd)
+    amount, places = own_budget.enough_usd(spent_usd, rest_usd, start_usd, ahead_usd)
     spent, rest, start, ahead = usd_all(spent_usd, rest_usd, start_usd, ahead_usd)
     started = f" + {start} to start it" if start_usd > 0 else ""
     at_pace = f" at {paced}" if paced is not None else ""
-    planned = ("" if paced is not None else
-               "; *: at its plan's speed, as it has logged no steps of its own yet")
+    why = MEASURING if judging else "it has logged no steps of its own yet"
+    planned = "" if paced is not None else f"; *: at its plan's speed, as {why}"
     rest += "" if paced is not None else "*"
     return (f"give it enough: `costsched start {name} --budget {amount:.{places}f}` ({spent} "
             f"spent + {rest} expected for its {steps_left:,.0f} steps left{at_pace}{started} "
@@ -438,7 +435,8 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                   config: BudgetsConfig, interval_seconds: float, *,
                   budget_usd: float | None = None, rest_usd: float = float("nan"),
                   steps_left: float = float("nan"), start_usd: float = 0.0,
-                  start_said: str = "", paced: str | None = None) -> str | None:
+                  start_said: str = "", paced: str | None = None,
+                  judging: bool = False) -> str | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
     refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
     is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
@@ -467,7 +465,7 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                 continue
             return (f"job {job_id} ({record.name}) is at its budget: {why}; "
                     + enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
-                             state.committed_usd + ahead, start_said, paced))
+                             state.committed_usd + ahead, start_said, paced, judging))
         claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from costsched import launch_secrets
+from costsched import gang_stalls, launch_secrets
 from costsched.amounts import Scale, store_scale
 from costsched.costs import JobCost, job_costs
 from costsched.job_names import name_matches
@@ -283,7 +283,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                                      when))
         store.jobs.record_steps({j: s for j, s in steps.items() if not asked[j].live},
                                 at=when, extend=False)  # found gone: no training since
-        read_of = _by_job(store.jobs.reading_rows(None if every else ids))  # just stored too
+        read_of = _by_job(gang_stalls.trained_readings(store, None if every else ids))
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])

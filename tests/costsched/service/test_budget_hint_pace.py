@@ -1,8 +1,9 @@
 """The hint a start at a job's budget gives (`costsched start JOB --budget USD`) prices the
-steps left at the pace the job made (its record's steps over the hours it ran), not at a
-plan's figure the job has disproved, so that the amount named finishes the job; where the
-job made none, the figure is the plan's, marked `*` and said so. A start's hours read as a
-span, never a float's exponent. In-memory launcher, SQLite store."""
+steps left at the pace the job made once its speed is judged (`measured.MEASURING`: 10 s
+of training between its step readings), not at a plan's figure the job has disproved, so
+that the amount named finishes the job; where the job made none, or too little to be
+judged, the figure is the plan's, marked `*` and said so. A start's hours read as a span,
+never a float's exponent. In-memory launcher, SQLite store."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
 
 HINT = re.compile(r"give it enough: `costsched start fast --budget ([0-9.]+)` \(\$([0-9.]+) "
-                  r"spent \+ \$([0-9.]+) expected for its 1,566 steps left at its own "
-                  r"([0-9.]+) steps/s \(434 steps in ([0-9.]+) h\) \+ ")
+                  r"spent \+ \$([0-9.]+) expected for its 1,566 steps left at its measured "
+                  r"([0-9.]+) steps/s \+ ")
 RAN = timedelta(seconds=37)  # 434 steps in 37 s: 11.7 steps/s, its plan says 200
+FIRST = timedelta(seconds=10)  # its first reading, 100 steps in: 334 steps in 27 s after
 
 
 def _launched(store: PriceStore, tmp_path: Path, name: str, steps_per_second: float,
@@ -48,6 +50,7 @@ def _launched(store: PriceStore, tmp_path: Path, name: str, steps_per_second: fl
 def stopped(store: PriceStore, tmp_path: Path) -> tuple[FakeLauncher, int, datetime]:
     launcher, job = _launched(store, tmp_path, "fast", 200.0, 2000, 1.0, 0.001)
     began = store.jobs.placement_rows([job.id])[0].start_at
+    store.jobs.record_step(job.id, 100, at=began + FIRST)
     store.jobs.record_step(job.id, 434, at=began + RAN)
     service.stop(store, launcher, job.id, at=began + RAN)
     return launcher, job.id, began + RAN + timedelta(seconds=1)
@@ -61,14 +64,34 @@ def test_the_hint_prices_the_rest_at_the_jobs_own_pace(store: PriceStore, stoppe
     found = HINT.search(said)
     assert found, said
     assert "*" not in said
-    amount, spent, rest, pace, hours = (float(found[i]) for i in range(1, 6))
-    assert pace == pytest.approx(434 / RAN.total_seconds(), rel=0.02)
-    assert hours == pytest.approx(RAN.total_seconds() / 3600, rel=0.02)
+    amount, spent, rest, pace = (float(found[i]) for i in range(1, 5))
+    measured = 334 / (RAN - FIRST).total_seconds()  # between its readings: no setup
+    assert pace == pytest.approx(measured, rel=0.02)
     # 1,566 steps at that pace and $1/h: what finishing costs, within the amount named
-    rest_usd = 1566 / (434 / RAN.total_seconds()) / 3600 * 1.0
-    assert rest == pytest.approx(rest_usd, rel=0.02)
+    # (with the preemptions its plan expects on spot)
+    rest_usd = 1566 / measured / 3600 * 1.0
+    assert rest == pytest.approx(rest_usd, rel=0.1)
     assert amount >= spent + rest_usd
     assert service.start(store, launcher, job, budget=amount, at=at).state == "running"
+
+
+def test_a_job_read_once_is_priced_at_its_plan_marked_as_being_measured(
+        store: PriceStore, tmp_path: Path) -> None:
+    """Its step read once, 2 steps after a second: no pace of its own is judged yet (the
+    second or so before its first step was its setup), so not 2 steps/s."""
+    from costsched.measured import MEASURING
+
+    launcher, job = _launched(store, tmp_path, "early", 200.0, 1000, 0.5, 0.001)
+    began = store.jobs.placement_rows([job.id])[0].start_at
+    store.jobs.record_step(job.id, 2, at=began + timedelta(seconds=1))
+    service.stop(store, launcher, job.id, at=began + timedelta(seconds=1))
+    with pytest.raises(InvalidInput) as refused:
+        service.start(store, launcher, job.id, budget=0.01,
+                      at=began + timedelta(seconds=2))
+    said = str(refused.value)
+    assert "at its own" not in said and "steps/s (2 steps in" not in said, said
+    assert re.search(r"\+ \$[0-9.]+\* expected for its 998 steps left \+ ", said), said
+    assert said.endswith(f"*: at its plan's speed, as {MEASURING}"), said
 
 
 def test_a_job_that_made_no_step_is_priced_at_its_plan_marked(store: PriceStore,

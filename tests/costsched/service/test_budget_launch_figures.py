@@ -89,8 +89,9 @@ def test_the_launch_refuses_in_one_line_with_the_plans_figure(
                            "its start is the decision model's first start 0.25 h: 10 min "
                            "boot and set-up ([migration] restart_minutes) + 5 min warm-up "
                            "([migration] warmup_minutes)), pessimistic ")
-    assert line.endswith(f"against $5.00 left of its own budget: does not fit; raise "
-                         f"constraints.budget in {job}")
+    assert re.search(r"\+ \$0\.01 for the first watch interval \(30 s at \$1\.0000/h\) "
+                     r"against \$5\.00 left of its own budget: does not fit; raise "
+                     rf"constraints\.budget in {re.escape(str(job))} to [0-9.]+$", line), line
     assert priced.jobs.list().empty
 
 
@@ -99,16 +100,16 @@ def test_a_tasks_hint_names_its_costsched_section_and_raising_it_there_launches(
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
     task = _task(tmp_path, budget=5)
     refused = cli("launch", task, "--launcher", "local", "--wait", "0")
-    hint = re.search(r"raise (\S+) in (\S+)$", refused.output.strip())
+    hint = re.search(r"raise (\S+) in (\S+) to ([0-9.]+)$", refused.output.strip())
     assert hint is not None, refused.output
     assert hint[1] == "costsched.budget" and hint[2] == str(task)
-    section, key = hint[1].split(".")  # the hint applied: the key it names, raised
+    section, key = hint[1].split(".")  # the hint applied: the key it names, to its amount
     doc = yaml.safe_load(task.read_text())
-    doc[section][key] = 50
+    doc[section][key] = float(hint[3])
     task.write_text(yaml.safe_dump(doc))
     launched = cli("launch", task, "--launcher", "local", "--wait", "0")
     assert launched.exit_code == 0, launched.output
-    assert "against $50.00 left of its own budget: fits" in launched.output
+    assert f"against ${float(hint[3]):,.2f} left of its own budget: fits" in launched.output
     assert len(priced.jobs.list()) == 1
 
 

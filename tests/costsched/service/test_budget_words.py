@@ -62,7 +62,10 @@ def test_a_refusal_says_what_gives_the_job_more(tmp_path: Path, priced: PriceSto
         "`costsched config show`), or wait for the next UTC day")
     job = _job(tmp_path, budget=2)
     [own] = launch_fits(priced, [job], BudgetsConfig(), AT)
-    assert own.line().endswith(f"does not fit; raise constraints.budget in {job}")
+    amount, places = own.enough()  # what holds its pessimistic cost and the watch's charge
+    assert amount >= own.pessimistic_usd + own.ahead_usd
+    assert own.line().endswith(f"does not fit; raise constraints.budget in {job} to "
+                               f"{amount:.{places}f}")
     [roomy] = launch_fits(priced, [_job(tmp_path, budget=2000)], BudgetsConfig(), AT)
     assert roomy.line().endswith("against $2,000.00 left of its own budget: fits")
 

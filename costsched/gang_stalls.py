@@ -1,0 +1,92 @@
+"""A gang's repairs in place, as spans its measured speed leaves out.
+
+A gang whose node was lost is paused (rank 0 checkpoints), the node is replaced where it
+ran and the gang resumes on N nodes, all on one placement (`service.jobs.gangs`). A single
+job's recovery starts a new placement, so its measured speed (`measured.speed_rows`: the
+steps between a placement's first and last reading over the time between them) never
+counts the gap between its two placements; a gang's repair is inside one placement's
+readings. Its stall, from the repair (the job's NODE_RECOVERY event: the node's loss seen,
+the gang paused) to the gang's resume (or its end), is left out the same way: the pace
+is the pace of training, and a repair is its cost, not a slower GPU.
+
+`trained_readings` reads the store: the readings every measured speed is computed from
+(`status`, `report`, the budgets' and the decider's pace, the daemon's flags).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from costsched.model import NODE_RECOVERY
+from costsched.store import PriceStore
+from costsched.store.job_rows import EventRow, PlacementRow
+
+GANG_EVENT = "gang"  # the job log's kind for the rest of a gang's repair (`jobs.gangs`)
+KINDS = (NODE_RECOVERY, GANG_EVENT)
+NODE_LINE = re.compile(r"instance (\S+): node ([\d, ]+) was ")
+REPAIR_OVER = ("the gang resumes from its newest checkpoint", "the gang was ended")
+
+
+def stalls(events: Sequence[EventRow], placed: Iterable[PlacementRow]
+           ) -> dict[int, list[tuple[float, float]]]:
+    """Each gang placement's repairs in place (epoch seconds; the end inf while it still
+    waits), by placement id, from its job's NODE_RECOVERY and gang events, oldest
+    first."""
+    on = {(int(p.job_id), str(p.instance)): int(p.id) for p in placed}
+    events = sorted(events, key=lambda e: (e.at, e.id))
+    out: dict[int, list[tuple[float, float]]] = {}
+    for n, event in enumerate(events):
+        line = NODE_LINE.match(str(event.detail or ""))
+        if event.kind != NODE_RECOVERY or line is None:
+            continue
+        placement = on.get((int(event.job_id), line.group(1)))
+        if placement is None:
+            continue
+        # Over when the gang resumes (this line says so when the new node was ready at
+        # once) or was ended; until then, it waits.
+        over = next((e.at for e in events[n:] if e.job_id == event.job_id
+                     and str(e.detail or "").startswith(f"instance {line.group(1)}:")
+                     and any(words in str(e.detail) for words in REPAIR_OVER)), None)
+        out.setdefault(placement, []).append(
+            (event.at.timestamp(), math.inf if over is None else over.timestamp()))
+    return out
+
+
+def stalled_seconds(start: float, end: float, spans: Sequence[tuple[float, float]]) -> float:
+    """The seconds of [start, end] inside `spans` (each counted once where they overlap)."""
+    total, reach = 0.0, start
+    for a, b in sorted(spans):
+        a, b = max(a, reach), min(b, end)
+        if b > a:
+            total += b - a
+            reach = b
+    return total
+
+
+def trained(rows: Iterable[tuple], spans: Mapping[int, Sequence[tuple[float, float]]]
+            ) -> list[tuple]:
+    """Step readings (`JobStore.reading_rows`: id, job_id, first_step, first_ts,
+    last_step, last_ts) with each placement's stalls left out of the time between its
+    first and last reading: its first reading's time moved later by them."""
+    out = []
+    for row in rows:
+        i, job_id, first_step, first_ts, last_step, last_ts = row
+        stalled = stalled_seconds(float(first_ts), float(last_ts), spans.get(int(i), ()))
+        out.append((i, job_id, first_step, float(first_ts) + stalled, last_step, last_ts)
+                   if stalled > 0 else tuple(row))
+    return out
+
+
+def trained_readings(store: PriceStore, job_ids: Iterable[int] | None) -> list[tuple]:
+    """The step readings of `job_ids`' placements (`JobStore.reading_rows`; every job's
+    when None) with a gang's repairs in place left out of its training time (`trained`),
+    as a single job's recovery is by its new placement."""
+    rows = store.jobs.reading_rows(None if job_ids is None else list(job_ids))
+    ids = sorted({int(r[1]) for r in rows})
+    events = store.jobs.event_rows(ids, kinds=KINDS) if ids else []
+    if not any(e.kind == NODE_RECOVERY for e in events):
+        return rows
+    spans = stalls(events, store.jobs.placement_rows(ids))
+    return trained(rows, spans) if spans else rows
