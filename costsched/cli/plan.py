@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from costsched.optimize.planner import JobPlan
     from costsched.optimize.planner import Progress as Report
     from costsched.service import PlanResult
+    from costsched.service.plan_interval import Interval
     from costsched.work import Work
 
 
@@ -374,7 +375,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *filter(None, [figures.gang_note(p.job, shown, work),
                             figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated),
-             *filter(None, [figures.rate_note(shown)]),
+             *filter(None, [figures.rate_note(shown),
+                            figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown)])]
     if b is not None:
         mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""
@@ -543,6 +545,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "work_assumed": work if assumed else None,
                 "notes": job_notes(p),
                 "start_hours": p.job.start_hours, "start": p.job.start_said(),
+                **_interval_json(result.interval(i)),
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour,
                     "hours": None if assumed else b.hours,
@@ -572,6 +575,14 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             "instances": None if collection.instances is None else instances_json(collection),
         }
     return out
+
+
+def _interval_json(interval: Interval | None) -> dict:
+    """A job's checkpoint interval in --json, and whether it is costsched's default."""
+    if interval is None:
+        return {}
+    return {"checkpoint_interval_hours": interval.hours,
+            "checkpoint_interval_assumed": interval.assumed}
 
 
 def _number(value: float) -> float | None:

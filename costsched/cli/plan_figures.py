@@ -32,6 +32,7 @@ from costsched.optimize.job import Workload
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
 from costsched.service.plan_explain import RATE_MARK, REAL_RATES, rate_assumed
+from costsched.service.plan_interval import Interval
 from costsched.spec_errors import as_written
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.vocabulary import prefixed
@@ -97,6 +98,14 @@ def rate_note(shown: pd.DataFrame) -> str:
         "preemptions_per_hour"].first().items())
     return user_text(f"{RATE_MARK} assumed preemption rate: the cloud's default ({defaults}), "
                      f"nothing published or observed for the offering; {REAL_RATES}")
+
+
+def interval_note(interval: Interval | None, shown: pd.DataFrame) -> str:
+    """A spot plan's note of a checkpoint interval its job's file does not set: the
+    default it assumes and the key that sets it ('' when given, or nothing is spot)."""
+    if interval is None or not (shown["market"] == "spot").any():
+        return ""
+    return user_text(interval.note())
 
 
 def work_estimated(job: Workload) -> bool:
