@@ -3,7 +3,7 @@ columns of `costsched plan`, their marks, and the notes that say what each mark 
 which key or command gives the real figure.
 
 A job's work is steps, hours of work on a reference GPU, or (a SkyPilot task that says
-none) an hour assumed on its first GPU (`costsched.work`). Assumed work has no total: its
+none) an hour assumed on its slowest GPU (`costsched.work`). Assumed work has no total: its
 table shows the expected cost of an hour of the reference's work (`$/work-h`), by which the
 offerings rank, and says which key gives the work. A speed costsched estimated is marked,
 and so are the hours and cost computed from it.
@@ -248,14 +248,17 @@ def json_rows(records: list[dict], work: Work | None) -> list[dict]:
              "assumed": {k: r[k] for k in ASSUMED_ROW}} for r in records]
 
 
-def title_work(work: Work | None, model: str, steps: float, estimated: bool = False) -> str:
+def title_work(work: Work | None, model: str, steps: float, estimated: bool = False,
+               of_set: bool = False) -> str:
     """What the table's title says of the work: 'ResNet-50, 20,000 steps', '3 h of work on
-    1xV100', 'work not given: per hour of work on 1xV100'; the steps marked when they rest
-    on an estimated speed (`estimated`, `work_estimated`)."""
+    1xV100', 'work not given: per hour of work on 1xV100' (`of_set`: the task names several
+    GPUs, of which the unit is the slowest, `work.unit_gpu`); the steps marked when they
+    rest on an estimated speed (`estimated`, `work_estimated`)."""
     if work is None or work.hours is None:
         return f"{model}, {steps:,.0f} steps"
     if work.assumed:
-        return f"work not given: per {work.unit()}"
+        return (f"work not given: per {work.unit()}"
+                + (" (the slowest GPU of the task)" if of_set else ""))
     if relative(work):
         return work.describe()
     mark = ESTIMATED_MARK if estimated else ""
@@ -271,7 +274,8 @@ def title(names: list[str], job: Workload, objective: str, estimated: bool = Fal
     c = job.job.constraints
     each = " each" if len(names) > 1 else ""
     model = job.job.model if getattr(job, "model_named", True) or len(names) == 1 else ""
-    work = title_work(job.work, model, job.job.steps, estimated).removeprefix(", ")
+    of_set = len(c.gpu_models) > 1 or len(c.gpu_counts) > 1  # a set: the unit its slowest
+    work = title_work(job.work, model, job.job.steps, estimated, of_set).removeprefix(", ")
     each_work = work if work.startswith("work not given") else work + each
     subject = covered(names)
     head = (prefixed(subject, each_work) if model or len(names) == 1
@@ -347,7 +351,7 @@ def collection_note(jobs: list) -> str:
     shown = ", ".join(assumed[:6]) + (f", ... ({len(assumed)} in all)" if len(assumed) > 6
                                       else "")
     return (f"the work of {shown} is not given: the collection counts 1 h of work on the "
-            "first GPU of each (a total needs the work: `costsched: {hours: H}` or "
+            "slowest GPU of each (a total needs the work: `costsched: {hours: H}` or "
             "`costsched: {model: NAME, steps: N}`)")
 
 
