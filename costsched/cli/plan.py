@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from costsched.amounts import given, hours, hours_all, per_hour, usd, usd_all
+from costsched.amounts import given, hours, hours_all, per_hour, usd
 from costsched.cli import plan_figures as figures
 from costsched.cli.common import (
     JsonOption,
@@ -352,11 +352,12 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                                     None if b is None else (b.hours, b.cost))
     work_cells[:len(shown)] = figures.budget_marked(work_cells[:len(shown)], shown)
     vs = figures.vs_places(shown)  # one precision down the column of ratios
+    prices = figures.price_cells(shown)
     rows = [
         [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
-         per_hour(r.usd_per_hour), figures.speed_cell(r),
+         prices[i - 1], figures.speed_cell(r),
          figures.rate_cell(r), r.preemption_basis, *work_cells[i - 1],
          figures.vs_cell(r, b is not None and b.estimated, bool(mine), vs)]
         for i, (r, mine) in enumerate(zip(shown.itertuples(), estimated, strict=True),
@@ -474,11 +475,12 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
         used = a.groupby("offering", sort=False).agg(
             jobs=("job", "size"), hours=("hours", "max"), cost=("cost", "sum"))
         rows = [[offering, f"{r.jobs:,}", span, cost] for (offering, r), span, cost in zip(
-            used.iterrows(), hours_all(*used["hours"]), usd_all(*used["cost"]), strict=True)]
+            used.iterrows(), hours_all(*used["hours"]), figures.totals(list(used["cost"])),
+            strict=True)]
         console.print(table(title, ["offering", "jobs", "longest h", "total $"], rows))
         return
     rows = [[r.job, r.offering, span, cost] for r, span, cost in zip(
-        a.itertuples(), hours_all(*a["hours"]), usd_all(*a["cost"]), strict=True)]
+        a.itertuples(), hours_all(*a["hours"]), figures.totals(list(a["cost"])), strict=True)]
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
     if c.instances is not None:
         from costsched.cli.packing import instances_table

@@ -14,8 +14,11 @@ from __future__ import annotations
 import shlex
 
 from costsched.amounts import (
+    FINEST,
     MAX_DECIMALS,
     decimals,
+    decimals_kept,
+    finest,
     given,
     hours_all,
     hours_times,
@@ -152,14 +155,43 @@ def work_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series | No
     precision as the columns, and returned as a last row ([hours, cost])."""
     flags = shown["throughput_estimated"] if estimated is None else estimated
     marks = [ESTIMATED_MARK if e else "" for e in flags]
-    if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals
-        per_work = shown["expected_cost"] / (work.hours or 1.0)
-        return [[per_hour(c) + m] for c, m in zip(per_work, marks, strict=True)]
+    if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals at least
+        per_work = list(shown["expected_cost"] / (work.hours or 1.0))
+        places = apart_places(per_work, MAX_DECIMALS, FINEST)
+        return [[usd(c, places) + m] for c, m in zip(per_work, marks, strict=True)]
     extra = [] if beside is None else [beside]
     spans = hours_all(*shown["expected_hours"], *(h for h, _ in extra))
-    totals = usd_all(*shown["expected_cost"], *(c for _, c in extra))
+    costs = [*shown["expected_cost"], *(c for _, c in extra)]
+    # A cost the user weighs: under a dime at MAX_DECIMALS, as launch writes it, and more
+    # where two of the offerings' totals would read alike ($0.0103, never $0.01).
+    places = apart_places(list(shown["expected_cost"]), decimals_kept(costs))
+    totals = [usd(c, places) for c in costs]
     return [[h + m, c + m] for h, c, m in zip(spans, totals, marks + [""] * len(extra),
                                               strict=True)]
+
+
+def apart_places(values: list[float], least: int, most: int | None = None) -> int:
+    """The decimals of a column of a plan's amounts (totals, prices per hour): `least` at
+    fewest, more until every two of `values` that differ at `most` decimals (by default
+    `amounts.finest` of them) read apart."""
+    most = max(least, finest(values) if most is None else most)
+    apart = len({usd(v, most) for v in values})
+    return next((p for p in range(least, most) if len({usd(v, p) for v in values}) == apart),
+                most)
+
+
+def totals(costs: list[float]) -> list[str]:
+    """A column of expected costs as the rankings write them (`work_cells`): under a dime
+    at MAX_DECIMALS, more where two that differ would read alike."""
+    places = apart_places(costs, decimals_kept(costs))
+    return [usd(c, places) for c in costs]
+
+
+def price_cells(shown: pd.DataFrame) -> list[str]:
+    """The $/h column: per_hour's decimals, more where two prices would read alike."""
+    prices = [float(v) for v in shown["usd_per_hour"]]
+    places = apart_places(prices, MAX_DECIMALS, FINEST)
+    return [usd(v, places) for v in prices]
 
 
 def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
