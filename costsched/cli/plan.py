@@ -531,6 +531,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "superseded": superseded_offerings(p),
                 "quota_cost": _quota_cost_json(p.ranked)}
 
+    from costsched.own_budget import start_words
+
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):
             b, assumed = p.baseline, p.job.work is not None and p.job.work.assumed
@@ -546,7 +548,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 # as status and migrate name it: the work when it is assumed, else null
                 "work_assumed": work if assumed else None,
                 "notes": job_notes(p),
-                "start_hours": p.job.start_hours, "start": p.job.start_said(),
+                "start_hours": p.job.start_hours, "start": start_words(p.job),
                 **_interval_json(result.interval(i)),
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour,

@@ -214,18 +214,21 @@ def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
 
 
 def start_note(job: Workload, work: Work | None) -> str:
-    """What the work's columns count beside the work: the job's first start, once, at each
-    offering's $/h ('hours and total $ count its first start 0.25 h: 10 min boot and set-up
-    ([migration] restart_minutes) + 5 min warm-up ([migration] warmup_minutes), ...'),
-    as rich prints it."""
+    """What the work's columns count beside the work: the job's start, once, at each
+    offering's $/h ('hours and total $ count its start once, at each offering's $/h: 0.25 h
+    to get an instance up and the job started = 10 min boot and set-up ([migration]
+    restart_minutes) + ...', `own_budget.start_words`), as rich prints it."""
     if not job.start_hours:
         return ""
+    from costsched.own_budget import start_words
+
+    words = start_words(job)
     if job.work_assumed:  # a rate per hour of work: the start, paid once, is not in it
-        return user_text(f"its {job.start_said()} comes on top, once, at the offering's $/h")
+        return user_text(f"its start comes on top, once, at the offering's $/h: {words}")
     columns = work_columns(work)
     verb = "count" if len(columns) > 1 else "counts"
-    return user_text(f"{' and '.join(columns)} {verb} its {job.start_said()}, at each "
-                     "offering's $/h")
+    return user_text(f"{' and '.join(columns)} {verb} its start once, at each offering's "
+                     f"$/h: {words}")
 
 
 def group_work(steps: float, work: Work | None) -> str:
