@@ -308,6 +308,10 @@ def _print_groups(result: PlanResult) -> None:
             reasons.append(f"{len(members)} jobs ({names}): {first.reason}")
         if work is not None and work.assumed:
             notes.setdefault(work.assumption(), None)
+        interval = result.interval(members[0])
+        if best is not None and best["market"] == "spot" and interval is not None \
+                and interval.assumed:
+            notes.setdefault(interval.note(), None)
         rows.append([names, str(len(members)), first.job.job.model,
                      figures.group_work(first.job.job.steps, work),
                      "-" if best is None else best["offering"],

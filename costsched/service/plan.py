@@ -120,7 +120,8 @@ class PlanResult:
     def interval(self, job: str | int = 0) -> Interval | None:
         """Job `job`'s checkpoint interval and whether its file sets it (None: not known,
         a plan made without its files)."""
-        index = job if isinstance(job, int) else self.jobs.index(self._named(job))
+        index = job if isinstance(job, int) else next(
+            i for i, p in enumerate(self.jobs) if p is self._named(job))
         return self.intervals[index] if index < len(self.intervals) else None
 
     def explain(self, offering: str, job: str | int = 0, *, moved_from: str | None = None,

@@ -98,3 +98,15 @@ def test_json_gives_the_interval_and_whether_it_is_assumed(cli, tmp_path: Path) 
     [job] = json.loads(given.stdout)["jobs"]
     assert abs(job["checkpoint_interval_hours"] - 10 / 60) < 1e-12
     assert job["checkpoint_interval_assumed"] is False
+
+
+def test_the_table_of_groups_notes_a_default_interval(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    path = tmp_path / "sweep.yaml"
+    path.write_text("name: s\nrun: 'true'\nsteps: 3600\nthroughputs: {T4: 1}\n"
+                    "sweep: {SEED: [" + ", ".join(map(str, range(21))) + "]}\n"
+                    "constraints: {markets: [spot], gpu_models: [T4]}\n")
+    result = cli("plan", path)
+    assert result.exit_code == 0, result.output
+    out = said(result.stdout)
+    assert "21 jobs in 1 groups of identical jobs" in out
+    assert out.count("checkpoint interval assumed: costsched's default of 30 min") == 1
