@@ -22,6 +22,7 @@ from costsched.store.job_rows import JobRecord, PlacementRow
 
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
+    from costsched.optimize.job import Workload
 
 RAISED = "raised to $"  # how a budget event says `start --budget` set the budget
 OWN = "its own budget"  # how a job's own budget is named in words (a named one: "budget X")
@@ -65,15 +66,28 @@ def start_usd(job: ResolvedJob, usd_per_hour: float) -> float:
     return job.start_hours * usd_per_hour
 
 
-def start_said(job: ResolvedJob) -> str:
-    """Where `start_usd`'s hours come from, in words: "its start is the decision model's
-    first start 0.25 h: 10 min boot and set-up ([migration] restart_minutes) + ...", or
-    "... restart 0.2522 h: ... + 0.1333 min to copy the 1 GB checkpoint ..."."""
-    said = job.start_said()  # 'restart 2.222e-06 h: 0 min boot ...': its figure as a span
-    lead, _, parts = said.partition(": ")
-    kind = lead.rsplit(" ", 2)[0]
-    return (f"its start is the decision model's {kind} {span(job.start_hours)}"
-            + (f": {parts}" if parts else ""))
+def start_words(job: Workload, shown: str | None = None) -> str:
+    """What a job's start is and where its figure comes from, in the words `plan`, its
+    `--explain`, `--json` and `launch` all use: '0.25 h to get an instance up and the job
+    started = 10 min boot and set-up ([migration] restart_minutes) + 5 min warm-up
+    ([migration] warmup_minutes)'; for a job placed again from its checkpoint (`resumes`),
+    '... and the job going again from its checkpoint = ... + 0.1333 min to copy the 1 GB
+    checkpoint ...'. `shown`: the hours as the line they stand in writes them (else a
+    span: '0.008 s', never a float's exponent)."""
+    said = job.start_said()  # 'first start 0.25 h: 10 min boot ...' (the parts, keyed)
+    parts = said.partition(": ")[2]
+    what = ("going again from its checkpoint" if getattr(job, "resumes", False)
+            else "started")
+    hours = f"{shown} h" if shown else span(job.start_hours)
+    return (f"{hours} to get an instance up and the job {what}"
+            + (f" = {parts}" if parts else ""))
+
+
+def start_said(job: Workload) -> str:
+    """Where `start_usd`'s hours come from, as a launch's budget line and a start's hint say
+    it: "its start: 0.25 h to get an instance up and the job started = 10 min boot and
+    set-up ([migration] restart_minutes) + ..." (`start_words`)."""
+    return f"its start: {start_words(job)}"
 
 
 def span(hours: float) -> str:

@@ -6,7 +6,7 @@ chooses the cheapest place inside them, as for any job. Fields that do not chang
 job runs (ports, disks, images, labels, file mounts, secrets...) are kept with the job for
 the launchers (`JobSpec.task`). What SkyPilot does not say (the model or throughputs, the
 work, the checkpoint, a deadline or budget) comes from the task's `costsched:` section;
-without it the job is one hour of work on the first GPU the task asks for, or on any CPU
+without it the job is one hour of work on the slowest GPU the task asks for, or on any CPU
 instance for a task that asks for none. What costsched does not do is refused in one line
 naming the field and what `sky` does instead; nothing is dropped silently: a field read
 under an older name, or not used (a `service:` section, which `sky launch` does not use
@@ -39,8 +39,9 @@ from costsched.skypilot_resources import (
 )
 from costsched.spec_errors import error_words, unknown_field
 from costsched.vocabulary import did_you_mean, written
+from costsched.work import unit_gpu
 
-DEFAULT_HOURS = 1.0  # of work on the task's first GPU when no costsched: section says more
+DEFAULT_HOURS = 1.0  # of work on the task's slowest GPU when no costsched: section says more
 TASK_FIELDS = ("name", "workdir", "setup", "run", "envs", "secrets", "num_nodes",
                "resources", "file_mounts", "config", "costsched")
 # Fields costsched reads but does not use, each said once in a note.
@@ -196,9 +197,10 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
             raise fail("costsched.reference_gpu", f"{work['reference_gpu']!r}: a task "
                        f"without accelerators runs on CPUs; expected {CPU} or nothing")
     elif not ({"model", "throughputs", "steps", "epochs", "steps_per_epoch"} & work.keys()):
-        first = scope.gpus[0] if scope.gpus else first_gpu(scope)
+        first = (unit_gpu(scope.gpus, work.get("precision") or "fp32") if scope.gpus
+                 else first_gpu(scope))
         assumed = "hours" not in work
-        work.setdefault("hours", DEFAULT_HOURS)  # hours on the first GPU the task names
+        work.setdefault("hours", DEFAULT_HOURS)  # hours on the set's slowest GPU
         work.setdefault("reference_gpu", f"{first[0]}:{first[1]}")
     else:
         assumed = False

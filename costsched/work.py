@@ -3,8 +3,9 @@
 A job's work is steps (priced with its model's speeds, or the throughputs it gives), or
 hours of work on a reference GPU (`hours` + `reference_gpu`; with no model, the speeds of
 other GPUs are relative to the reference, 1 = as fast). A SkyPilot task that says no work
-(no `costsched:` section, or one without work) is given an hour on the first GPU it names:
-that hour is assumed, so a plan of it can rank offerings by the cost of an hour of work but
+(no `costsched:` section, or one without work) is given an hour on one of its GPUs, the
+slowest of its set (`unit_gpu`: the order the set is written in changes nothing): that
+hour is assumed, so a plan of it can rank offerings by the cost of an hour of work but
 has no total. `Work` says which, and the key of the job's file that gives the real work.
 """
 
@@ -74,6 +75,22 @@ class Work:
             return ["costsched.hours"]
         return ["costsched.hours", "costsched.model + costsched.steps",
                 "costsched.throughputs + costsched.steps"]
+
+
+def unit_gpu(gpus: Sequence[tuple[str, int]], precision: str = "fp32") -> tuple[str, int]:
+    """The GPU (model, count) of a set whose hour of work is the assumed unit of a task
+    that gives no work: the slowest by the catalog's speed index times its count, then the
+    first by name and count, so that the order the set is written in changes nothing. A
+    GPU the catalog does not know comes after those it knows."""
+    from costsched.throughput import GPU_SPECS
+
+    def pace(gpu: tuple[str, int]) -> tuple[int, float, str, int]:
+        spec = GPU_SPECS.get(gpu[0])
+        if spec is None:
+            return (1, 0.0, gpu[0], gpu[1])
+        return (0, spec.speed_index(precision) * gpu[1], gpu[0], gpu[1])
+
+    return min(gpus, key=pace)
 
 
 def assumed_work(stored: Mapping[str, Any]) -> Work | None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from costsched.amounts import given, hours, hours_all, per_hour, usd, usd_all
+from costsched.amounts import given, hours, hours_all, per_hour, usd
 from costsched.cli import plan_figures as figures
 from costsched.cli.common import (
     JsonOption,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from costsched.optimize.planner import JobPlan
     from costsched.optimize.planner import Progress as Report
     from costsched.service import PlanResult
+    from costsched.service.plan_interval import Interval
     from costsched.work import Work
 
 
@@ -307,6 +308,10 @@ def _print_groups(result: PlanResult) -> None:
             reasons.append(f"{len(members)} jobs ({names}): {first.reason}")
         if work is not None and work.assumed:
             notes.setdefault(work.assumption(), None)
+        interval = result.interval(members[0])
+        if best is not None and best["market"] == "spot" and interval is not None \
+                and interval.assumed:
+            notes.setdefault(interval.note(), None)
         rows.append([names, str(len(members)), first.job.job.model,
                      figures.group_work(first.job.job.steps, work),
                      "-" if best is None else best["offering"],
@@ -351,11 +356,12 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                                     None if b is None else (b.hours, b.cost))
     work_cells[:len(shown)] = figures.budget_marked(work_cells[:len(shown)], shown)
     vs = figures.vs_places(shown)  # one precision down the column of ratios
+    prices = figures.price_cells(shown)
     rows = [
         [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
          + (f"{r.gpu_count}x{r.gpu_model}" if r.gpu_count else "CPU"),
-         per_hour(r.usd_per_hour), figures.speed_cell(r),
+         prices[i - 1], figures.speed_cell(r),
          figures.rate_cell(r), r.preemption_basis, *work_cells[i - 1],
          figures.vs_cell(r, b is not None and b.estimated, bool(mine), vs)]
         for i, (r, mine) in enumerate(zip(shown.itertuples(), estimated, strict=True),
@@ -374,7 +380,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *filter(None, [figures.gang_note(p.job, shown, work),
                             figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated),
-             *filter(None, [figures.rate_note(shown)]),
+             *filter(None, [figures.rate_note(shown),
+                            figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown)])]
     if b is not None:
         mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""
@@ -472,11 +479,12 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
         used = a.groupby("offering", sort=False).agg(
             jobs=("job", "size"), hours=("hours", "max"), cost=("cost", "sum"))
         rows = [[offering, f"{r.jobs:,}", span, cost] for (offering, r), span, cost in zip(
-            used.iterrows(), hours_all(*used["hours"]), usd_all(*used["cost"]), strict=True)]
+            used.iterrows(), hours_all(*used["hours"]), figures.totals(list(used["cost"])),
+            strict=True)]
         console.print(table(title, ["offering", "jobs", "longest h", "total $"], rows))
         return
     rows = [[r.job, r.offering, span, cost] for r, span, cost in zip(
-        a.itertuples(), hours_all(*a["hours"]), usd_all(*a["cost"]), strict=True)]
+        a.itertuples(), hours_all(*a["hours"]), figures.totals(list(a["cost"])), strict=True)]
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
     if c.instances is not None:
         from costsched.cli.packing import instances_table
@@ -527,6 +535,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "superseded": superseded_offerings(p),
                 "quota_cost": _quota_cost_json(p.ranked)}
 
+    from costsched.own_budget import start_words
+
     def jobs() -> Iterator[dict]:
         for i, p in enumerate(result.jobs):
             b, assumed = p.baseline, p.job.work is not None and p.job.work.assumed
@@ -542,7 +552,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 # as status and migrate name it: the work when it is assumed, else null
                 "work_assumed": work if assumed else None,
                 "notes": job_notes(p),
-                "start_hours": p.job.start_hours, "start": p.job.start_said(),
+                "start_hours": p.job.start_hours, "start": start_words(p.job),
+                **_interval_json(result.interval(i)),
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour,
                     "hours": None if assumed else b.hours,
@@ -572,6 +583,14 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
             "instances": None if collection.instances is None else instances_json(collection),
         }
     return out
+
+
+def _interval_json(interval: Interval | None) -> dict:
+    """A job's checkpoint interval in --json, and whether it is costsched's default."""
+    if interval is None:
+        return {}
+    return {"checkpoint_interval_hours": interval.hours,
+            "checkpoint_interval_assumed": interval.assumed}
 
 
 def _number(value: float) -> float | None:

@@ -3,7 +3,7 @@ columns of `costsched plan`, their marks, and the notes that say what each mark 
 which key or command gives the real figure.
 
 A job's work is steps, hours of work on a reference GPU, or (a SkyPilot task that says
-none) an hour assumed on its first GPU (`costsched.work`). Assumed work has no total: its
+none) an hour assumed on its slowest GPU (`costsched.work`). Assumed work has no total: its
 table shows the expected cost of an hour of the reference's work (`$/work-h`), by which the
 offerings rank, and says which key gives the work. A speed costsched estimated is marked,
 and so are the hours and cost computed from it.
@@ -14,8 +14,11 @@ from __future__ import annotations
 import shlex
 
 from costsched.amounts import (
+    FINEST,
     MAX_DECIMALS,
     decimals,
+    decimals_kept,
+    finest,
     given,
     hours_all,
     hours_times,
@@ -32,6 +35,7 @@ from costsched.optimize.job import Workload
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
 from costsched.service.plan_explain import RATE_MARK, REAL_RATES, rate_assumed
+from costsched.service.plan_interval import Interval
 from costsched.spec_errors import as_written
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
 from costsched.vocabulary import prefixed
@@ -99,6 +103,14 @@ def rate_note(shown: pd.DataFrame) -> str:
                      f"nothing published or observed for the offering; {REAL_RATES}")
 
 
+def interval_note(interval: Interval | None, shown: pd.DataFrame) -> str:
+    """A spot plan's note of a checkpoint interval its job's file does not set: the
+    default it assumes and the key that sets it ('' when given, or nothing is spot)."""
+    if interval is None or not (shown["market"] == "spot").any():
+        return ""
+    return user_text(interval.note())
+
+
 def work_estimated(job: Workload) -> bool:
     """Whether the job's steps rest on an estimated speed: work said as hours on a reference
     GPU whose speed for the model costsched estimated. Every hours and cost figure of its
@@ -143,14 +155,43 @@ def work_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series | No
     precision as the columns, and returned as a last row ([hours, cost])."""
     flags = shown["throughput_estimated"] if estimated is None else estimated
     marks = [ESTIMATED_MARK if e else "" for e in flags]
-    if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals
-        per_work = shown["expected_cost"] / (work.hours or 1.0)
-        return [[per_hour(c) + m] for c, m in zip(per_work, marks, strict=True)]
+    if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals at least
+        per_work = list(shown["expected_cost"] / (work.hours or 1.0))
+        places = apart_places(per_work, MAX_DECIMALS, FINEST)
+        return [[usd(c, places) + m] for c, m in zip(per_work, marks, strict=True)]
     extra = [] if beside is None else [beside]
     spans = hours_all(*shown["expected_hours"], *(h for h, _ in extra))
-    totals = usd_all(*shown["expected_cost"], *(c for _, c in extra))
+    costs = [*shown["expected_cost"], *(c for _, c in extra)]
+    # A cost the user weighs: under a dime at MAX_DECIMALS, as launch writes it, and more
+    # where two of the offerings' totals would read alike ($0.0103, never $0.01).
+    places = apart_places(list(shown["expected_cost"]), decimals_kept(costs))
+    totals = [usd(c, places) for c in costs]
     return [[h + m, c + m] for h, c, m in zip(spans, totals, marks + [""] * len(extra),
                                               strict=True)]
+
+
+def apart_places(values: list[float], least: int, most: int | None = None) -> int:
+    """The decimals of a column of a plan's amounts (totals, prices per hour): `least` at
+    fewest, more until every two of `values` that differ at `most` decimals (by default
+    `amounts.finest` of them) read apart."""
+    most = max(least, finest(values) if most is None else most)
+    apart = len({usd(v, most) for v in values})
+    return next((p for p in range(least, most) if len({usd(v, p) for v in values}) == apart),
+                most)
+
+
+def totals(costs: list[float]) -> list[str]:
+    """A column of expected costs as the rankings write them (`work_cells`): under a dime
+    at MAX_DECIMALS, more where two that differ would read alike."""
+    places = apart_places(costs, decimals_kept(costs))
+    return [usd(c, places) for c in costs]
+
+
+def price_cells(shown: pd.DataFrame) -> list[str]:
+    """The $/h column: per_hour's decimals, more where two prices would read alike."""
+    prices = [float(v) for v in shown["usd_per_hour"]]
+    places = apart_places(prices, MAX_DECIMALS, FINEST)
+    return [usd(v, places) for v in prices]
 
 
 def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
@@ -173,18 +214,21 @@ def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
 
 
 def start_note(job: Workload, work: Work | None) -> str:
-    """What the work's columns count beside the work: the job's first start, once, at each
-    offering's $/h ('hours and total $ count its first start 0.25 h: 10 min boot and set-up
-    ([migration] restart_minutes) + 5 min warm-up ([migration] warmup_minutes), ...'),
-    as rich prints it."""
+    """What the work's columns count beside the work: the job's start, once, at each
+    offering's $/h ('hours and total $ count its start once, at each offering's $/h: 0.25 h
+    to get an instance up and the job started = 10 min boot and set-up ([migration]
+    restart_minutes) + ...', `own_budget.start_words`), as rich prints it."""
     if not job.start_hours:
         return ""
+    from costsched.own_budget import start_words
+
+    words = start_words(job)
     if job.work_assumed:  # a rate per hour of work: the start, paid once, is not in it
-        return user_text(f"its {job.start_said()} comes on top, once, at the offering's $/h")
+        return user_text(f"its start comes on top, once, at the offering's $/h: {words}")
     columns = work_columns(work)
     verb = "count" if len(columns) > 1 else "counts"
-    return user_text(f"{' and '.join(columns)} {verb} its {job.start_said()}, at each "
-                     "offering's $/h")
+    return user_text(f"{' and '.join(columns)} {verb} its start once, at each offering's "
+                     f"$/h: {words}")
 
 
 def group_work(steps: float, work: Work | None) -> str:
@@ -239,14 +283,17 @@ def json_rows(records: list[dict], work: Work | None) -> list[dict]:
              "assumed": {k: r[k] for k in ASSUMED_ROW}} for r in records]
 
 
-def title_work(work: Work | None, model: str, steps: float, estimated: bool = False) -> str:
+def title_work(work: Work | None, model: str, steps: float, estimated: bool = False,
+               of_set: bool = False) -> str:
     """What the table's title says of the work: 'ResNet-50, 20,000 steps', '3 h of work on
-    1xV100', 'work not given: per hour of work on 1xV100'; the steps marked when they rest
-    on an estimated speed (`estimated`, `work_estimated`)."""
+    1xV100', 'work not given: per hour of work on 1xV100' (`of_set`: the task names several
+    GPUs, of which the unit is the slowest, `work.unit_gpu`); the steps marked when they
+    rest on an estimated speed (`estimated`, `work_estimated`)."""
     if work is None or work.hours is None:
         return f"{model}, {steps:,.0f} steps"
     if work.assumed:
-        return f"work not given: per {work.unit()}"
+        return (f"work not given: per {work.unit()}"
+                + (" (the slowest GPU of the task)" if of_set else ""))
     if relative(work):
         return work.describe()
     mark = ESTIMATED_MARK if estimated else ""
@@ -262,7 +309,8 @@ def title(names: list[str], job: Workload, objective: str, estimated: bool = Fal
     c = job.job.constraints
     each = " each" if len(names) > 1 else ""
     model = job.job.model if getattr(job, "model_named", True) or len(names) == 1 else ""
-    work = title_work(job.work, model, job.job.steps, estimated).removeprefix(", ")
+    of_set = len(c.gpu_models) > 1 or len(c.gpu_counts) > 1  # a set: the unit its slowest
+    work = title_work(job.work, model, job.job.steps, estimated, of_set).removeprefix(", ")
     each_work = work if work.startswith("work not given") else work + each
     subject = covered(names)
     head = (prefixed(subject, each_work) if model or len(names) == 1
@@ -338,7 +386,7 @@ def collection_note(jobs: list) -> str:
     shown = ", ".join(assumed[:6]) + (f", ... ({len(assumed)} in all)" if len(assumed) > 6
                                       else "")
     return (f"the work of {shown} is not given: the collection counts 1 h of work on the "
-            "first GPU of each (a total needs the work: `costsched: {hours: H}` or "
+            "slowest GPU of each (a total needs the work: `costsched: {hours: H}` or "
             "`costsched: {model: NAME, steps: N}`)")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +41,7 @@ from costsched.service.plan_explain import (
     start_line,
     work_line,
 )
+from costsched.service.plan_interval import Interval, interval_of
 from costsched.service.quotas import QuotaFacts
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
@@ -74,6 +76,8 @@ class PlanResult:
     # Per job, its plans with the booked capacity that fits it (`service.booked`); () when
     # the store offers none.
     booked: tuple[BookedPlans | None, ...] = ()
+    # Per job, its checkpoint interval and where it comes from (`plan_interval`).
+    intervals: tuple[Interval, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -113,6 +117,13 @@ class PlanResult:
                          **best, "reason": p.reason})
         return pd.DataFrame(rows)
 
+    def interval(self, job: str | int = 0) -> Interval | None:
+        """Job `job`'s checkpoint interval and whether its file sets it (None: not known,
+        a plan made without its files)."""
+        index = job if isinstance(job, int) else next(
+            i for i, p in enumerate(self.jobs) if p is self._named(job))
+        return self.intervals[index] if index < len(self.intervals) else None
+
     def explain(self, offering: str, job: str | int = 0, *, moved_from: str | None = None,
                 overheads: Overheads | None = None) -> list[str]:
         """The arithmetic of an offering's hazard and expected cost for a job, and the
@@ -134,16 +145,22 @@ class PlanResult:
         # (the same hours on both lines): the arithmetic reads as it is done.
         span, rate, cost = hours_times(r["expected_hours"], r["usd_per_hour"],
                                        r["expected_cost"], MAX_DECIMALS)
-        work, tau, restart, start = hours_all(r["work_hours"], plan.job.checkpoint_hours,
-                                              plan.job.restart_hours, r["start_hours"])
+        full, rest = _segments(float(r["work_hours"]), plan.job.checkpoint_hours)
+        work, tau, restart, start, left = hours_all(
+            r["work_hours"], plan.job.checkpoint_hours, plan.job.restart_hours,
+            r["start_hours"], rest)
         lines.append(work_line(plan.job, r, work))
         lines.append(  # one line, one precision
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
-            f"restart) + start with work {work} h, tau {tau} h, restart {restart} h, rate "
+            f"restart) + start with work {work} h, tau {tau} h, n = floor(work / tau) = "
+            f"{full:,.0f}, rest {left} h, restart {restart} h, rate "
             f"{r['preemptions_per_hour']:.4g}/h, " + (
                 "start left out" if plan.job.work_assumed else f"start {start} h")
             + f": {span} h (work alone" + ("" if plan.job.work_assumed else " and the start")
             + " if rate is 0)")
+        interval = self.interval(job)
+        if interval is not None:
+            lines.append(interval.said(tau))
         lines.append(plan.job.restart_said(restart))
         lines.append(start_line(plan.job, start))
         lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
@@ -182,6 +199,15 @@ class PlanResult:
                 return p
         raise InvalidInput(f"job {name!r}: expected one of "
                            f"{', '.join(p.job.name for p in self.jobs)}")
+
+
+def _segments(work_hours: float, tau: float) -> tuple[float, float]:
+    """(n, rest): the full checkpoint intervals in the work and the work after them, as
+    `optimize.decision.expected_hours` counts them."""
+    if not (tau > 0 and work_hours == work_hours):
+        return 0.0, work_hours
+    full = float(math.floor(work_hours / tau))  # as the model's np.floor(w / tau)
+    return full, work_hours - full * tau
 
 
 def _move_of(plan: JobPlan, offering: str, moved_from: str | None,
@@ -338,8 +364,10 @@ def plan(
         collection_objective = objective if objective in POLICIES else "cost"
         place = plan_collection_shared if share_instances else plan_collection
         collection = place(resolved, offerings, collection_objective, quota, budget)
+    intervals = tuple(interval_of(spec, r.checkpoint_hours, source)
+                      for (source, spec), r in zip(specs, resolved, strict=True))
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
-                      booked=booked)
+                      booked=booked, intervals=intervals)
 
 
 def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame) -> pd.DataFrame:

@@ -58,13 +58,16 @@ def speed_line(job: Workload, row: Mapping[str, Any], kind: str) -> str:
 
 
 def start_line(job: Workload, shown: str) -> str:
-    """The job's first start as the expected hours count it (`shown`: as that line writes
-    it); for assumed work, left out of the per-work-hour figure: its hours come on top,
-    once, at the offering's $/h (as the plan's table says)."""
+    """The job's start as the expected hours count it (`shown`: as that line writes it),
+    in `own_budget.start_words`'s words; for assumed work, left out of the per-work-hour
+    figure: its hours come on top, once, at the offering's $/h (as the plan's table
+    says)."""
+    from costsched.own_budget import start_words
+
     if not getattr(job, "work_assumed", False):
-        return job.start_said(shown)
-    return (f"left out of this per-work-hour figure: {job.start_said()}; it comes on top, "
-            "once, at the offering's $/h")
+        return f"start: {start_words(job, shown)}"
+    return (f"left out of this per-work-hour figure: its start, {start_words(job)}; it "
+            "comes on top, once, at the offering's $/h")
 
 
 def gang_line(row: Mapping[str, Any]) -> str:

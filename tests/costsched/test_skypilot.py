@@ -70,9 +70,8 @@ def test_accelerators_as_a_string_set_mapping_or_list(accelerators: str) -> None
     types = set(spec.constraints.instance_types)
     assert {"p3.2xlarge", "p4d.24xlarge", "a2-highgpu-8g"} <= types
     assert not {"p3.16xlarge", "a2-highgpu-1g"} & types  # V100:8 and A100:1 were not asked
-    assert spec.hours == DEFAULT_HOURS  # the default work: an hour on the first GPU named
-    assert spec.reference_gpu == ("A100:8" if "!!set" in accelerators or "{'" in accelerators
-                                  else "V100:1")
+    assert spec.hours == DEFAULT_HOURS  # the default work: an hour on the slowest GPU named
+    assert spec.reference_gpu == "V100:1"  # whatever the order (a YAML set has none)
 
 
 def test_location_by_infra_or_by_cloud_region_zone() -> None:
@@ -628,9 +627,10 @@ def test_ordered_is_honoured_and_plan_says_what_the_order_costs(tmp_path: Path) 
     from costsched.cli.plan import job_notes
 
     # What the text and --json list alike, its figures marked where they rest on an
-    # estimated speed (the T4's here), as the table's are.
+    # estimated speed (the V100's here: the unit is the slower T4), as the table's are.
     marked = order_cost(plan, lambda row: "*" if row["throughput_estimated"] else "")
-    assert marked in job_notes(plan) and marked.endswith(", $0.4549*)")
+    assert marked in job_notes(plan) and marked.endswith(", $0.1950)")
+    assert "costs $0.3087* per hour of work on 1xT4" in marked
     unordered = service.plan(str(tmp_path / "empty.sqlite"), task(
         (CORPUS / "07-ordered.yaml").read_text().replace("ordered:", "any_of:")), at=NOW)
     assert unordered.jobs[0].best["gpu_model"] == "T4"

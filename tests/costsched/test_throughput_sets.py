@@ -1,8 +1,8 @@
 """A SkyPilot accelerator set is a set: the order its members are written in changes no
 member's speed relative to another's, no cost and no rank. A task that gives no work is
-planned on an hour of work on its first member, a name for the unit only: no member's speed
+planned on an hour of work on its slowest member, a name for the unit only: no member's speed
 was measured, so every member is estimated alike (the catalog's relative speeds), never
-the others with a slow-side haircut the first escapes. A speed that is given is another
+the others with a slow-side haircut the unit escapes. A speed that is given is another
 matter: the members not measured are estimated from it, slow side and all."""
 
 from __future__ import annotations

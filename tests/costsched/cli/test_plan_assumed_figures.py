@@ -93,7 +93,8 @@ def test_explain_of_assumed_work_says_the_start_is_left_out_and_the_unit_is_no_s
     assert explained.exit_code == 0, explained.output
     out = said(explained.stdout)
     assert "first start 0.00 h" not in out and "start 0.00 h" not in out
-    assert ("left out of this per-work-hour figure: first start 0.25 h: 10 min boot and "
+    assert ("left out of this per-work-hour figure: its start, 0.25 h to get an instance up "
+            "and the job started = 10 min boot and "
             "set-up ([migration] restart_minutes) + 5 min warm-up") in out
     assert "comes on top, once, at the offering's $/h" in out
     assert "1 steps/s" not in out

@@ -102,5 +102,7 @@ def test_the_tables_hours_and_the_baseline_read_at_one_precision(
     out = cli("plan", job, "--at", AT, "--top", "3", "--wide")
     hours = [cells[-3] for cells in _rows(out.stdout)]
     spent = re.search(r", ([\d.]+) h x \$", _note(out.stdout, "baseline:"))[1]
-    places = {len(h.split(".")[1]) for h in [*hours, spent]}
-    assert hours and places == {4}, (hours, spent)
+    places = {len(h.split(".")[1]) for h in hours}
+    # the baseline's hours at no fewer: at those its product with its price reads as its
+    # total does, at the totals' decimals (five here, where $0.00189 and $0.00195 differ)
+    assert hours and places == {4} and len(spent.split(".")[1]) >= 4, (hours, spent)

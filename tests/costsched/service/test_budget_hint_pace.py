@@ -112,5 +112,5 @@ def test_a_start_reads_as_a_span() -> None:
         "restart 2.222e-06 h: 0 min boot and set-up (checkpoint.restart_minutes in x.yaml)"
         " + 0.008 s to copy the 0.001 GB checkpoint"))
     assert own_budget.start_said(job) == (
-        "its start is the decision model's restart 0.008 s: 0 min boot and set-up "
+        "its start: 0.008 s to get an instance up and the job started = 0 min boot and set-up "
         "(checkpoint.restart_minutes in x.yaml) + 0.008 s to copy the 0.001 GB checkpoint")

@@ -70,7 +70,7 @@ def test_launch_refuses_what_may_not_fit_unless_told_yes(
     assert refused.exit_code != 0
     assert refused.output == (
         f"error: job long: expected ${fit.expected_usd:,.2f} (${fit.start_usd:,.2f} of it to "
-        "start it; its start is the decision model's first start 0.25 h: 10 min boot and "
+        "start it; its start: 0.25 h to get an instance up and the job started = 10 min boot and "
         "set-up ([migration] restart_minutes) + 5 min warm-up ([migration] warmup_minutes)), "
         f"pessimistic ${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) + "
         f"${fit.ahead_usd:,.2f} for the first watch interval (30 s at $0.9000/h) against "

@@ -86,7 +86,7 @@ def test_the_launch_refuses_in_one_line_with_the_plans_figure(
     [line] = refused.output.splitlines()
     expected = f"${_plan_cost(priced, job, at=None):,.2f}"  # its first start counted in it
     assert line.startswith(f"error: job ar: expected {expected} ($0.25 of it to start it; "
-                           "its start is the decision model's first start 0.25 h: 10 min "
+                           "its start: 0.25 h to get an instance up and the job started = 10 min "
                            "boot and set-up ([migration] restart_minutes) + 5 min warm-up "
                            "([migration] warmup_minutes)), pessimistic ")
     assert re.search(r"\+ \$0\.01 for the first watch interval \(30 s at \$1\.0000/h\) "

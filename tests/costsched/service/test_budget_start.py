@@ -112,8 +112,9 @@ def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
     found = re.search(r"`costsched start capped --budget ([0-9.]+)` \(\$([0-9.]+) spent \+ "
                       r"\$([0-9.]+) expected for its ([0-9,]+) steps left at its measured [0-9.,]+ "
                       r"steps/s \+ \$([0-9.]+) to start "
-                      r"it \+ \$([0-9.]+) for the next watch interval\); its start is the decision "
-                      r"model's restart 0.25 h: 10 min boot and set-up \(\[migration\] "
+                      r"it \+ \$([0-9.]+) for the next watch interval\); its start: 0.25 h "
+                      r"to get an instance up and the job going again "
+                      r"from its checkpoint = 10 min boot and set-up \(\[migration\] "
                       r"restart_minutes\) \+ 5 min warm-up", line)
     assert found, line
     amount, *parts = (float(found.group(i)) for i in (1, 2, 3, 5, 6))

@@ -25,8 +25,9 @@ from tests.costsched.service.test_jobs import set_prices
 
 HINT = re.compile(r"give it enough: `costsched start rule --budget ([0-9.]+)` \(\$([0-9.]+) "
                   r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
-                  r"to start it \+ \$([0-9.]+) for the next watch interval\); its start is "
-                  r"the decision model's restart 0.2522 h: 10 min boot and set-up "
+                  r"to start it \+ \$([0-9.]+) for the next watch interval\); its start: "
+                  r"0.2522 h to get an instance up and the job going again "
+                  r"from its checkpoint = 10 min boot and set-up "
                   r"\(\[migration\] restart_minutes\) \+ 5 min warm-up \(\[migration\] "
                   r"warmup_minutes\) \+ [0-9.]+ min to copy the 1 GB checkpoint")
 
@@ -61,7 +62,8 @@ def test_the_start_is_counted_alike_by_the_check_and_the_hint(
     [fit] = launch_fits(store, [spec], BudgetsConfig(), datetime.now(timezone.utc))
     assert fit.start_usd == pytest.approx(0.25 * 1.0)
     assert "($0.25 of it to start it; " in fit.line()
-    assert "its start is the decision model's first start 0.25 h: 10 min boot" in fit.line()
+    assert ("its start: 0.25 h to get an instance up and the job started = 10 min boot"
+            in fit.line())
     start_usd = (0.25 + 8 / 3600) * 1.0
 
     # Enough for what it spent, its rest and the next interval, not for its start (the

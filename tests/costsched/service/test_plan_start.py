@@ -94,7 +94,8 @@ def test_the_plan_says_its_start_in_text_and_json(cli, tmp_path: Path,
     shown = cli("plan", job, "--at", AT.isoformat())
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.output.split())
-    assert f"hours and total $ count its first start 0.25 h: {START_WORDS}" in text
+    assert ("hours and total $ count its start once, at each offering's $/h: 0.25 h to get an "
+            f"instance up and the job started = {START_WORDS}") in text
     out = cli("plan", job, "--at", AT.isoformat(), "--json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
@@ -105,7 +106,7 @@ def test_the_plan_says_its_start_in_text_and_json(cli, tmp_path: Path,
     assert row["expected_cost"] == pytest.approx(WORK_HOURS * PRICE + START_HOURS * PRICE)
     [entry] = data["jobs"]
     assert entry["start_hours"] == pytest.approx(START_HOURS)
-    assert entry["start"] == f"first start 0.25 h: {START_WORDS}"
+    assert entry["start"] == f"0.25 h to get an instance up and the job started = {START_WORDS}"
 
 
 def test_the_launch_line_states_the_plan_s_figure_and_its_start(
@@ -116,15 +117,16 @@ def test_the_launch_line_states_the_plan_s_figure_and_its_start(
     assert fit.expected_usd == pytest.approx(float(p.best["expected_cost"]))
     assert fit.start_usd == pytest.approx(float(p.best["start_cost"]))
     assert fit.line() == (
-        "job boot: expected $20.50 ($0.50 of it to start it; its start is the decision "
-        f"model's first start 0.25 h: {START_WORDS}), pessimistic $20.50 (preemptions at "
+        "job boot: expected $20.50 ($0.50 of it to start it; its start: 0.25 h to get an "
+        f"instance up and the job started = {START_WORDS}), pessimistic $20.50 (preemptions at "
         "the 95% quantile) against $100.00 left of its own budget: fits")
 
 
 HINT = re.compile(r"give it enough: `costsched start boot --budget ([0-9.]+)` \(\$([0-9.]+) "
                   r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
-                  r"to start it \+ \$([0-9.]+) for the next watch interval\); its start is "
-                  r"the decision model's restart 0.2522 h: " + re.escape(START_WORDS)
+                  r"to start it \+ \$([0-9.]+) for the next watch interval\); its start: "
+                  r"0.2522 h to get an instance up and the job going again "
+                  r"from its checkpoint = " + re.escape(START_WORDS)
                   + r" \+ [0-9.]+ min to copy the 1 GB checkpoint")
 
 
