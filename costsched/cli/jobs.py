@@ -146,8 +146,8 @@ def launch(
         console.print(printable(line), highlight=False, markup=False)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
-    _print_status(shown, json_out, title="Launched",
-                  budgets=budgets_now(store, of_jobs={r.id for r in records}))
+    _print_status(shown, json_out, title="Launched",  # (--json: the jobs alone, as ever)
+                  budgets=None if json_out else budgets_now(store, of_jobs={r.id for r in records}))
     _print_checkpoints(records, json_out)
     _print_armed(armed, json_out)
     _print_armed(env_note(envs), json_out)  # an --env named like a secret is stored
@@ -561,7 +561,7 @@ def start(job: JobArgument,
     if wait > 0:
         service.settle(store, launcher, wait)
     _print_status(service.status(store, launcher, record.id), json_out, title="Started",
-                  budgets=budgets_now(store, of_jobs={record.id}))
+                  budgets=None if json_out else budgets_now(store, of_jobs={record.id}))
     _print_armed(armed, json_out)
     _say_not_launched(store, [record.id], shown=not json_out)
 
