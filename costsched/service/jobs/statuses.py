@@ -22,6 +22,7 @@ from costsched.service.glance import few_names
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
 from costsched.service.jobs.restarts import RESTART_NOTE, is_restart
+from costsched.service.jobs.restarts import allowed as restarts_allowed
 from costsched.service.jobs.runs import (
     RunningJob,
     _progress_of,
@@ -212,8 +213,11 @@ class JobStatus:
 
     @property
     def shown_state(self) -> str:
-        """Its state as every view shows it (`vocabulary.job_state`)."""
-        return job_state(self.record.state, self.instance_state, bool(self.steps_not_reached))
+        """Its state as every view shows it (`vocabulary.job_state`); a failed instance
+        with restarts on errors left reads 'recovering', as the next pass restarts it."""
+        instance = "preempted" if self.instance_state == "failed" and len(
+            self.restarted) < restarts_allowed(self.record.spec) else self.instance_state
+        return job_state(self.record.state, instance, bool(self.steps_not_reached))
 
     @property
     def progress(self) -> float | None:

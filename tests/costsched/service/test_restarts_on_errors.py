@@ -19,12 +19,12 @@ from costsched.service import views
 from costsched.service.jobs.restarts import RESTART_NOTE
 from costsched.service.jobs.runs import _open_placement
 from costsched.store import PriceStore
-from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
+from tests.costsched.service.test_steps_lost_shown import Logged
 
 
 def launched(store: PriceStore, tmp_path: Path, restarts: int | None
-             ) -> tuple[FakeLauncher, int]:
+             ) -> tuple[Logged, int]:
     set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
                datetime.now(timezone.utc) - timedelta(hours=1))
     spec = {"name": "flaky", "throughputs": {"V100": 0.5}, "steps": 3600, "run": "true",
@@ -33,13 +33,13 @@ def launched(store: PriceStore, tmp_path: Path, restarts: int | None
             **({} if restarts is None else {"max_restarts_on_errors": restarts})}
     path = tmp_path / "flaky.yaml"
     path.write_text(yaml.safe_dump(spec))
-    launcher = FakeLauncher()
+    launcher = Logged()
     [job] = service.launch(store, path, launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
     return launcher, job.id
 
 
-def fail(store: PriceStore, launcher: FakeLauncher, job: int, step: float = 311,
+def fail(store: PriceStore, launcher: Logged, job: int, step: float = 311,
          saved: float = 300) -> str:
     """Its instance exits 2 at `step`, its checkpoint at `saved`: the instance's id."""
     instance = str(_open_placement(store, job)["instance"])
@@ -72,6 +72,13 @@ def test_a_failed_instance_with_restarts_left_is_restarted_from_its_checkpoint(
     print_status([s], json_out=False)
     out = " ".join(capsys.readouterr().out.split())
     assert f"job {job}: restarted at " in out and LINE in out, out
+    assert "placed at its restart on error on " in out and "at its recovery" not in out, out
+    heads = [line for line in service.every_log(store, launcher, job).splitlines()
+             if line.startswith("--- instance")]
+    assert heads[0].startswith(f"--- instance {first} (launched ") and \
+        ", exited 2 (NCCL timeout) " in heads[0], heads
+    assert heads[0].endswith(": restarted on the next instance (a restart on error))"), heads
+    assert "(restarted here " in heads[1], heads
     [doc] = views.status_document([s])
     assert [r["said"] for r in doc["restarted"]] == [LINE]
 
@@ -120,3 +127,12 @@ def test_a_stop_before_the_restart_wins(store: PriceStore, tmp_path: Path) -> No
     assert store.jobs.get(job).state == "stopped"  # neither restarted nor failed
     assert len(store.jobs.placements(job)) == 1
     assert not store.jobs.event_rows([job], [RESTART_NOTE])
+
+
+@pytest.mark.parametrize(("restarts", "shown"), [(1, "recovering"), (0, "failing")])
+def test_before_the_pass_a_failed_instance_reads_as_the_pass_will_make_it(
+        store: PriceStore, tmp_path: Path, restarts: int, shown: str) -> None:
+    launcher, job = launched(store, tmp_path, restarts)
+    fail(store, launcher, job)
+    [s] = service.status(store, launcher, job, reconcile_first=False)
+    assert s.shown_state == shown  # was: failing, though the next pass restarts it
