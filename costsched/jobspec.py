@@ -17,6 +17,7 @@
       gpu_counts: [1, 8]
       max_price: 10                          # USD per instance-hour
     sweep: {LR: [0.1, 0.01]}                 # optional: one job per combination, set as envs
+    max_restarts_on_errors: 3                # optional: restarts after a non-zero exit (0)
 
 A file may hold several jobs as YAML documents separated by `---`.
 """
