@@ -17,6 +17,7 @@
       gpu_counts: [1, 8]
       max_price: 10                          # USD per instance-hour
     sweep: {LR: [0.1, 0.01]}                 # optional: one job per combination, set as envs
+    max_restarts_on_errors: 3                # optional: restarts after a non-zero exit (0)
 
 A file may hold several jobs as YAML documents separated by `---`.
 """
@@ -44,6 +45,11 @@ from costsched.cpu_work import CpuWork
 from costsched.durations import MAX_HOURS, parse_hours, work_hours
 from costsched.jobspec_amounts import amount as _amount
 from costsched.jobspec_amounts import positive as _positive
+from costsched.jobspec_deadlines import (  # noqa: F401 - theirs, read from here too
+    deadline_value,
+    passed_said,
+    refuse_passed_deadline,
+)
 from costsched.jobspec_places import (
     AlternativeSpec,
     PlaceSpec,
@@ -67,6 +73,7 @@ MAX_MINUTES = 1e6
 MAX_GB = 1e6  # a petabyte
 MAX_STEPS_PER_SECOND = 1e9
 MAX_NODES = 64  # instances in one gang
+MAX_RESTARTS_ON_ERRORS = 1000
 
 
 # A throughput's steps per second, checked as its own field ('throughputs.L4: 0: ...').
@@ -247,6 +254,9 @@ class JobSpec(_Strict):
     task: TaskSpec = TaskSpec()
     # A gang: the job runs on this many instances of one offering, in one zone.
     num_nodes: int = Field(1, ge=1, le=MAX_NODES)
+    # Times an instance that exits non-zero is restarted from the job's newest checkpoint
+    # (SkyPilot's job_recovery.max_restarts_on_errors); 0: such a job fails.
+    max_restarts_on_errors: int = Field(0, ge=0, le=MAX_RESTARTS_ON_ERRORS, strict=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -447,47 +457,6 @@ def deadline_passed(spec: JobSpec, at: datetime, source: str = "<spec>") -> str:
     """The one-line refusal of a job whose deadline, a time, is not after the planning time
     `at`; '' when it is after it, or is hours from then."""
     return passed_said(source, spec.name, spec.task.sky, spec.constraints.deadline, at)
-
-
-def passed_said(where: str, name: str, sky: bool, due: Any, at: datetime) -> str:
-    """`deadline_passed` of a deadline `due` as read (hours, a time, or not given)."""
-    if not isinstance(due, datetime) or (utc(due) - utc(at)).total_seconds() > 0:
-        return ""
-    return (f"{where}: job {name!r}: field {as_written('constraints.deadline', sky)}: "
-            f"{utc(due):%Y-%m-%dT%H:%MZ} is not after the planning time "
-            f"{utc(at):%Y-%m-%dT%H:%MZ}")
-
-
-_ISO_DAY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}(?:$|[T ])")
-
-
-def deadline_value(raw: Any) -> float | datetime:
-    """`parse_hours` of a deadline as written, an ISO time in the usual forms read without
-    pandas (which parse_hours reads the others with): a deadline's checks stay light."""
-    if isinstance(raw, str) and _ISO_DAY.match(raw):
-        try:
-            return utc(datetime.fromisoformat(raw.strip()))
-        except ValueError:
-            pass
-    return parse_hours(raw)
-
-
-def refuse_passed_deadline(doc: Any, where: str, name: str, sky: bool, at: datetime) -> None:
-    """InvalidInput (`passed_said`) for a job document whose deadline has passed at `at`,
-    read from the document before it is parsed (a task's accelerators read the GPU
-    catalog): a file refused for it reads nothing else. A deadline that does not read is
-    left to the parse, which says why."""
-    section = doc.get("costsched" if sky else "constraints") if isinstance(doc, dict) else None
-    raw = section.get("deadline") if isinstance(section, dict) else None
-    if raw is None:
-        return
-    try:
-        due = deadline_value(raw)
-    except (ValueError, TypeError):
-        return
-    said = passed_said(where, name, sky, due, at)
-    if said:
-        raise InvalidInput(said)
 
 
 def refuse_passed_deadlines(specs: Iterable[tuple[str, JobSpec]], at: datetime) -> None:

@@ -34,6 +34,7 @@ from costsched.skypilot_fields import Fail
 from costsched.skypilot_resources import (
     OLDER_NAMES,
     RESOURCE_FIELDS,
+    RESTARTS_KEY,
     first_gpu,
     read_resources,
 )
@@ -147,6 +148,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         if key not in RESOURCE_FIELDS and key not in OLDER_NAMES:
             _not_in_section(str(key), f"resources.{key}", resources[key], fail)
     scope, order, kept = read_resources(resources, fail)
+    restarts = kept.pop(RESTARTS_KEY, 0)  # resources.job_recovery's, kept with the job
     # a bucket named without its store: the task's one cloud's store, else S3
     cloud_default = {"gcp": "gcs", "azure": "azure"}.get(
         next(iter(scope.clouds)) if len(scope.clouds) == 1 else "", "s3")
@@ -223,6 +225,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         "checkpoint": checkpoint,
         "constraints": constraints,
         "num_nodes": nodes,
+        "max_restarts_on_errors": restarts,
         "task": {**kept, "config": _config(doc.get("config"), fail), "secrets": secrets,
                  "written_secrets": written_secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,

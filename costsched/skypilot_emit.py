@@ -50,6 +50,8 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
         resources["labels"] = _as_written(resources["labels"], as_given.get("labels"))
     # The recovery strategy (checked when the task was read) as written, by its new name.
     recovery = as_given.get("job_recovery", as_given.get("spot_recovery"))
+    if recovery is None and spec.max_restarts_on_errors:  # a job file's, in SkyPilot's field
+        recovery = {"max_restarts_on_errors": spec.max_restarts_on_errors}
     if recovery is not None:
         resources["job_recovery"] = recovery
     task["resources"] = resources

@@ -12,6 +12,7 @@ from typing import Any
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
 from costsched.catalog_offers import offered_instead
+from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
@@ -89,8 +90,10 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
     if "accelerator_args" in resources:
         raise fail("resources.accelerator_args", "TPU settings: TPUs are not supported yet; "
                    "`sky launch` runs TPU tasks")
-    _recovery(resources.get("job_recovery"), fail)
+    restarts = _recovery(resources.get("job_recovery"), fail)
     kept = _kept(resources, fail)
+    if restarts:  # the job's, not the task's: taken out by the caller (`restarts_of`)
+        kept[RESTARTS_KEY] = restarts
     renamed += _sky_image_tags(kept)
     if "any_of" in resources and "ordered" in resources:
         raise fail("resources", "give any_of or ordered, not both")
@@ -231,11 +234,16 @@ def _kept(res: dict, fail: Fail) -> dict[str, Any]:
     return out
 
 
-def _recovery(value: Any, fail: Fail) -> None:
-    """costsched always recovers a preempted job inside its scope (the cheapest place then);
-    both of SkyPilot's strategies are that. Restarting after the job's own errors is not."""
+RESTARTS_KEY = "max_restarts_on_errors"  # in the kept fields of `read_resources`
+
+
+def _recovery(value: Any, fail: Fail) -> int:
+    """The task's max_restarts_on_errors (0 when not given): the times an instance that
+    exits non-zero is restarted from the job's newest checkpoint. costsched always
+    recovers a preempted job inside its scope (the cheapest place then); both of
+    SkyPilot's strategies are that."""
     if value is None:
-        return
+        return 0
     strategy, restarts = (value, 0) if isinstance(value, str) else (
         (value.get("strategy"), value.get("max_restarts_on_errors", 0))
         if isinstance(value, dict) else (None, 0))
@@ -249,10 +257,12 @@ def _recovery(value: Any, fail: Fail) -> None:
         raise fail("resources.job_recovery", f"strategy {written(strategy)}: expected one of "
                    + ", ".join(RECOVERY_STRATEGIES)
                    + did_you_mean(str(strategy).upper(), RECOVERY_STRATEGIES))
-    if restarts:
+    if (isinstance(restarts, bool) or not isinstance(restarts, int)
+            or not 0 <= restarts <= MAX_RESTARTS_ON_ERRORS):
         raise fail("resources.job_recovery.max_restarts_on_errors",
-                   f"{restarts!r}: costsched does not rerun a job that failed by itself "
-                   "(it recovers preemptions only); expected 0")
+                   f"{written(restarts)}: expected a whole number of restarts, 0 to "
+                   f"{MAX_RESTARTS_ON_ERRORS}")
+    return restarts
 
 
 def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scope:

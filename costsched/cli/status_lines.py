@@ -37,6 +37,7 @@ from costsched.cli.long_table import Lines, print_table
 from costsched.model import failure_words
 from costsched.service import jobs as service
 from costsched.service import views
+from costsched.service.jobs.restarts import is_restart
 from costsched.vocabulary import offering_label, prefixed
 
 if TYPE_CHECKING:
@@ -145,8 +146,11 @@ def lost_lines(s: service.JobStatus) -> list[str]:
     """The steps each of its recoveries lost, as its log keeps them (`steps.resume_from`'s
     words): 'recovered at 2026-11-30 17:56 UTC: instance ID: resumes from step 300 (its
     checkpoint's): 78 steps lost' ('at least' for a cloud's instance, gone with its last
-    steps)."""
-    return [f"recovered at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}" for e in s.recovered]
+    steps). A restart on error's line too: 'restarted at ... UTC: exited 2 (...): restarted
+    from step 300, 1 of 3 restarts on errors used'."""
+    return [f"{'restarted' if e in s.restarted else 'recovered'} at {e.at:%Y-%m-%d %H:%M} "
+            f"UTC: {e.detail}" for e in sorted((*s.recovered, *s.restarted),
+                                               key=lambda e: e.id)]
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:
@@ -205,7 +209,9 @@ def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
     checkpoints' copies between them and the capacity bought for it, each at the store's
     scale (`places` for money; `spans` for hours where the product reads so): they visibly
     add up to the cost column's figure, which is their sum as written."""
-    out = [_placement_line(p, places, spans) for p in s.cost.charged]
+    restarted = {m.target_instance for m in s.moves if is_restart(m)}  # on an error
+    out = [_placement_line(p, places, spans, str(p.instance) in restarted)
+           for p in s.cost.charged]
     if s.cost.egress_usd:
         out.append("checkpoint copies between clouds or regions (egress), "
                    + charged_usd(s.cost.egress_usd, places))
@@ -214,7 +220,7 @@ def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
     return out
 
 
-def _placement_line(p: Any, places: int, spans: int) -> str:
+def _placement_line(p: Any, places: int, spans: int, restart: bool = False) -> str:
     """A placement as billed: hours x the hourly price it was charged on average (all its
     nodes: `costs.Charged.charged_usd_per_hour`) = its amount, the hours at the store's
     scale when the product reads as the amount does there, else with the digits that
@@ -222,7 +228,8 @@ def _placement_line(p: Any, places: int, spans: int) -> str:
     '0.00 h': it never ran (it waited for capacity), or it ended within the second it
     began (charges are by the second)."""
     live = p.end_at is None
-    head = (f"{PLACED_BY.get(p.reason, p.reason)} on "
+    placed = "placed at its restart on error" if restart else PLACED_BY.get(p.reason, p.reason)
+    head = (f"{placed} on "
             f"{offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}")
     money = charged_usd(charging(p.usd, live), places)
     if not live and abs(p.hours) < NOISE:

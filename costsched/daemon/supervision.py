@@ -187,8 +187,10 @@ class Recovery:
             due = next((t.next_run for t in scheduled or () if t.task == "replan"), None)
         when = f", {due:%H:%M} UTC" if due is not None and due.date() == at.date() else \
             f", {due:%Y-%m-%d %H:%M} UTC" if due is not None else ""
+        # A dry run keeps no decision, so its advice is never shown here: said how to see it.
         return (f"not decided yet: the {KIND_WORDS.get(first.kind, 'daemon')} decides it at "
-                f"its next re-plan{when} (schedule.replan {self.replan})")
+                f"its next re-plan{when} (schedule.replan {self.replan}); "
+                f"`costsched migrate {job_id} --dry-run` shows what it would decide now")
 
     def scheduled(self, tasks: list, at: datetime) -> list:
         """`tasks` (`records.status`) with the supervisor's next re-plan where only a

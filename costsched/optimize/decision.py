@@ -100,7 +100,9 @@ class Overheads:
                         f"checkpoint at {self.transfer_gbps:g} Gbit/s ([migration] "
                         "transfer_gbps)")
         if "rendezvous" in parts:
-            said.append(f"{_minutes(parts['rendezvous'])} for the {nodes} nodes' rendezvous")
+            # No setting changes it: said as the fixed assumption it is, and where.
+            said.append(f"{_minutes(parts['rendezvous'])} for the {nodes} nodes' rendezvous "
+                        "(a fixed assumption, no setting: docs/multi-node.md)")
         return " + ".join(said)
 
     def lost_work_hours(self, checkpoint_hours: float) -> float:

@@ -233,6 +233,8 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "steps_not_reached": s.steps_not_reached or None,
         # The steps each recovery lost, as its log keeps them (`steps.resume_from`).
         "recovered": [{"at": e.at.isoformat(), "said": e.detail} for e in s.recovered],
+        # Its restarts after its own errors (max_restarts_on_errors), a line each.
+        "restarted": [{"at": e.at.isoformat(), "said": e.detail} for e in s.restarted],
         "progress": s.progress, "progress_source": s.progress_source,
         "steps_per_second": s.pace, "progress_note": share_key(s.record.spec) or None,
         "failure": None if s.failure is None else {

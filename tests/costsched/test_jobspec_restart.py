@@ -59,6 +59,9 @@ def test_a_gang_s_restart_includes_its_rendezvous() -> None:
     assert job.overheads().restart_minutes == 1.0 + CONFIGURED.rendezvous_minutes
     assert f"{CONFIGURED.rendezvous_minutes:g} min for the 3 nodes' rendezvous" in \
         job.restart_said()
+    # Every other part names its setting; the rendezvous has none, and says so and where.
+    assert "rendezvous (a fixed assumption, no setting: docs/multi-node.md)" in \
+        job.restart_said()
     assert sum(job._own(None).restart_parts(0.9, 3).values()) == pytest.approx(
         job.restart_hours)
 

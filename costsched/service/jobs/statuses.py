@@ -21,6 +21,8 @@ from costsched.passes import one_pass
 from costsched.service.glance import few_names
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
+from costsched.service.jobs.restarts import RESTART_NOTE, is_restart
+from costsched.service.jobs.restarts import allowed as restarts_allowed
 from costsched.service.jobs.runs import (
     RunningJob,
     _progress_of,
@@ -90,12 +92,14 @@ class JobStatus:
     nodes_out: tuple[int, ...] = ()
     # The steps its recoveries lost, as its log keeps them (its RECOVERY_NOTE events).
     recovered: tuple[EventRow, ...] = ()
+    # Its restarts after its own errors, a line each (its RESTART_NOTE events).
+    restarted: tuple[EventRow, ...] = ()
 
     @property
     def recoveries(self) -> int:
         """Its recoveries after a preemption: recovery moves that happened (`happened`)
         and nodes replaced in place."""
-        return recoveries((m.kind for m in self.moves if happened(m)),
+        return recoveries((m.kind for m in self.moves if happened(m) and not is_restart(m)),
                           len(self.node_recoveries))
 
     @property
@@ -209,8 +213,11 @@ class JobStatus:
 
     @property
     def shown_state(self) -> str:
-        """Its state as every view shows it (`vocabulary.job_state`)."""
-        return job_state(self.record.state, self.instance_state, bool(self.steps_not_reached))
+        """Its state as every view shows it (`vocabulary.job_state`); a failed instance
+        with restarts on errors left reads 'recovering', as the next pass restarts it."""
+        instance = "preempted" if self.instance_state == "failed" and len(
+            self.restarted) < restarts_allowed(self.record.spec) else self.instance_state
+        return job_state(self.record.state, instance, bool(self.steps_not_reached))
 
     @property
     def progress(self) -> float | None:
@@ -287,9 +294,11 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
-        noted = store.jobs.event_rows(None if every else ids, [NODE_RECOVERY, RECOVERY_NOTE])
+        noted = store.jobs.event_rows(None if every else ids,
+                                      [NODE_RECOVERY, RECOVERY_NOTE, RESTART_NOTE])
         replaced_of = _by_job(e for e in noted if e.kind == NODE_RECOVERY)
         recovered_of = _by_job(e for e in noted if e.kind == RECOVERY_NOTE)
+        restarted_of = _by_job(e for e in noted if e.kind == RESTART_NOTE)
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
         live = [j for j in ids if runs[j].record.state == "running" and j in open_rows.of]
@@ -320,7 +329,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  waits=waits.get(job_id) or "",
                                  trouble=troubles.get(job_id, ""), scale=scale,
                                  node_recoveries=tuple(replaced_of.get(job_id, ())),
-                                 recovered=tuple(recovered_of.get(job_id, ()))))
+                                 recovered=tuple(recovered_of.get(job_id, ())),
+                                 restarted=tuple(restarted_of.get(job_id, ()))))
         if states and job is None:  # the newest `limit` of those shown in them
             shown = [s for s in shown if s.shown_state in states]
             return shown[-limit:] if limit else shown

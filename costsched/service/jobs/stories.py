@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from costsched.model import RECOVERY_NOTE, lost_steps_said
+from costsched.service.jobs.restarts import MARK, is_restart
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
@@ -16,6 +17,10 @@ _CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered
 _RECOVERED = {"": "recovered on the next instance",
               "cancelled": "not recovered, the job was stopped",
               "failed": "not recovered, its recovery failed"}
+# The same, of an instance that exited non-zero and was restarted (a restart on error).
+_RESTARTED = {"": "restarted on the next instance (a restart on error)",
+              "cancelled": "not restarted, the job was stopped",
+              "failed": "not restarted, its restart failed"}
 
 
 def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
@@ -32,6 +37,7 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
     lost = {m.source_instance: m for m in moves if m.kind == "recovery" and m.source_instance}
     said = dict(lost_steps_said(e.detail) for e in notes if e.kind == RECOVERY_NOTE)
     came_from = {m.target_instance: m.source_instance for m in lost.values()}
+    restarted = {m.target_instance for m in lost.values() if is_restart(m)}
     migrations = [m for m in moves if m.kind == "migration" and m.source_instance]
     moved = {m.source_instance for m in migrations if m.state not in ("cancelled", "failed")}
     halted = {m.source_instance for m in migrations if m.state == "cancelled"}
@@ -45,8 +51,11 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
         after = runs[order[n + 1]][0] if n + 1 < len(order) else None
         ended = "" if last.end_at is None else f" {last.end_at:%Y-%m-%d %H:%MZ}"
         if instance in lost:
-            seen = lost[instance].detail.removeprefix(f"instance {instance} ") or "lost"
-            went = f"{seen}{ended}: {_RECOVERED.get(lost[instance].state, _RECOVERED[''])}"
+            move = lost[instance]
+            words = _RESTARTED if is_restart(move) else _RECOVERED
+            seen = move.detail.removeprefix(f"{MARK}: ").removeprefix(
+                f"instance {instance} ") or "lost"
+            went = f"{seen}{ended}: {words.get(move.state, words[''])}"
         elif instance in moved:
             went = f"moved away{ended}"
         elif after is not None and (after.reason == "start" or instance in halted):
@@ -56,7 +65,9 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
         else:  # the job's end, or (a job between instances) the instance's
             went = f"{record.state if record.final else 'ended'}{ended}"
         lost_here = said.get(came_from.get(instance, "")) if first.reason == "recovery" else ""
-        out[instance] = (f"{_CAME.get(first.reason, first.reason)} "
+        came = "restarted here" if instance in restarted else _CAME.get(first.reason,
+                                                                         first.reason)
+        out[instance] = (f"{came} "
                          f"{first.start_at:%Y-%m-%d %H:%MZ}, {went}"
                          f"{', ' + lost_here if lost_here else ''}")
     return out

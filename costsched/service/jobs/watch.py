@@ -14,6 +14,7 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Instance, Launcher
 from costsched.model import RECOVERY_NOTE, InvalidInput, failure_words
 from costsched.optimize.decision import Overheads
+from costsched.service.jobs import restarts
 from costsched.service.jobs.agents import look_after
 from costsched.service.jobs.caps import enforce
 from costsched.service.jobs.gangs import EVENT as GANG_EVENT
@@ -328,20 +329,27 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
                  step_at=instance.step_at)
     if instance.state in ("running", "pending"):
         return None
+    allowed = restarts.allowed(run.record.spec) if instance.state == "failed" else 0
+    if allowed and restarts.used(store, job_id) < allowed:
+        if not recover:  # a stop on its way ends it: neither restarted nor failed
+            return None
+        return _restart_on_error(store, launcher, run, placement, instance, at, allowed)
     if instance.state in ("succeeded", "failed"):
         launcher.terminate(instance.id)
         store.jobs.end_placement(job_id, when)
         if instance.lost_nodes:  # a gang's node lost before the end, not replaced
             _node_lost_at_end(store, run, placement, instance, when)
         detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
-                  failure_words(instance.exit_code, instance.detail))
+                  failure_words(instance.exit_code, instance.detail)
+                  + restarts.exhausted(allowed))
         store.jobs.transition(job_id, instance.state, at=when, expect=LOOKED_AFTER,
                               detail=detail)
         if instance.state == "succeeded":
             return JobEvent(job_id, "finished", "succeeded")
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
                else instance.detail)
-        return JobEvent(job_id, "failed", f"failed ({why})", notify="failure")
+        return JobEvent(job_id, "failed", f"failed ({why}{restarts.exhausted(allowed)})",
+                        notify="failure")
     if not recover:
         return None
     # Preempted, or stopped or terminated behind costsched's back: recover it, its
@@ -360,6 +368,29 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     if resumed:
         store.jobs.note(job_id, RECOVERY_NOTE, f"instance {instance.id}: {resumed}", at=when)
     return _recover(store, launcher, run, at, placement, instance.id, why, resumed)
+
+
+def _restart_on_error(store: PriceStore, launcher: Launcher, run: RunningJob,
+                      placement: pd.Series, instance: Instance, at: datetime | None,
+                      allowed: int) -> JobEvent | None:
+    """Restart a job whose instance exited non-zero, with restarts on errors left, from its
+    newest checkpoint: the recovery a preemption takes (`_recover`), its instance ended
+    first (never two at once), the offering not blamed, and one line in its log."""
+    job_id, when = run.record.id, at or as_time(None)
+    how = restarts.exited(instance.exit_code, instance.detail)
+    why = f"{restarts.MARK}: instance {instance.id} {how}"
+    launcher.terminate(instance.id)
+    _recovering(store, job_id, when, why)
+    store.jobs.end_placement(job_id, when)
+    resume_from(store, run, instance.checkpoint_step, when)
+    record = store.jobs.get(job_id)
+    step = instance.checkpoint_step if instance.checkpoint_step is not None else (
+        record.checkpoint_step)
+    line = restarts.restarted(how, min(step, record.steps_done) if step is not None
+                              else record.steps_done, restarts.used(store, job_id) + 1,
+                              allowed)
+    store.jobs.note(job_id, restarts.RESTART_NOTE, line, at=when)
+    return _recover(store, launcher, run, at, placement, instance.id, why, restart=line)
 
 
 def _recovering(store: PriceStore, job_id: int, at: datetime, why: str) -> None:
@@ -411,18 +442,19 @@ def _node_lost_at_end(store: PriceStore, run: RunningJob, placement: pd.Series,
 
 def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetime | None,
              placement: pd.Series | None, source: str, why: str,
-             resumed: str = "") -> JobEvent | None:
+             resumed: str = "", restart: str = "") -> JobEvent | None:
     """Start and step a recovery of a job whose instance is gone (its placement closed);
     `at`: the time of the pass (None: the clock, as the steps go). One this process lacks
     a secret for is started and left `recovering` for a process that holds it (a daemon
     says so once: `steps.waiting_for_secrets`). `resumed`: the steps it lost, in words
-    (`steps.resume_from`), said after the recovery's state."""
+    (`steps.resume_from`), said after the recovery's state. `restart`: a restart on error's
+    line (`_restart_on_error`), said instead: its offering is not blamed for it."""
     from costsched.service.jobs.decider import JobNow, place  # the policy's: a recovery's
 
     job_id = run.record.id
     when = at or as_time(None)
     _recovering(store, job_id, when, why)
-    lost = () if placement is None else (_placed_offering(placement).key,)
+    lost = () if placement is None or restart else (_placed_offering(placement).key,)
     cands = place(store, JobNow.of(run, None, steps_left(store, run, when), lost), launcher,
                   when)
     move = store.moves.create(job_id, "recovery", cands, at=when,
@@ -432,6 +464,9 @@ def _recover(store: PriceStore, launcher: Launcher, run: RunningJob, at: datetim
     if waiting:  # recovering, not running: nothing runs, and the note says why
         return said[0] if said else None
     after = _mover(store, launcher, run, at).run(move)  # under the steps lease already
+    if restart:  # a restart on error: said as such, not as a recovery after a preemption
+        return JobEvent(job_id, "restart", f"{restart}; restart {after.state}",
+                        notify="failure" if after.state == "failed" else "")
     return JobEvent(job_id, "recovery",
                     f"{why}; recovery {after.state}{'; ' + resumed if resumed else ''}",
                     notify="failure" if after.state == "failed" else "recovery")

@@ -118,7 +118,8 @@ def test_a_recovered_job_awaits_the_next_decision_and_the_hint_works(
                            recovery=recovery(store, OFF, at))
     when = f"{due:%H:%M}" if due.date() == at.date() else f"{due:%Y-%m-%d %H:%M}"
     assert f"job {job} next: not decided yet: the supervisor decides it at its next " \
-           f"re-plan, {when} UTC (schedule.replan 30 * * * *)" in capsys.readouterr().out
+           f"re-plan, {when} UTC (schedule.replan 30 * * * *); `costsched migrate {job} " \
+           "--dry-run` shows what it would decide now" in capsys.readouterr().out
 
 
 def test_a_dry_run_and_a_move_to_a_named_offering_keep_no_decision(running) -> None:
