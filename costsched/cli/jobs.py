@@ -146,7 +146,7 @@ def launch(
         console.print(printable(line), highlight=False, markup=False)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
-    _print_status(shown, json_out, title="Launched")
+    _print_status(shown, json_out, title="Launched", assumed_figures=True)
     _print_checkpoints(records, json_out)
     _print_armed(armed, json_out)
     _print_armed(env_note(envs), json_out)  # an --env named like a secret is stored
