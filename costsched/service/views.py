@@ -76,12 +76,15 @@ def due_words(due: datetime, now: datetime, final: bool, state: str = "",
         return (f"{was}: met, it finished {shown} h before" if span >= 0 else
                 f"{was}: missed, it finished {shown} h after")
     if ended and state == "succeeded":  # its work was not done: no deadline met
-        return f"{was}: it ended {shown} h {side}, its declared steps not reached"
+        return f"{was}: it ended {shown} h {side}{NOT_REACHED}"
     if ended:
         return f"{was}: it {_ENDED.get(state, 'ended')} {shown} h {side}"
     return f"{said} (in {shown} h)" if span >= 0 else f"{said} (passed {shown} h ago)"
 
 
+# What the deadline line of a job that exited 0 short of its declared steps ends with (a
+# page that says the steps not reached beside it leaves it out: said once).
+NOT_REACHED = ", its declared steps not reached"
 # How a job that ended other than by succeeding ended, against its deadline.
 _ENDED = {"failed": "failed", "stopped": "was stopped"}
 
