@@ -109,16 +109,19 @@ def not_given(where: str, envs: Sequence[str], secrets: Sequence[str]) -> str:
 
 def as_secret(names: Sequence[str]) -> str:
     """What every command says of a task's envs `names` that read like a secret's (the
-    one rule of what costsched masks: `redact.is_secret_name`), '' when none does: name
-    them under the task's secrets: and give them with --secret, never stored ('give
-    --secret HF_TOKEN with HF_TOKEN under the task's secrets: instead of envs: ...')."""
+    one rule of what costsched masks: `redact.is_secret_name`), '' when none does: two
+    steps, in the task then at launch ('move HF_TOKEN from envs: to secrets: in the task,
+    then pass its value with --secret HF_TOKEN ...'); both are needed, as --secret is
+    refused for a name the task lists under envs:."""
     like = [n for n in names if redact.is_secret_name(n)]
     if not like:
         return ""
     one = len(like) == 1
-    return (f"give {', '.join(f'--secret {n}' for n in like)} with {listed(like)} under the "
-            f"task's secrets: instead of envs: (named like {'a secret' if one else 'secrets'}; "
-            "an env's value is stored with the job, a secret's never is)")
+    return (f"move {listed(like)} from envs: to secrets: in the task, then pass "
+            f"{'its value' if one else 'their values'} with "
+            f"{' '.join(f'--secret {n}' for n in like)} (named like "
+            f"{'a secret' if one else 'secrets'}; an env's value is stored with the job, a "
+            "secret's never is)")
 
 
 def launch_hint(envs: Sequence[str], secrets: Sequence[str]) -> str:
@@ -127,8 +130,9 @@ def launch_hint(envs: Sequence[str], secrets: Sequence[str]) -> str:
     when nothing."""
     plain = [f"--env {n}" for n in envs if not redact.is_secret_name(n)]
     given = ", ".join([*plain, *(f"--secret {n}" for n in secrets)])
-    said = [part for part in (f"give {given}" if given else "", as_secret(envs)) if part]
-    return f"at launch, {'; '.join(said)}" if said else ""
+    said = [part for part in (f"at launch, give {given}" if given else "", as_secret(envs))
+            if part]
+    return "; ".join(said)
 
 
 def env_option(name: str) -> str:

@@ -161,16 +161,31 @@ def read(path: Path) -> list[Any]:
         docs = [d for d in yaml.load_all(text, Loader=_SpecLoader) if d is not None]
     except yaml.YAMLError as exc:
         _refuse_other_kind(path)
-        mark = getattr(exc, "problem_mark", None)
-        line = f": line {mark.line + 1}" if mark is not None else ""
+        line = _yaml_line(exc, text)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InvalidInput(f"{path}{line}: invalid YAML ({problem})") from None
+        problem = problem.replace("'<stream end>'", "the end of the file").replace(
+            "end of stream", "end of the file")
+        raise InvalidInput(f"{path}{f': line {line}' if line else ''}: invalid YAML "
+                           f"({problem})") from None
     except RecursionError:  # a flow collection deeper than the parser itself can go
         raise InvalidInput(f"{path}: invalid YAML (nested too deep: expected a job's "
                            "fields)") from None
     if any(not isinstance(d, dict) for d in docs):  # a script read as YAML is one string
         _refuse_other_kind(path)
     return docs
+
+
+def _yaml_line(exc: yaml.YAMLError, text: str) -> int | None:
+    """The line (from 1) where the YAML problem starts: the problem's, but where the file
+    ends inside something left open (a '[' not closed, a quote), the line that opened it
+    (PyYAML's context), else the file's last line: never a line past its end."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return None
+    if mark.index < len(text.rstrip()):
+        return mark.line + 1
+    opened = getattr(exc, "context_mark", None)
+    return opened.line + 1 if opened is not None else text.rstrip().count("\n") + 1
 
 
 # Suffixes of files that may hold a job (JSON is YAML); another file that does not read as

@@ -91,13 +91,18 @@ def closest(value: str, names: Iterable[str], cutoff: float | None = None) -> li
 
 
 def _alike(value: str, names: list[str], cutoff: float) -> list[str]:
-    """The 3 of `names` most alike `value`; of those difflib finds as alike, the fewest
-    typing slips away first ('us-east-1' for 'us-esat-1', a swap, before 'us-west-1'),
-    then the most alike, then the longest start in common (a slip in a word's first
-    letter is rare: 'us-east-1' before 'us-west-1' for 'us-est-1')."""
+    """The 3 of `names` most alike `value`: of those difflib finds as alike, the ones at
+    most one typing slip further than the closest, the fewest slips away first
+    ('us-east-1' for 'us-esat-1', a swap, before 'us-west-1'), then the most alike,
+    then the longest start in common (a slip in a word's first letter is rare:
+    'us-east-1' before 'us-west-1' for 'us-est-1')."""
     found = get_close_matches(value, names, n=len(names) or 1, cutoff=cutoff)
     ratio = {n: round(SequenceMatcher(None, value, n).ratio(), 9) for n in found}
-    return sorted(found, key=lambda n: (_slips(value, n), -ratio[n],
+    slips = {n: _slips(value, n) for n in found}
+    # Only the close ones: a name more than one slip further than the closest is no
+    # likely meaning once that one is offered ('running' for 'runing', not 'pending').
+    found = [n for n in found if slips[n] <= min(slips.values(), default=0) + 1]
+    return sorted(found, key=lambda n: (slips[n], -ratio[n],
                                         -len(os.path.commonprefix([value, n]))))[:3]
 
 

@@ -52,10 +52,14 @@ class Work:
                 f"`costsched: {{model: NAME, steps: N}}` or `costsched: {{throughputs: "
                 f"{{GPU: steps/s}}, steps: N}}`{where}")
 
-    def assumption(self) -> str:
-        """The note a plan or a launch of assumed work prints ('' when the work is given)."""
+    def assumption(self, figures: bool = True) -> str:
+        """The note a plan or a launch of assumed work prints ('' when the work is given).
+        `figures`: whether figures of the assumed hour are shown beside it; without (a
+        running job's `status`), only what gives the total: 'a total needs the work: ...'."""
         if not self.assumed:
             return ""
+        if not figures:
+            return f"a total needs the work: {self.key()}"
         where = self.source if self.source and not self.source.startswith("<") else "the job"
         return (f"the work is not given in {where}: figures are for {self.hours:g} h of work "
                 f"on {self.reference}; a total needs the work: {self.key()}")

@@ -1,6 +1,7 @@
 """`python -m launchers.local preempt|notice JOB [--base-dir DIR]`: simulate a cloud
 taking a job's running instance away, without or with a preemption notice. JOB is the
-job's id or its name, as `costsched status` lists them."""
+job's id or its name, as `costsched status` lists them, or an instance's name (its folder
+under the base directory, as `costsched logs` names it: 1-8b59a22ecc-j1-m1-0)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def main(launcher_class: Any, argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m launchers.local",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("preempt", "notice"))
-    parser.add_argument("job", help="the job's id or name, as `costsched status` lists it")
+    parser.add_argument("job", help="the job's id or name, as `costsched status` lists it, "
+                        "or an instance's name (its folder under --base-dir)")
     parser.add_argument("--base-dir", type=Path, default=None,
                         help="the local launcher's instances (default: $COSTSCHED_INSTANCES, "
                         "else instances in the user data directory, as costsched's own)")
@@ -36,7 +38,14 @@ def main(launcher_class: Any, argv: list[str] | None = None) -> int:
               "places it", file=sys.stderr)
         return 2
     launcher = launcher_class(args.base_dir)
-    if args.job.isdigit():
+    named = [i for i in launcher.instances() if i.id == args.job]
+    if named and not args.job.isdigit():  # an instance's name: that instance
+        if named[0].state != "running":
+            print(f"instance {args.job} of job {named[0].job_id}: it is {named[0].state}: "
+                  "nothing to take away", file=sys.stderr)
+            return 1
+        job_id, live = named[0].job_id, named
+    elif args.job.isdigit():
         job_id = int(args.job)
         live = [i for i in launcher.instances(job_id) if i.state == "running"]
     else:  # a name: the running instances of the job of that name (one live job a name)

@@ -8,10 +8,10 @@ root's help lists every command from COMMANDS without importing any of them.
 from __future__ import annotations
 
 import gc
+from ast import literal_eval
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from difflib import get_close_matches
 from importlib import import_module
 from typing import Annotated, Any
 
@@ -181,18 +181,8 @@ class LazyGroup(TyperGroup):
             return super().invoke(ctx)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
-        try:
-            name, command, rest = super().resolve_command(ctx, args)
-        except UsageError as exc:
-            meant = COMMAND_FOR.get(args[0].strip().lower()) if args and not ctx.parent else None
-            if meant is not None and "Did you mean" not in exc.message:
-                exc.message = exc.message.rstrip(".") + f". Did you mean {meant}?"
-                raise
-            close = get_close_matches(args[0], self.list_commands(ctx)) if args else []
-            if close and "Did you mean" not in exc.message:  # as click's subcommands say
-                exc.message = (exc.message.rstrip(".") + ". Did you mean "
-                               + ", ".join(repr(c) for c in close) + "?")
-            raise
+        # A command that is not there is said by one_line_usage (`_unknown_name`).
+        name, command, rest = super().resolve_command(ctx, args)
         if ctx.parent is None and not ctx.resilient_parsing and _reads_config(
                 ctx, name, command, rest):
             _refuse_bad_config()
@@ -233,8 +223,8 @@ ROOT_OPTIONS = {"--config": "PATH"}
 @contextmanager
 def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
     """A mistyped command, option or value ends the command in one line on stderr, as every
-    other bad input does ('error: costsched plan: No such option: --tpo (Possible options:
-    --top); `costsched plan --help` shows the usage'), with click's exit code (2)."""
+    other bad input does ("error: costsched plan: no such option: --tpo; did you mean
+    '--top'? `costsched plan --help` shows the usage"), with click's exit code (2)."""
     try:
         yield
     except UsageError as exc:
@@ -246,8 +236,8 @@ def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
         path = (exc.ctx.command_path if exc.ctx is not None else
                 f"{parent.command_path} {command}" if command and parent is not None
                 else "costsched")
-        message = (_missing_command(exc) or _value_words(exc)
-                   or _as_ours(" ".join(exc.format_message().split()).rstrip(".")))
+        message = _lowered(_missing_command(exc) or _value_words(exc) or _unknown_name(exc)
+                           or _as_ours(" ".join(exc.format_message().split()).rstrip(".")))
         if root and isinstance(exc, NoSuchOption):  # 'costsched --json plan ...'
             message += (f"; a command's options follow its name (`{path} COMMAND ... "
                         f"{exc.option_name}`)")
@@ -281,6 +271,41 @@ def _missing_command(exc: UsageError) -> str:
     names = group.list_commands(exc.ctx) if isinstance(group, TyperGroup) else []
     return (f"missing a {'sub' if exc.ctx.parent else ''}command: one of "
             + ", ".join(names))
+
+
+def _unknown_name(exc: UsageError) -> str:
+    """A command or an option that is not there, with the close ones named as every other
+    did-you-mean of costsched names them (`costsched.vocabulary.did_you_mean`): "no such
+    option: --topp; did you mean '--top'?", "no such command 'jobs'; did you mean
+    `costsched status`?" (COMMAND_FOR); '' for any other usage error."""
+    from costsched.vocabulary import did_you_mean
+
+    ctx = exc.ctx
+    if ctx is None:
+        return ""
+    if isinstance(exc, NoSuchOption):
+        typed = exc.option_name.partition("=")[0]
+        names = [o for p in ctx.command.get_params(ctx) if not getattr(p, "hidden", False)
+                 for o in (*p.opts, *p.secondary_opts)
+                 if o.startswith("--") == typed.startswith("--")]
+        return f"no such option: {exc.option_name}{did_you_mean(typed, names)}"
+    head = exc.message.partition(". Did you mean ")[0].rstrip(".")  # typer's, left out
+    if not head.startswith("No such command ") or not isinstance(ctx.command, TyperGroup):
+        return ""
+    try:
+        typed = str(literal_eval(head.removeprefix("No such command ")))
+    except (ValueError, SyntaxError):
+        return ""
+    meant = COMMAND_FOR.get(typed.strip().lower()) if ctx.parent is None else None
+    hint = (f"; did you mean {meant}?" if meant
+            else did_you_mean(typed, ctx.command.list_commands(ctx)))
+    return f"no such command {typed!r}{hint}"
+
+
+def _lowered(message: str) -> str:
+    """click's words as costsched's lines start, in lower case ('missing argument 'jobs''),
+    but for a name written in capitals."""
+    return message[:1].lower() + message[1:] if message[1:2].islower() else message
 
 
 def _as_ours(message: str) -> str:

@@ -146,7 +146,7 @@ def launch(
         console.print(printable(line), highlight=False, markup=False)
     shown = service.status(store, backend, None)
     shown = [s for s in shown if s.record.id in {r.id for r in records}]
-    _print_status(shown, json_out, title="Launched",  # (--json: the jobs alone, as ever)
+    _print_status(shown, json_out, title="Launched", assumed_figures=True,
                   budgets=None if json_out else budgets_now(store, of_jobs={r.id for r in records}))
     _print_checkpoints(records, json_out)
     _print_armed(armed, json_out)

@@ -51,16 +51,18 @@ BRIEF_CHARS = 100
 def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "Jobs",
                   scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
                   recovery: Any = None, held: list[Any] | None = None,
-                  brief: bool = False, none: str = NO_JOBS) -> int | None:
+                  brief: bool = False, none: str = NO_JOBS,
+                  assumed_figures: bool = False) -> int | None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
     tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
     the store, with `held` the capacity paid for that no job shown uses, with `budgets`
     (`budgets_now`) why a budget's cap stopped a job and what starts it again; `brief`
     (the list of every job): a failed job's reason in one line, not its output's last
-    lines; `none`: what it says when no job is shown. --json is {"jobs": [...], "daemon":
-    [...], "budgets": [...], "recovery": {...}, "held_bookings": [...]}. Returns the
-    decimals of the cost column (None when no table was printed), at which a table
-    printed beside it writes the same amounts."""
+    lines; `none`: what it says when no job is shown; `assumed_figures`: figures of an
+    assumed hour of work are shown beside it (`launch`'s), and its note says so. --json
+    is {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
+    "held_bookings": [...]}. Returns the decimals of the cost column (None when no table
+    was printed), at which a table printed beside it writes the same amounts."""
     from costsched.service.speeds import short_work
     from costsched.service.speeds import status_flags as speed_flags
 
@@ -120,7 +122,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s)) else []
         resumes = [line for line in (s.resumes, s.steps_not_reached) if line]
-        said = problems(s, brief=brief) + resumes + cap_lines(s, budgets or []) + flag + short \
+        said = problems(s, brief, assumed_figures) + resumes \
+            + cap_lines(s, budgets or []) + flag + short \
             + node_notices(s) + lost_lines(s)  # a gang's node replaced, while it is set up
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
@@ -285,7 +288,7 @@ def progress(s: service.JobStatus) -> str:
                                 live=not s.record.final and not s.reported, step=s.step)
 
 
-def problems(s: service.JobStatus, brief: bool = False) -> list[str]:
+def problems(s: service.JobStatus, brief: bool = False, figures: bool = False) -> list[str]:
     """What kept this look from looking after the job, why a failed job failed
     (`failure_lines`), and a checkpoint store that fails now."""
     from costsched.redact import remember_given, remembered_masked
@@ -299,8 +302,8 @@ def problems(s: service.JobStatus, brief: bool = False) -> list[str]:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
     if not s.record.final and s.waits:  # a daemon cannot carry it on: why, and the fix
         out.append(s.waits)
-    if s.assumed_work is not None and not s.record.final:  # its figures ahead rest on it
-        out.append(s.assumed_work.assumption())
+    if s.assumed_work is not None and not s.record.final:  # what gives it a total
+        out.append(s.assumed_work.assumption(figures))
     return [remembered_masked(line) for line in out]
 
 

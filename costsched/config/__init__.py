@@ -24,7 +24,7 @@ from costsched.config.fields import EntryError, Section
 from costsched.model import InvalidInput
 from costsched.redact import redact, redact_value, remember
 from costsched.spec_errors import expected_words
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import closest, did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -152,6 +152,12 @@ def _check_shape(data: dict[str, Any], origin: str) -> None:
     for name, value in data.items():
         if name == "db":
             continue
+        if name not in SECTIONS and isinstance(value, dict):  # a table: '[migraton]'
+            close = closest(name, list(SECTIONS))
+            hint = ("; did you mean " + " or ".join(f"[{c}]" for c in close) + "?"
+                    if close else "")
+            raise InvalidInput(f"{where}: unknown section [{name}]: expected one of "
+                               f"{', '.join(f'[{s}]' for s in SECTIONS)}{hint}")
         if name not in SECTIONS:
             home = [f"{s}.{name}" for s, cls in SECTIONS.items() if name in cls.model_fields]
             hint = (f"; it is a key of [{home[0].split('.')[0]}]: did you mean "

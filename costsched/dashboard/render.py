@@ -36,7 +36,7 @@ from costsched.report.html import (
     totals_line,
 )
 from costsched.report.written import scale_of
-from costsched.service.views import due_hours, due_words, dumps, job_progress
+from costsched.service.views import NOT_REACHED, due_hours, due_words, dumps, job_progress
 from costsched.vocabulary import ENDED_SHORT, counted, offering_label
 from costsched.work import NOT_KNOWN
 
@@ -64,8 +64,11 @@ def due(job: dict, places: dict[str, int] | int | None = None,
         return ""
     if isinstance(places, dict):
         places = places.get("hours")
-    return due_words(*_due_args(job, now or datetime.now(timezone.utc)), places,
-                     short=bool(job.get("steps_not_reached")))
+    short = bool(job.get("steps_not_reached"))
+    words = due_words(*_due_args(job, now or datetime.now(timezone.utc)), places,
+                      short=short)
+    # Every page that shows the line shows the steps not reached beside it: said once.
+    return words.removesuffix(NOT_REACHED) if short else words
 
 
 def due_places(jobs: list[dict], now: datetime | None = None) -> dict[str, int]:

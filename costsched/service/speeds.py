@@ -297,7 +297,7 @@ def short_work(job: JobRecord | object) -> str:
     if record.state != "running":
         return ""
     if record.steps_total is None:
-        return f"{NOT_KNOWN}; the rest cannot be priced"
+        return f"{NOT_KNOWN} and the rest cannot be priced"  # one sentence, one line
     done = max(float(record.steps_done or 0.0), float(record.checkpoint_step or 0.0))
     total = float(record.steps_total)
     if not paced(record.spec):
@@ -310,7 +310,7 @@ def short_work(job: JobRecord | object) -> str:
     if not done > total:
         return ""
     return (f"reported step {done:,.0f} of {total:,.0f} declared: the declared work is "
-            "short; the rest cannot be priced")
+            "short, so the rest cannot be priced")
 
 
 def status_rests(statuses: Iterable) -> dict[int, dict]:

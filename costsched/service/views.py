@@ -54,31 +54,36 @@ def due_words(due: datetime, now: datetime, final: bool, state: str = "",
               ended_at: datetime | None = None, places: int | None = None,
               short: bool = False) -> str:
     """When a job with a deadline is due, as `status` and the dashboard say it: 'due
-    2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed; a job that ended says it
-    was due and how it ended against it (`state`, at `ended_at`): one that succeeded
-    whether it met the deadline, one that exited 0 short of its declared steps (`short`:
-    `work.ended_short`) or failed or was stopped only when it ended, its work not done; a
-    stopped job whose deadline is ahead is still due.
+    2026-12-01 10:00 UTC (in 5.20 h)', or how long ago it passed; a job that ended says
+    when it was due ('due' while the deadline is ahead) and how it ended against it
+    (`state`, at `ended_at`): one that succeeded whether it met the deadline, one that
+    exited 0 short of its declared steps (`short`: `work.ended_short`) or failed or was
+    stopped only when it ended, its work not done; a stopped job whose deadline is ahead
+    is still due.
     `places`: the decimals of the hours read beside it (its own by default)."""
     from costsched.amounts import hours
 
     said = f"due {due:%Y-%m-%d %H:%M} UTC"
     span = due_hours(due, now, final, state, ended_at)
     ended = final and not _stopped_before(due, now, state)
+    was = f"was {said}" if due <= now else said  # a deadline still ahead is due, not was
     if span is None:
-        return f"was {said}" + (f": it {_ENDED[state]}" if ended and state in _ENDED else "")
+        return was + (f": it {_ENDED[state]}" if ended and state in _ENDED else "")
     shown = hours(abs(span), places)
     side = "before" if span >= 0 else "after"
     if ended and state == "succeeded" and not short:
-        return (f"was {said}: met, it finished {shown} h before" if span >= 0 else
-                f"was {said}: missed, it finished {shown} h after")
+        return (f"{was}: met, it finished {shown} h before" if span >= 0 else
+                f"{was}: missed, it finished {shown} h after")
     if ended and state == "succeeded":  # its work was not done: no deadline met
-        return f"was {said}: it ended {shown} h {side}, its declared steps not reached"
+        return f"{was}: it ended {shown} h {side}{NOT_REACHED}"
     if ended:
-        return f"was {said}: it {_ENDED.get(state, 'ended')} {shown} h {side}"
+        return f"{was}: it {_ENDED.get(state, 'ended')} {shown} h {side}"
     return f"{said} (in {shown} h)" if span >= 0 else f"{said} (passed {shown} h ago)"
 
 
+# What the deadline line of a job that exited 0 short of its declared steps ends with (a
+# page that says the steps not reached beside it leaves it out: said once).
+NOT_REACHED = ", its declared steps not reached"
 # How a job that ended other than by succeeding ended, against its deadline.
 _ENDED = {"failed": "failed", "stopped": "was stopped"}
 

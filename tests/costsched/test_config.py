@@ -133,10 +133,10 @@ def test_policy_aliases_become_the_registered_name(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "key", "accepted"), [
     ("[policy]\nmargn = 0.1\n", "unknown key policy.margn", "expected one of policy.name, "
                                                             "policy.margin"),
-    ("[polcy]\nname = 'static'\n", "unknown key polcy", "[policy]"),
+    ("[polcy]\nname = 'static'\n", "unknown section [polcy]", "[policy]"),
     ("[daemon]\nautostrat = false\n", "unknown key daemon.autostrat",
      "; did you mean 'autostart'?"),
-    ("[daemn]\nwatch_seconds = 5\n", "unknown key daemn", "; did you mean 'daemon'?"),
+    ("[daemn]\nwatch_seconds = 5\n", "unknown section [daemn]", "; did you mean [daemon]?"),
     ("[schedule]\ncollect = 'every hour'\n", "schedule.collect 'every hour'",
      "expected a 5-field cron expression"),
     ("[schedule]\nreplan = '0 25 * * *'\n", "schedule.replan '0 25 * * *'",

@@ -84,3 +84,28 @@ def test_no_capacity_without_a_node_is_refused_in_one_line(
             assert launcher.status(first.id).state == "running"  # nothing was taken
     finally:
         launcher.terminate(first.id)
+
+
+def test_an_instance_is_found_by_its_name_as_its_folder_and_the_logs_name_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    base = tmp_path / "instances"
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(base))
+    launcher = LocalLauncher(base, grace_seconds=5, poll_seconds=0.1)
+    offering = Offering("aws", "us-east-1", "us-east-1a", "g4dn.xlarge", "spot", "T4", 1)
+    first = launcher.launch(LaunchSpec(job_id=3, job_name="digits", command="sleep 30",
+                                       offering=offering, checkpoint_uri=str(tmp_path / "s"),
+                                       attempt="a1"))
+    assert (base / first.id).is_dir()
+    assert main(["preempt", first.id]) == 0
+    assert capsys.readouterr().out == f"preempt: instance {first.id} of job 3\n"
+    assert launcher.status(first.id).state == "preempted"
+    assert main(["notice", first.id]) == 1  # taken already: said, not taken again
+    assert capsys.readouterr().err == (f"instance {first.id} of job 3: it is preempted: "
+                                       "nothing to take away\n")
+
+
+def test_the_help_says_which_names_are_taken(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "the job's id or name, as `costsched status` lists it, or an instance's name" in said

@@ -56,8 +56,8 @@ def test_every_command_refuses_a_bad_config_in_one_line(bad_config: Path,
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.stdout == ""
     [line] = result.stderr.splitlines()
-    assert line.startswith(f"error: {bad_config}: unknown key deamon: "), line
-    assert "did you mean 'daemon'?" in line
+    assert line.startswith(f"error: {bad_config}: unknown section [deamon]: "), line
+    assert "did you mean [daemon]?" in line
 
 
 @pytest.mark.parametrize("argv", [["gpus", "--help"], ["catalog", "--help"],

@@ -95,7 +95,7 @@ def test_a_command_named_as_other_tools_name_it_points_to_ours(
     result = cli(typed)
     assert result.exit_code == 2
     line = result.output.strip()
-    assert f"No such command '{typed}'; did you mean {meant}" in line
+    assert f"no such command '{typed}'; did you mean {meant}" in line
     assert "Traceback" not in line and len(line.splitlines()) == 1
 
 

@@ -41,6 +41,6 @@ def test_an_options_missing_value_names_its_commands_help() -> None:
         option = argv[-1]
         assert result.exit_code == 2
         assert result.stderr.strip() == (
-            f"error: costsched {command}: Option '{option}' requires an argument; "
+            f"error: costsched {command}: option '{option}' requires an argument; "
             f"`costsched {command} --help` shows the usage"), result.stderr
         assert CliRunner().invoke(app, [command, "--help"]).exit_code == 0  # the hint works

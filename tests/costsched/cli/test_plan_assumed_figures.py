@@ -108,6 +108,6 @@ def test_an_env_named_like_a_secret_is_steered_to_secret(cli, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     out = said(result.stdout)
     assert "give --env HF_TOKEN" not in out
-    assert ("at launch, give --secret HF_TOKEN with HF_TOKEN under the task's secrets: "
-            "instead of envs: (named like a secret; an env's value is stored with the job, a "
+    assert ("move HF_TOKEN from envs: to secrets: in the task, then pass its value with "
+            "--secret HF_TOKEN (named like a secret; an env's value is stored with the job, a "
             "secret's never is)") in out

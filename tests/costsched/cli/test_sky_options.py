@@ -1,5 +1,5 @@
 """An option of `sky launch` given to `costsched plan` or `launch` (`--gpus A10G:1`, `-y`)
-says what costsched reads or does instead, in one line, not only "No such option"."""
+says what costsched reads or does instead, in one line, not only "no such option"."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def _line(*argv: str) -> str:
     assert result.exit_code == 2
     assert result.stdout == ""
     [line] = result.stderr.splitlines()
-    assert line.startswith("error: costsched ") and "No such option" not in line, line
+    assert line.startswith("error: costsched ") and "no such option" not in line, line
     return line
 
 
@@ -62,6 +62,6 @@ def test_a_flag_without_an_equivalent_says_what_launch_does(option: str, says: s
 def test_a_misspelt_option_still_gets_the_close_ones() -> None:
     result = CliRunner().invoke(app, ["launch", "t.yaml", "--secrte", "A"],
                                 prog_name="costsched")
-    assert "No such option: --secrte" in result.stderr and "--secret" in result.stderr
+    assert "no such option: --secrte" in result.stderr and "--secret" in result.stderr
     other = CliRunner().invoke(app, ["status", "--gpus", "A10G:1"], prog_name="costsched")
-    assert "No such option: --gpus" in other.stderr  # a command that takes no job file
+    assert "no such option: --gpus" in other.stderr  # a command that takes no job file

@@ -53,24 +53,24 @@ def test_registry_help_is_the_commands_own(name: str) -> None:
 def test_a_mistyped_command_is_answered_with_the_close_one() -> None:
     result = CliRunner().invoke(app, ["catalg"], prog_name="costsched")
     assert result.exit_code == 2
-    assert result.output == ("error: costsched: No such command 'catalg'; did you mean "
+    assert result.output == ("error: costsched: no such command 'catalg'; did you mean "
                              "'catalog'? `costsched --help` shows the usage\n")
 
 
 @pytest.mark.parametrize(("argv", "says"), [
     (["plan", "job.yaml", "--tpo", "3"],
-     "error: costsched plan: No such option: --tpo (Possible options: --at, --top); "
+     "error: costsched plan: no such option: --tpo; did you mean '--top'? "
      "`costsched plan --help` shows the usage"),
     (["plan", "job.yaml", "--top", "abc"],
      "error: costsched plan: --top 'abc': expected a whole number; "),
     (["prices", "history", "--instnace", "x"],
-     "error: costsched prices history: No such option: --instnace"),
-    (["plan"], "error: costsched plan: Missing argument 'jobs'; "),
+     "error: costsched prices history: no such option: --instnace"),
+    (["plan"], "error: costsched plan: missing argument 'jobs'; "),
     (["--json", "plan", "job.yaml"],
      "a command's options follow its name (`costsched COMMAND ... --json`)"),
-    (["daemon", "statu"], "error: costsched daemon: No such command 'statu'; did you mean "
-     "'status' or 'start'? `costsched daemon --help` shows the usage"),
-    (["stauts"], "No such command 'stauts'; did you mean 'status' or 'start'? `"),
+    (["daemon", "statu"], "error: costsched daemon: no such command 'statu'; did you mean "
+     "'status'? `costsched daemon --help` shows the usage"),
+    (["stauts"], "no such command 'stauts'; did you mean 'status' or 'start'? `"),
 ])
 def test_a_usage_mistake_is_one_line(argv: list[str], says: str) -> None:
     """A mistyped option, value or command is one line on stderr naming the command and

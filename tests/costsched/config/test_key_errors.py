@@ -72,3 +72,14 @@ def test_other_variables_of_costsched_pass(tmp_path: Path) -> None:
     env = {"COSTSCHED_AZURE_PRICES_URL": "http://127.0.0.1:1/", "COSTSCHED_DB": "x.sqlite",
            "COSTSCHED_INSTANCES": "/tmp/i", "COSTSCHED_DAEMON_WATCH_SECONDS": "5"}
     assert load(path, env=env).config.daemon.watch_seconds == 5
+
+
+def test_a_misspelt_section_is_called_a_section_with_the_close_one(tmp_path: Path) -> None:
+    said = refused(tmp_path, "[migraton]\nrestart_minutes = 10\n")
+    assert said.startswith("unknown section [migraton]: expected one of [collect], "), said
+    assert said.endswith("; did you mean [migration]?"), said
+    assert "db" not in said and "unknown key" not in said  # db is a key, not a section
+    # a key at the top stays a key, among db and the sections
+    assert refused(tmp_path, "daemn = 5\n").startswith(
+        "unknown key daemn: expected one of db, [collect], ")
+    assert refused(tmp_path, "[zzzzzz]\nx = 1\n").endswith("[azure]")  # none close

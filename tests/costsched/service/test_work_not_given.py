@@ -25,7 +25,7 @@ from launchers import make_launcher
 from tests.costsched.service.test_rest_priced import instances, store  # noqa: F401
 
 HERE = ("aws", "us-east-1", "", "p3.2xlarge", "on_demand", "linux")
-SHORT = f"{NOT_KNOWN}; the rest cannot be priced"
+SHORT = f"{NOT_KNOWN} and the rest cannot be priced"
 
 
 def running_task_without_work(store: PriceStore, instances: Path, now: datetime) -> int:  # noqa: F811
