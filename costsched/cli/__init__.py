@@ -62,7 +62,7 @@ COMMANDS: dict[str, Entry] = {
     "status": Entry("costsched.cli.look", "status",
                     "Each job's state, placement, progress and cost so far (recovering "
                     "preempted jobs and closing finished ones first)."),
-    "migrate": Entry("costsched.cli.jobs", "migrate",
+    "migrate": Entry("costsched.cli.migrate", "migrate",
                      "Ask the policy where each running job should be now, among every "
                      "offering its constraints allow, in dollars, and move the jobs whose "
                      "move pays (checkpoint, verify, launch the target, then end the source). "

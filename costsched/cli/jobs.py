@@ -11,10 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costsched.amounts import age
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
-    EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_TRY_AGAIN,
     NO_JOBS,
@@ -70,7 +68,7 @@ def make_launcher(name: str) -> Any:
     return make(name)
 
 
-def _job_launcher(store: PriceStore, job: str | None) -> Any:
+def job_launcher(store: PriceStore, job: str | None) -> Any:
     """The launcher of `job` (or of the store's jobs: local unless they say otherwise)."""
     return views.job_launcher(store, job)
 
@@ -299,7 +297,7 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     only = job_filter(labels or [], budget, where="--label")
 
     store = open_store(db)
-    launcher = _job_launcher(store, job)
+    launcher = job_launcher(store, job)
     deadline = time.monotonic() + wait
     states = list(state or ())  # in their stored spelling (costsched.cli.look)
 
@@ -383,148 +381,13 @@ def _waiting_line(shown: list[service.JobStatus], left: float) -> str:
 
 
 @friendly_errors
-def migrate(
-    job: Annotated[str | None, typer.Argument(help="Job id or name (default: every running "
-                                              "job).", show_default=False)] = None,
-    to: Annotated[str | None, typer.Option(
-        "--to", help="Move the job to this offering, written as the tables print it: "
-        "'CLOUD ZONE-OR-REGION INSTANCE_TYPE MARKET', e.g. 'aws us-west-2 p3.2xlarge spot'. "
-        "Your choice: it moves even when dearer (the expected difference in dollars is "
-        "printed), within the job's constraints and max_migrations.",
-        show_default=False)] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would move, and why, "
-                                          "without moving.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Move now if the move pays at all: "
-                                        "neither the once-a-day limit nor the margin holds "
-                                        "it back. Never a move that costs more than staying; "
-                                        "max_migrations still holds.")] = False,
-    margin: Annotated[float, typer.Option(help="A move is made only when the expected cost "
-                                          "of the rest of the job there, the move included, "
-                                          "is below staying by more than this fraction of the "
-                                          "next day's expected cost where the job is.")] = 0.05,
-    wait: Annotated[float, typer.Option(help="Seconds to wait for moves to complete.")] = 60.0,
-    secret: Annotated[list[str] | None, typer.Option(
-        "--secret", help="NAME=VALUE for the jobs' secrets (NAME alone: from your "
-                         "environment): passed to the instances the moves start, never "
-                         "stored or shown.", show_default=False)] = None,
-    db: DbOption = None,
-    json_out: JsonOption = False,
-) -> None:
-    """Ask the policy where each running job should be now, among every offering its
-    constraints allow, in dollars, and move the jobs whose move pays (checkpoint, verify,
-    launch the target, then end the source). With --to, move one job where you say.
-
-    Exit code 0 when each move decided on was started (a job that stays, and --dry-run:
-    0); 2 when one was not for want of a secret's value (the line says which, and how to
-    give it), or a --to move the job's limits forbid (max_migrations, once a day); 75 when
-    another costsched acts on the job, or the --to offering could not be launched within
-    --wait (no capacity there now: the job runs where it was): the same command may work
-    later."""
-    from costsched.cli.launch_given import given
-    from costsched.service.decide import parse_offering
-    from costsched.service.staleness import stale_after_hours
-
-    _, secrets = given(None, secret)
-    at_least("--margin", margin, 0.0)
-    at_least("--wait", wait, 0.0)
-    if to is not None:
-        parse_offering(to)  # how to write one, before anything is opened
-    store = open_store(db)
-    launcher = _job_launcher(store, job)
-    service.reconcile(store, launcher)
-    advice = service.migrate(store, launcher, job, dry_run=dry_run, margin=margin,
-                             force=force, to=to, overheads=effective().migration.overheads(),
-                             secrets=secrets)
-    if advice and not dry_run and wait > 0:
-        service.settle(store, launcher, wait)
-    if advice and not dry_run and to is not None:  # made, or not, where the move ended
-        from costsched.service.jobs.move import landed
-
-        advice = landed(store, advice)
-    ages, stale_after = views.price_ages(store, advice), stale_after_hours()
-    works = views.assumed_works(store, advice)
-    if json_out:
-        print_json(views.advice_document(advice, ages, works))
-        _exit_held_back(advice, to is not None, dry_run)
-        return
-    if not advice:
-        console.print("No running job to consider.")
-    for line in dict.fromkeys(why for a in advice for why in a.left_out):  # each said once
-        console.print(printable(f"note: {line}"), highlight=False, markup=False,
-                      soft_wrap=True)
-    for a in advice:
-        for line in _advice_lines(a):
-            console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
-        old = {k: v for k, v in (ages.get(a.job_id) or {}).items()
-               if v is not None and v > stale_after}
-        if old:
-            console.print(printable(
-                f"  note: a price compared is {age(max(old.values()) * 3600)} old (more "
-                "than prices.stale_after): `costsched collect` brings newer ones"),
-                highlight=False, markup=False, soft_wrap=True)
-        if a.job_id in works:  # its dollars rest on an assumed hour of work
-            console.print(printable(f"  note: {works[a.job_id].assumption()}"),
-                          highlight=False, markup=False, soft_wrap=True)
-    _exit_held_back(advice, to is not None, dry_run)
-
-
-def _exit_held_back(advice: Any, asked: bool, dry_run: bool) -> None:
-    """Exit 2 when a move decided on was not started for want of a secret, or a move
-    `asked` for (--to) was held back by the job's limits; 75 when it was because another
-    costsched acts on the job, or its offering could not be launched (as `start` exits for
-    the same missing secret and a busy store). A dry run and a job that stays: exit 0."""
-    if dry_run:
-        return
-    held = {a.held_back for a in advice} if asked else \
-        {a.held_back for a in advice if a.held_back == "secret"}
-    if held & {"secret", "limit"}:
-        raise typer.Exit(EXIT_BAD_INPUT)
-    if held & {"busy", "capacity"}:
-        raise typer.Exit(EXIT_TRY_AGAIN)
-
-
-def _advice_lines(advice: Any) -> list[str]:
-    """A job's advice in short lines: why its move was not started first, when it was not
-    ("job 5 (x): not moved: ..."), then the decision's reason, one clause a line, led by
-    what is done (`_verdict`)."""
-    head = f"job {advice.job_id} ({advice.name}): "
-    why = advice.not_moved
-    said = _clauses(_verdict(advice, advice.decision.reason if why else advice.reason))
-    if why:
-        return [f"{head}not moved: {why}", *(f"  {c}" for c in said)]
-    return [head + said[0], *(f"  {c}" for c in said[1:])]
-
-
-def _clauses(text: str) -> list[str]:
-    """`text` cut at each '; ' outside brackets."""
-    out, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and text.startswith("; ", i):
-            out.append(text[start:i])
-            start = i + 2
-    return [*out, text[start:]]
-
-
-def _verdict(advice: Any, reason: str) -> str:
-    """The decision's `reason` ("move ...", "stay: ...") led by what is done: "moving",
-    "would move" (a dry run, or a move not started) or "staying"."""
-    verb = "moving" if advice.started else ("would move" if advice.decision.moves
-                                            else "staying")
-    for lead in ("move", "stay"):
-        if reason.startswith(lead):
-            return verb + reason[len(lead):]
-    return f"{verb}: {reason}"
-
-
-@friendly_errors
 def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) -> None:
     """Stop a job: its instance is terminated; its checkpoints are kept.
 
     A job that ended by itself since the supervisor last looked is closed as it ended, not
     stopped: exit code 2, 'has succeeded: nothing to stop'."""
     store = open_store(db)
-    record = service.stop(store, _job_launcher(store, job), job)
+    record = service.stop(store, job_launcher(store, job), job)
     if json_out:
         print_json(views.record_document(record))
         return
@@ -555,7 +418,7 @@ def start(job: JobArgument,
     at_least("--budget", budget, 0.0, above=True)
     _, secrets = given(None, secret)
     store = open_store(db)
-    launcher = _job_launcher(store, job)
+    launcher = job_launcher(store, job)
     record = service.start(store, launcher, job, secrets=secrets, budget=budget)
     armed = _arm(store, launcher, [record], command="`costsched start`")
     if wait > 0:
@@ -575,7 +438,7 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     from costsched.service.glance import secret_names
 
     store = open_store(db)
-    launcher = _job_launcher(store, job)
+    launcher = job_launcher(store, job)
     for found in service.job_ids(store, job, states=()):  # its --secret values: masked
         remember_given(secret_names(store.jobs.get(found).spec))
     if every and (follow or node):

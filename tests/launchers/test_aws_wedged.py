@@ -60,7 +60,7 @@ def test_through_the_cli_a_dead_agent_is_said_then_its_job_relaunched(
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     first = launcher.status(str(store.jobs.placements(job.id)["instance"].iloc[-1]))
     uri = f"s3://{BUCKET}/jobs/{folder_of(store, job.id)}"
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
 
     def status() -> str:
         monkeypatch.setattr(agents, "_read", {})  # the heartbeat as written just now

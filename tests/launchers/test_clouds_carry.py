@@ -325,7 +325,7 @@ def test_a_cloud_that_cannot_read_the_store_is_left_out_and_said_once(
     service.launch(store, [job_file(tmp_path, "other")], launcher=launcher,
                    checkpoint_root="s3://ckpt-bucket/jobs", at=NOW - timedelta(hours=3))
     store.ingest(pd.DataFrame([price("azure", 0.05, NOW - timedelta(hours=1))]))
-    monkeypatch.setattr("costsched.cli.jobs._job_launcher", lambda *_: launcher)
+    monkeypatch.setattr("costsched.cli.jobs.job_launcher", lambda *_: launcher)
 
     shown = cli("migrate", "--dry-run", "--force", "--db", store.url)
     advice = json.loads(cli("migrate", "--dry-run", "--force", "--db", store.url,

@@ -7,10 +7,13 @@ not a recovery after a preemption, not a move."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from costsched.store import PriceStore
-from costsched.store.moves import MoveRecord
 from costsched.vocabulary import counted
+
+if TYPE_CHECKING:  # (a view reads its words without opening a store: no SQLAlchemy)
+    from costsched.store import PriceStore
+    from costsched.store.moves import MoveRecord
 
 # The job log's kind of a restart on error: 'exited 2 (...): restarted from step 300, 1 of
 # 3 restarts on errors used'. How many a job has is how many it used.

@@ -42,7 +42,7 @@ def priced(cli, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
                datetime.now(timezone.utc) - timedelta(hours=1))
     launcher = FakeLauncher()
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
     yield cli, store, launcher
     store.dispose()
 
@@ -113,7 +113,7 @@ def test_a_move_held_for_a_secret_says_why_first(
     store = PriceStore(str(db_path))
     launcher, sec, _ = launch_two(store, tmp_path, monkeypatch,
                                   {"us-east-1a": 1.0, "us-east-1b": 2.0})
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
     held = cli("migrate", "sec", "--to", TO, "--wait", "0")
     store.dispose()
     assert held.exit_code == 2, held.output

@@ -28,7 +28,7 @@ def recovering(cli, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     store = PriceStore(str(db_path))
     launcher, _, plain = launch_two(store, tmp_path, monkeypatch,
                                     {"us-east-1a": 1.0, "us-east-1b": 2.0})
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
     now = datetime.now(timezone.utc)
     assert store.leases.acquire(f"steps:{plain}", "other-host:4242", STEP_LEASE_SECONDS, now)
     yield cli, store, plain, now

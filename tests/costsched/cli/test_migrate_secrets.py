@@ -24,7 +24,7 @@ def running(cli, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     store = PriceStore(str(db_path))
     launcher, sec, plain = launch_two(store, tmp_path, monkeypatch,
                                       {"us-east-1a": 1.0, "us-east-1b": 2.0})
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
     yield cli, store, sec
     store.dispose()
 

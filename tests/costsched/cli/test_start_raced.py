@@ -24,7 +24,7 @@ def stopped(cli, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     store = PriceStore(str(db_path))
     launcher, _, plain = launch_two(store, tmp_path, monkeypatch)
     assert service.stop(store, launcher, plain).state == "stopped"
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
     yield cli, store, plain, monkeypatch
     store.dispose()
 

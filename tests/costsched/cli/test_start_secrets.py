@@ -24,7 +24,7 @@ def stopped(cli, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     store = PriceStore(str(db_path))
     launcher, sec, plain = launch_two(store, tmp_path, monkeypatch)
     service.stop(store, launcher, sec)
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
     yield cli, store, launcher, sec, plain
     store.dispose()
 

@@ -83,7 +83,7 @@ def test_the_list_says_why_a_job_failed_in_one_line_and_status_job_says_it_once(
     store.jobs.end_placement(job, NOW)
     store.jobs.transition(job, "failed", at=NOW, detail=REASON)
     store.dispose()
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda *_: FailedLauncher())
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda *_: FailedLauncher())
 
     listed = _under(_status(db), job)
     # One line: the words `status JOB` gives, its last line in them, and where the rest is.

@@ -32,7 +32,7 @@ class Running:
 
 @pytest.fixture(autouse=True)
 def _running(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda *_: Running())
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda *_: Running())
 
 
 def _three(tmp_path: Path) -> tuple[str, list[int]]:

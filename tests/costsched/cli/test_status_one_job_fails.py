@@ -38,7 +38,7 @@ def test_one_unreadable_instance_is_said_under_its_job_and_the_others_shown(
     store, db = _priced(tmp_path)
     first, second = (_job(store, name, tmp_path, 1.0, 0.36) for name in ("a", "b"))
     store.dispose()
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda *_: OneBreaks())
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda *_: OneBreaks())
     shown = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
                                env={"COLUMNS": "250"})
     assert shown.exit_code == 75, shown.output  # try again: one job was not looked after

@@ -29,7 +29,7 @@ def test_a_finished_job_charged_from_a_price_imported_later_says_so(
                            checkpoint_root=str(tmp_path / "ckpt"))
     launcher.set(str(_open_placement(store, job.id)["instance"]), "succeeded")
     service.reconcile(store, launcher, at=now + timedelta(hours=1))  # it ran an hour
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: launcher)
 
     before = cli("status", "done")
     assert before.exit_code == 0, before.output

@@ -41,7 +41,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(cli_jobs.time, "sleep", sleep)
     monkeypatch.setattr(cli_jobs.service, "status", status)
     monkeypatch.setattr(cli_jobs, "open_store", lambda db: None)
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda store, job: None)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: None)
     monkeypatch.setattr(daemon, "status", lambda store: [])
     monkeypatch.setattr("costsched.daemon.supervision.recovery", lambda *_, **__: None)
     monkeypatch.setattr(cli_jobs, "print_budgets", lambda store, **_: None)

@@ -96,7 +96,7 @@ def test_a_recovered_job_awaits_the_next_decision_and_the_hint_works(
            f"`costsched migrate {job} --dry-run` shows what the policy would do now"
     assert line in capsys.readouterr().out
     # The hint, as printed, says what the policy would do now (and keeps nothing).
-    monkeypatch.setattr(cli_jobs, "_job_launcher", lambda *_: launcher)
+    monkeypatch.setattr(cli_jobs, "job_launcher", lambda *_: launcher)
     out = CliRunner().invoke(app, ["migrate", str(job), "--dry-run", "--db", store.url])
     assert out.exit_code == 0, out.output
     assert f"job {job} (train): staying: $" in out.output  # "staying", said once
