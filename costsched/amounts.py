@@ -135,20 +135,33 @@ def exact(value: float) -> float:
     return no_noise(float(f"{float(value):.{_DIGITS}g}"))
 
 
+# Numbers JSON writes by the same rule though their key names no dollars: maps of amounts
+# (by job) and a share of a budget (dollars over dollars).
+MONEY_MAPS = ("spent_by_job",)
+SHARES_OF_MONEY = ("used",)
+
+
 def exact_money(document: object) -> object:
     """`document` (JSON's dicts and lists) with every amount of money in it `exact`: the
-    numbers under a key that names dollars ('usd', '..._usd', 'usd_per_hour')."""
+    numbers under a key that names dollars ('usd', '..._usd', 'usd_per_hour'), those of
+    a map of amounts (MONEY_MAPS: a budget's spent by job) and a share of a budget
+    (SHARES_OF_MONEY)."""
     if isinstance(document, dict):
-        return {k: exact(v) if _money_key(k) and isinstance(v, (int, float))
+        return {k: _exact_map(v) if k in MONEY_MAPS and isinstance(v, dict)
+                else exact(v) if _money_key(k) and isinstance(v, (int, float))
                 else exact_money(v) for k, v in document.items()}
     if isinstance(document, list):
         return [exact_money(v) for v in document]
     return document
 
 
+def _exact_map(amounts: dict) -> dict:
+    return {k: exact(v) if isinstance(v, (int, float)) else v for k, v in amounts.items()}
+
+
 def _money_key(key: object) -> bool:
     return isinstance(key, str) and (key == "usd" or key.endswith("_usd")
-                                     or key.startswith("usd_per"))
+                                     or key.startswith("usd_per") or key in SHARES_OF_MONEY)
 
 
 def _known(value: float | None) -> bool:
