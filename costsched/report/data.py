@@ -42,7 +42,6 @@ from costsched.report.moves import gang_events, move_table, target_running_times
 from costsched.report.pieces import (
     Piece,
     charge_parts,
-    clip_to,
     on_demand_twin,
     pieces,
     static_stays,
@@ -286,9 +285,9 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     measured = speeds(ran, done, read_at, rates, readings)
     stays = static_stays(by_id, ran, cut, start, end, paced, rates)
     predicted = estimates.predictions(store, list(names))
-    reached = estimates.until(jobs, end)
-    runs = clip_to([c.placement for c in pieces([p for p in ran if p.job_id in predicted],
-                                                None, end)], reached)
+    # A job's actual dollars beside its estimate run to the end of the report, as its
+    # spend does: one figure per job (`_one_spend`).
+    runs = [c.placement for c in pieces([p for p in ran if p.job_id in predicted], None, end)]
     nodes = {j.id: _nodes(j.spec) for j in jobs}
     charged = charge_parts(
         store, end, nodes,
@@ -310,14 +309,18 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         move["usd"] = move["idle_usd"] + move["egress_usd"]
     spent = {j: got[0] for j, got in group_sums(
         [p.job_id for p in lives], [got.usd for got in charged["lives"]]).items()}
-    run_egress = [m for m in all_moves if m.at <= reached[m.job_id]]
+    run_egress = [m for m in all_moves if m.at <= end]
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
     ran = [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)]
+    job_rows = _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed))
+    job_parts = row_parts({"jobs": job_rows}, spent_on)["jobs"]
+    whole = _one_spend(job_rows, job_parts, placed, start)
     estimated = [row for row in estimates.estimate_table(
-        predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings)
+        predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings,
+        {j: usd for j, (usd, _) in whole.items()}, estimates.until(jobs, end))
         if row["job_id"] in held]
     rows = {
-        "jobs": _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed)),
+        "jobs": job_rows,
         "clouds": _cloud_table(spent_on, egress),
         "days": _day_table(spent_on, egress, names),
         "moves": moves,
@@ -334,7 +337,26 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
                                                 "repriced": repriced},
                   scale=scale, parts={**row_parts(rows, spent_on), "estimates": estimate_parts(
-                      estimated, ran, run_egress)})
+                      estimated, ran, run_egress, {j: made for j, (_, made) in whole.items()})})
+
+
+def _one_spend(job_rows: Sequence[Mapping[str, Any]], parts: Sequence[Mapping[str, list]],
+               placed: Sequence[PlacementRow], start: datetime | None
+               ) -> dict[int, tuple[float, list[float]]]:
+    """{job id: (its total, what it is made of as the spend table writes it: its
+    placements' charges and its egress)} of each job whose whole life the period holds:
+    the one figure its estimate's dollars read (a job the period cuts is compared on its
+    whole life's spend, another figure, as the estimates' note says)."""
+    first: dict[int, datetime] = {}
+    for p in placed:
+        first[p.job_id] = min(p.start_at, first.get(p.job_id, p.start_at))
+    out = {}
+    for row, made in zip(job_rows, parts, strict=True):
+        job = int(row["job_id"])
+        if start is None or (job in first and first[job] >= start):
+            egress = [row["egress_usd"]] if row["egress_usd"] else []
+            out[job] = (float(row["usd"]), [*made["compute_usd"], *egress])
+    return out
 
 
 def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],
