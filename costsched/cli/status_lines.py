@@ -125,6 +125,11 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         if lists_placements(s):  # each placement as charged, then egress and bookings
             for line in part_lines(s, places, spans) + repriced_lines(s):
                 out.print(printable(f"  job {s.record.id}: {line}"))
+    from costsched.service.staleness import charges_note  # (the charges' prices' age)
+
+    stale = charges_note([s.cost for s in shown], now, "the costs above")
+    if stale:
+        out.print(printable(stale), soft_wrap=True)
     out.flush()
     return places
 

@@ -31,6 +31,12 @@ from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
 from costsched.passes import one_pass
+from costsched.price_ages import (
+    Stale,
+    charged_note,
+    stale_after_hours,
+    stale_charges,
+)
 from costsched.report import estimates
 from costsched.report.columns import (
     BUDGET_COLUMNS,
@@ -97,6 +103,14 @@ class Report:
     # when `chosen` is '' (no --job).
     chosen: str = ""
     chosen_ids: tuple[int, ...] = ()
+    # The prices its spend in the period was charged from older than `prices.stale_after`
+    # (`service.staleness.Stale`), None when none is.
+    stale: Stale | None = None
+
+    def stale_note(self) -> str:
+        """The note its text and JSON give when its spend was charged from old prices
+        ('' when it was not)."""
+        return "" if self.stale is None else charged_note(self.stale, "the spend and savings")
 
     def tables(self) -> dict[str, Any]:
         """Its tables by name, with the store's scale under "scale" where it was read and
@@ -170,6 +184,12 @@ class Report:
                 "chosen": {"jobs": self.chosen, "job_ids": list(self.chosen_ids)}
                 if self.chosen else None,
                 "totals": self.totals,
+                "stale_prices": None if self.stale is None else {
+                    "count": self.stale.count, "total": self.stale.total,
+                    "oldest_at": self.stale.oldest_at,
+                    "oldest_age_hours": round(self.stale.oldest_hours, 1),
+                    "stale_after_hours": self.stale.stale_after_hours,
+                    "note": self.stale_note().removeprefix("note: ")},
                 **{name: [{k: nan_to_none(v) for k, v in row.items()} for row in rows]
                    for name, rows in self.rows.items()}}
 
@@ -204,7 +224,8 @@ def _frame(report: Report, name: str) -> pd.DataFrame:
 
 def build(store: PriceStore, *, since: datetime | str | None = None,
           until: datetime | str | None = None, job: int | str | None = None,
-          now: datetime | str | None = None, factor: float | None = None) -> Report:
+          now: datetime | str | None = None, factor: float | None = None,
+          stale_after: float | None = None) -> Report:
     """The cost report of the jobs in `store` (or of `job`, an id or a name) over the
     period [since, until], as of `now` (default: the current time; an open placement is
     charged up to the earlier of `until` and `now`).
@@ -232,7 +253,9 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
       NaN for a job that reported no step (no measured speed).
 
     `factor`: measured over planned speed (either way) beyond which `speeds` flags a job
-    (default: the configuration's `throughput.mismatch_factor`).
+    (default: the configuration's `throughput.mismatch_factor`). `stale_after`: the hours
+    beyond which a price the spend was charged from is old (`stale`; default: the
+    configuration's `prices.stale_after`, as `plan` reads it).
 
     A saving that does not apply (no baseline price, an unresolvable spec, no measured
     speed, no compute in the period) is NaN, and None in `totals` when it applies to no
@@ -246,7 +269,7 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
                            f"{end:%Y-%m-%dT%H:%MZ} (the end of the period)")
     with one_pass():  # each distinct stored spec is resolved once
         jobs = reported_jobs(store, job)
-        built = _build(store, jobs, start, end, factor)
+        built = _build(store, jobs, start, end, factor, stale_after)
     if job is None:
         return built
     return replace(built, chosen=chosen_words(str(job), [(j.id, j.name) for j in jobs]),
@@ -254,7 +277,7 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
 
 
 def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
-           end: datetime, factor: float | None) -> Report:
+           end: datetime, factor: float | None, stale_after: float | None = None) -> Report:
     names = {j.id: j.name for j in jobs}
     by_id = {j.id: j for j in jobs}
     placed = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
@@ -289,12 +312,18 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     # spend does: one figure per job (`_one_spend`).
     runs = [c.placement for c in pieces([p for p in ran if p.job_id in predicted], None, end)]
     nodes = {j.id: _nodes(j.spec) for j in jobs}
+    dates: list[datetime | None] = []
     charged = charge_parts(
         store, end, nodes,
         placed={"pieces": [c.placement for c in cut],
                 "on_demand": [on_demand_twin(c.placement) for c in cut],
                 "lives": lives, "runs": runs},
-        what_ifs={"static": stays, "idle": [p for _, p in idle]})
+        what_ifs={"static": stays, "idle": [p for _, p in idle]}, dates=dates)
+    # How old the prices the spend in the period was charged from are (`plan`'s rule).
+    stale = stale_charges([(c.placement.offering_key, since, c.placement.end_at)
+                           for c, since, got in zip(cut, dates, charged["pieces"],
+                                                    strict=False) if got.hours > 0],
+                          stale_after_hours() if stale_after is None else stale_after)
 
     spent_on = [(c, got.hours, got.usd,
                  math.nan if twin.price_source == "placement" else twin.usd)
@@ -335,7 +364,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
                              names, nodes)  # beside the tables: `report.written`
     return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
-                                                "repriced": repriced},
+                                                "repriced": repriced}, stale=stale,
                   scale=scale, parts={**row_parts(rows, spent_on), "estimates": estimate_parts(
                       estimated, ran, run_egress, {j: made for j, (_, made) in whole.items()})})
 
