@@ -41,8 +41,11 @@ HTML), the dashboard and every message.
 - Two amounts compared in words (`apart`: 'more than the $0.00028 left', 'would pass
   the budget of'): at the decimals at which they read in the order they stand in, never
   '$0.0003 more than $0.0003'.
-- Hours times a price (`hours_times`): the hours with the decimals that make their
-  product with the price, as written, agree with the amount as written.
+- Hours times a price (`hours_times`, `times`): the price at its own decimals
+  (`price_places`: '$0.07962', the price the charge used, never '$0.0796'), the hours
+  with the decimals that make their product with the price, as written, agree with the
+  amount as written; a figure that grows (a running placement's hours) at the same
+  decimals call after call (`steady_hours`); no product where none reads as the amount.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
   spot prices.
 - A figure the user set, a budget or a cap (`given`): as typed, '$2.00' for 2, '$2.50',
@@ -82,6 +85,7 @@ MAX_DECIMALS = 4  # amounts read together, and prices per hour
 FINEST = 6  # the most decimals a store's scale takes (its smallest charge under a cent)
 COMPARED_MOST = 8  # the most decimals two amounts compared in words take to differ
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
+PRICE_MOST = 6  # the most decimals a price per hour takes in a product (`price_places`)
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
 # dollars, far below a second's charge): a just-launched job's few milliseconds read
 # '<$0.0001', as they do a moment later, not '$0.00'.
@@ -131,20 +135,33 @@ def exact(value: float) -> float:
     return no_noise(float(f"{float(value):.{_DIGITS}g}"))
 
 
+# Numbers JSON writes by the same rule though their key names no dollars: maps of amounts
+# (by job) and a share of a budget (dollars over dollars).
+MONEY_MAPS = ("spent_by_job",)
+SHARES_OF_MONEY = ("used",)
+
+
 def exact_money(document: object) -> object:
     """`document` (JSON's dicts and lists) with every amount of money in it `exact`: the
-    numbers under a key that names dollars ('usd', '..._usd', 'usd_per_hour')."""
+    numbers under a key that names dollars ('usd', '..._usd', 'usd_per_hour'), those of
+    a map of amounts (MONEY_MAPS: a budget's spent by job) and a share of a budget
+    (SHARES_OF_MONEY)."""
     if isinstance(document, dict):
-        return {k: exact(v) if _money_key(k) and isinstance(v, (int, float))
+        return {k: _exact_map(v) if k in MONEY_MAPS and isinstance(v, dict)
+                else exact(v) if _money_key(k) and isinstance(v, (int, float))
                 else exact_money(v) for k, v in document.items()}
     if isinstance(document, list):
         return [exact_money(v) for v in document]
     return document
 
 
+def _exact_map(amounts: dict) -> dict:
+    return {k: exact(v) if isinstance(v, (int, float)) else v for k, v in amounts.items()}
+
+
 def _money_key(key: object) -> bool:
     return isinstance(key, str) and (key == "usd" or key.endswith("_usd")
-                                     or key.startswith("usd_per"))
+                                     or key.startswith("usd_per") or key in SHARES_OF_MONEY)
 
 
 def _known(value: float | None) -> bool:
@@ -376,25 +393,79 @@ def parts_as_written(total: float, parts: Sequence[float], places: int) -> list[
             for units, p in zip(floors, parts, strict=True)]
 
 
-def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
-                places: int | None = None) -> tuple[str, str, str]:
-    """A line's hours x price = amount as written: ('0.0142', '$0.1809', '$0.0026'). The
-    hours carry the decimals (at least their own, at most HOURS_MOST) at which their
-    product with the price as written reads as the amount does, so that the line visibly
-    adds up (0.01 h x $0.1809/h reads $0.0018, not $0.0026). `amount`: the product (or
-    what was charged for it), `places`: its decimals (its own by default)."""
+def price_places(usd_per_hour: float) -> int:
+    """The decimals a price per hour is written at where hours are multiplied by it: its
+    own (12 significant digits, a float's last-digit error no digit), MAX_DECIMALS at
+    least, PRICE_MOST at most: '$0.07962', never '$0.0796' for the price a charge used."""
+    if not _known(usd_per_hour):
+        return MAX_DECIMALS
+    exact = Decimal(f"{float(usd_per_hour):.{_DIGITS}g}")
+    return next((p for p in range(MAX_DECIMALS, PRICE_MOST + 1)
+                 if half_up(float(exact), p) == exact), PRICE_MOST)
+
+
+def steady_hours(usd_per_hour: float, places: int, least: int = 2) -> int:
+    """The decimals from `least` (a store's scale for hours) at which a unit of the hours'
+    last decimal moves their product with the price by no more than a unit of the
+    amount's last (`places`): a product then reads as the amount at them (`times`), so
+    that a figure that grows (a running placement's hours) keeps its decimals from call
+    to call; HOURS_MOST at most."""
+    if not _known(usd_per_hour) or float(usd_per_hour) <= 0:
+        return least
+    price = abs(float(usd_per_hour))
+    digits = least
+    while digits < HOURS_MOST and price * 10 ** -digits > 10 ** -places * (1 + 1e-9):
+        digits += 1
+    return digits
+
+
+def times(span: float, usd_per_hour: float, amount: float | None = None,
+          places: int | None = None, least: int | None = None
+          ) -> tuple[str, str, str] | None:
+    """(hours, price, amount) as written such that the hours times the price, as written,
+    read as the amount does: the price at its own decimals (`price_places`), the hours at
+    the fewest decimals from `least` (by default their own) up to HOURS_MOST at which they
+    do, each rounded as it reads or, at decimals where a unit of the hours moves the
+    product by no more than a unit of the amount (`steady_hours`), a unit either way
+    (the amount's own rounding, as where it falls on the half of its last decimal).
+    None where no hours do (a price of more digits than PRICE_MOST: an average): the
+    caller then writes no product."""
     if amount is None:
         amount = span * usd_per_hour
-    money = usd(amount, places)
     if not (_known(span) and _known(usd_per_hour) and _known(amount)):
-        return hours(span), per_hour(usd_per_hour), money
-    price = as_written(float(usd_per_hour), MAX_DECIMALS)
+        return None
+    money = usd(amount, places)
+    rate_places = price_places(usd_per_hour)
+    price = as_written(float(usd_per_hour), rate_places)
     shown = decimals([amount]) if places is None else places
-    least = decimals([span])
-    for digits in range(least, HOURS_MOST + 1):
-        if usd(as_written(float(span), digits) * price, shown) == money:
-            return hours(span, digits), per_hour(usd_per_hour), money
-    return hours(span, least), per_hour(usd_per_hour), money
+    first = decimals([span]) if least is None else least
+    fine = steady_hours(float(price), shown)  # a unit there moves no more than the amount's
+    for digits in range(first, HOURS_MOST + 1):
+        near = half_up(float(span), digits)
+        unit = Decimal(1).scaleb(-digits)
+        for figure in (near, near - unit, near + unit) if digits >= fine else (near,):
+            if figure >= 0 and usd(float(figure) * price, shown) == money:
+                return (_figure(float(figure), digits, "", digits),
+                        usd(usd_per_hour, rate_places), money)
+    return None
+
+
+def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
+                places: int | None = None, least: int | None = None
+                ) -> tuple[str, str, str]:
+    """A line's hours x price = amount as written: ('0.0142', '$0.1809', '$0.0026'), by
+    `times` (0.01 h x $0.1809/h reads $0.0018, not $0.0026); where no hours make the
+    amount, the hours at their own decimals (or `least`) and the price at its own.
+    `amount`: the product (or what was charged for it), `places`: its decimals (its own
+    by default). A line that must never state a false product asks `times`."""
+    found = times(span, usd_per_hour, amount, places, least)
+    if found is not None:
+        return found
+    if amount is None:
+        amount = span * usd_per_hour
+    shown = decimals([span]) if least is None else least
+    return (hours(span, shown), usd(usd_per_hour, price_places(usd_per_hour)),
+            usd(amount, places))
 
 
 def finest(values: Iterable[float | None]) -> int:

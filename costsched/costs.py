@@ -116,6 +116,9 @@ class JobCost:
     egress_usd: float
     charged: tuple[Charged, ...] = field(default=(), repr=False)
     moved: tuple[Move, ...] = field(default=(), repr=False)
+    # Per placement charged (in `charged`'s order): when the price it was charged at its
+    # end took effect (`charge`'s dates), None where not known.
+    priced_at: tuple[datetime | None, ...] = field(default=(), repr=False)
     total_usd: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -164,16 +167,21 @@ def job_costs(store: PriceStore, job_ids: Iterable[int], *, now: datetime,
         into[move.to_placement] = into.get(move.to_placement, 0.0) + move.usd
     many = nodes or {}
     charged_of: dict[int, list[Charged]] = {j: [] for j in wanted}
-    for p, (hours, usd, source) in zip(placed, charge(store, placed, now=now, nodes=many),
-                                       strict=True):
+    dates_of: dict[int, list[datetime | None]] = {j: [] for j in wanted}
+    dates: list[datetime | None] = []
+    for p, (hours, usd, source), date in zip(
+            placed, charge(store, placed, now=now, nodes=many, dates=dates), dates,
+            strict=True):
         charged_of[p.job_id].append(Charged(p, hours, usd, source, into.get(p.id, 0.0),
                                             int(many.get(p.job_id, 1))))
+        dates_of[p.job_id].append(date)
     moved_of: dict[int, list[Move]] = {j: [] for j in wanted}
     for move in moves:
         moved_of[move.job_id].append(move)
     return {j: JobCost(job_id=j, compute_usd=_sum([c.usd for c in charged_of[j]]),
                        egress_usd=_sum([m.usd for m in moved_of[j]]),
-                       charged=tuple(charged_of[j]), moved=tuple(moved_of[j]))
+                       charged=tuple(charged_of[j]), moved=tuple(moved_of[j]),
+                       priced_at=tuple(dates_of[j]))
             for j in wanted}
 
 
@@ -183,19 +191,24 @@ def charged_records(costs: Iterable[JobCost]) -> dict[int, list[dict]]:
 
 
 def charge(store: PriceStore, placements: Sequence[PlacementRow], *, now: datetime,
-           nodes: Mapping[int, int] | None = None) -> list[tuple[float, float, str]]:
+           nodes: Mapping[int, int] | None = None,
+           dates: list[datetime | None] | None = None) -> list[tuple[float, float, str]]:
     """(hours, usd, price_source) of each placement: its prices integrated over [start_at,
     end_at or `now`] (nothing while it is `waiting` for its instance to run); the source
     is "stored", "catalog" or "placement". Stored prices are those of the placement's
     offering, else of its regional offering (zone "") when the placement names a zone.
     With `nodes` (a multi-node job's instances, by job id), the usd of every node, each
-    over the placement's span less its gaps (`JobStore.node_gaps`: a node not running)."""
+    over the placement's span less its gaps (`JobStore.node_gaps`: a node not running).
+    `dates`: a list that gets, per placement, when the price it was charged at its end
+    took effect (`_price_dates`), for how old the prices behind a charge are."""
     until = epoch_second(now)
     spans = _Spans([p.offering_key for p in placements],
                    [epoch_second(p.start_at) for p in placements],
                    [until if p.end_at is None else epoch_second(p.end_at) for p in placements],
                    [p.usd_per_hour for p in placements], [bool(p.waiting) for p in placements])
-    charged = _charge_spans(store, *spans)
+    charged = _charge_spans(store, *spans, dates=dates)
+    if dates is not None:
+        _placed_dates(dates, charged, placements)
     if nodes is None:
         return charged
     return _every_node(store, charged, spans, [p.id for p in placements],
@@ -358,6 +371,11 @@ class _Steps:
             total += (self.ts[i] - self.ts[i - 1]) * self.price[i - 1]
             self.accrued.append(total)
 
+    def since(self, t: int) -> int:
+        """When the price in effect at `t` (epoch seconds) took effect (before the first
+        observation, the first's time)."""
+        return int(self.ts[max(bisect.bisect_right(self.ts, float(t)) - 1, 0)])
+
     def usd(self, start: int, end: int) -> float:
         """USD of [start, end] (epoch seconds): before the first observation, its price."""
         return (self._at(float(end)) - self._at(float(start))) / 3600
@@ -403,11 +421,14 @@ def _every_node(store: PriceStore, charged: list[tuple[float, float, str]], span
 
 
 def _charge_spans(store: PriceStore, keys: Sequence[Key], start: Sequence[int],
-                  end: Sequence[int], rate: Sequence[float], waiting: Sequence[bool]
+                  end: Sequence[int], rate: Sequence[float], waiting: Sequence[bool],
+                  dates: list[datetime | None] | None = None
                   ) -> list[tuple[float, float, str]]:
     """(hours, usd, source) of each span: on offering keys[i] from start[i] to end[i]
     (epoch seconds; nothing when it ends before it starts, or while waiting[i]), at the
-    stored prices, else the catalog's, else rate[i] USD/hour."""
+    stored prices, else the catalog's, else rate[i] USD/hour. `dates`: gets, per span,
+    when the stored or catalog price in effect at its end took effect (None for a span
+    charged at its own rate: `_placed_dates` says it)."""
     if not keys:
         return []
     # An open placement that starts after `now` cost nothing yet; a waiting one neither.
@@ -417,13 +438,37 @@ def _charge_spans(store: PriceStore, keys: Sequence[Key], start: Sequence[int],
     listed = _catalog_steps(offerings)
     out = []
     for key, s, e, r in zip(keys, start, ends, rate, strict=True):
-        usd, source = r * (e - s) / 3600, "placement"
+        usd, source, since = r * (e - s) / 3600, "placement", None
         for name, steps in (("catalog", listed.get(key)), ("stored", stored.get(key))):
             found = math.nan if steps is None else steps.usd(s, e)
             if not math.isnan(found):  # stored prices win
-                usd, source = found, name
+                usd, source, since = found, name, steps.since(e)
         out.append(((e - s) / 3600, usd, source))
+        if dates is not None:
+            dates.append(None if since is None else _time(since))
     return out
+
+
+def _placed_dates(dates: list[datetime | None], charged: Sequence[tuple[float, float, str]],
+                  placements: Sequence[PlacementRow]) -> None:
+    """`dates` (one per placement, `_charge_spans`'s) with those charged at their own
+    price (source "placement": none stored for their offering) filled in: when the
+    bundled price list's price of their offering that held at their start took effect,
+    the price they were placed at (None where it lists none)."""
+    from costsched import bundled_prices
+
+    listed: dict[tuple[str, datetime], list[dict]] = {}
+    for i, ((_, _, source), p) in enumerate(zip(charged, placements, strict=True)):
+        if source != "placement" or dates[i] is not None:
+            continue
+        key = (p.cloud, p.start_at)
+        if key not in listed:
+            listed[key] = bundled_prices.prices_at(p.start_at, clouds=[p.cloud])
+        wanted = [(p.region, p.zone), (p.region, "")]
+        found = [r for place in wanted for r in listed[key]
+                 if (r["region"], r["zone"]) == place and r["instance_type"] == p.instance_type
+                 and r["market"] == p.market]
+        dates[i] = found[0]["effective_at"] if found else None
 
 
 def _stored_steps(store: PriceStore, wanted: list[Key], lo: int, hi: int

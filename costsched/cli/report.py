@@ -145,6 +145,8 @@ def _print(built: Report) -> None:
     console.print(Text(f"Cost report{of}: " + period_words(
         since, f"{built.until:%Y-%m-%d %H:%M} UTC", built.placed)))
     console.print(Text(totals_line(built.totals, built.tables())))
+    if built.stale is not None:  # its spend from old prices: estimates, and what is real
+        console.print(Text(built.stale_note()), highlight=False, soft_wrap=True)
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)
     for placed in built.rows.get("repriced", ()):  # `report.written.repriced_rows`

@@ -9,19 +9,18 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import (
-    MAX_DECIMALS,
     NOISE,
     Scale,
-    as_written,
     charged_hours,
     charged_usd,
     charging,
     decimals,
     given,
-    hours_times,
+    per_hour,
+    steady_hours,
     store_scale,
+    times,
     total_as_written,
-    usd,
     usd_all,
 )
 from costsched.cli.booked import booked_lines, held_lines
@@ -130,6 +129,11 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         if lists_placements(s):  # each placement as charged, then egress and bookings
             for line in part_lines(s, places, spans) + repriced_lines(s):
                 out.print(printable(f"  job {s.record.id}: {line}"))
+    from costsched.service.staleness import charges_note  # (the charges' prices' age)
+
+    stale = charges_note([s.cost for s in shown], now, "the costs above")
+    if stale:
+        out.print(printable(stale), soft_wrap=True)
     out.flush()
     return places
 
@@ -225,11 +229,14 @@ def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
 
 def _placement_line(p: Any, places: int, spans: int, restart: bool = False) -> str:
     """A placement as billed: hours x the hourly price it was charged on average (all its
-    nodes: `costs.Charged.charged_usd_per_hour`) = its amount, the hours at the store's
-    scale when the product reads as the amount does there, else with the digits that
-    make it (`amounts.hours_times`). One that ended billed for no time says why, never
-    '0.00 h': it never ran (it waited for capacity), or it ended within the second it
-    began (charges are by the second)."""
+    nodes: `costs.Charged.charged_usd_per_hour`) = its amount, as written adding up
+    (`amounts.times`): the price at its own decimals, the hours at the store's scale (or
+    the fewest more that add up), and while it runs at the decimals at which a product
+    adds up whatever its hours (`amounts.steady_hours`): the same call after call. Where
+    no product reads as the amount (an average price of many digits), its hours and
+    amount with the average, no product. One that ended billed for no time
+    says why, never '0.00 h': it never ran (it waited for capacity), or it ended within
+    the second it began (charges are by the second)."""
     live = p.end_at is None
     placed = "placed at its restart on error" if restart else PLACED_BY.get(p.reason, p.reason)
     head = (f"{placed} on "
@@ -244,10 +251,14 @@ def _placement_line(p: Any, places: int, spans: int, restart: bool = False) -> s
     if not math.isfinite(price) or "<" in money:  # a charge too small to write as a product
         return f"{head}{nodes}: billed {charged_hours(charging(p.hours, live), spans)} h" \
                f"{so_far}, {money}"
-    span, rate, _ = hours_times(p.hours, price, p.usd, places)
-    if usd(as_written(p.hours, spans) * as_written(price, MAX_DECIMALS), places) == \
-            usd(p.usd, places):  # the store's scale for hours, where it adds up
-        span = charged_hours(p.hours, spans)
+    # Growing, at the decimals at which it adds up call after call; ended, the scale's
+    # where they do.
+    found = times(p.hours, price, p.usd, places,
+                  steady_hours(price, places, spans) if live else spans)
+    if found is None:  # no false product: what it was billed, and the average price
+        return (f"{head}{nodes}: billed {charged_hours(p.hours, spans)} h{so_far}, {money}"
+                f" ({per_hour(price)}/h{nodes} on average)")
+    span, rate, _ = found
     return f"{head}: billed {span} h{so_far} x {rate}/h{nodes} = {money}"
 
 

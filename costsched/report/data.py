@@ -31,6 +31,12 @@ from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
 from costsched.passes import one_pass
+from costsched.price_ages import (
+    Stale,
+    charged_note,
+    stale_after_hours,
+    stale_charges,
+)
 from costsched.report import estimates
 from costsched.report.columns import (
     BUDGET_COLUMNS,
@@ -42,7 +48,6 @@ from costsched.report.moves import gang_events, move_table, target_running_times
 from costsched.report.pieces import (
     Piece,
     charge_parts,
-    clip_to,
     on_demand_twin,
     pieces,
     static_stays,
@@ -98,6 +103,14 @@ class Report:
     # when `chosen` is '' (no --job).
     chosen: str = ""
     chosen_ids: tuple[int, ...] = ()
+    # The prices its spend in the period was charged from older than `prices.stale_after`
+    # (`service.staleness.Stale`), None when none is.
+    stale: Stale | None = None
+
+    def stale_note(self) -> str:
+        """The note its text and JSON give when its spend was charged from old prices
+        ('' when it was not)."""
+        return "" if self.stale is None else charged_note(self.stale, "the spend and savings")
 
     def tables(self) -> dict[str, Any]:
         """Its tables by name, with the store's scale under "scale" where it was read and
@@ -171,6 +184,12 @@ class Report:
                 "chosen": {"jobs": self.chosen, "job_ids": list(self.chosen_ids)}
                 if self.chosen else None,
                 "totals": self.totals,
+                "stale_prices": None if self.stale is None else {
+                    "count": self.stale.count, "total": self.stale.total,
+                    "oldest_at": self.stale.oldest_at,
+                    "oldest_age_hours": round(self.stale.oldest_hours, 1),
+                    "stale_after_hours": self.stale.stale_after_hours,
+                    "note": self.stale_note().removeprefix("note: ")},
                 **{name: [{k: nan_to_none(v) for k, v in row.items()} for row in rows]
                    for name, rows in self.rows.items()}}
 
@@ -205,7 +224,8 @@ def _frame(report: Report, name: str) -> pd.DataFrame:
 
 def build(store: PriceStore, *, since: datetime | str | None = None,
           until: datetime | str | None = None, job: int | str | None = None,
-          now: datetime | str | None = None, factor: float | None = None) -> Report:
+          now: datetime | str | None = None, factor: float | None = None,
+          stale_after: float | None = None) -> Report:
     """The cost report of the jobs in `store` (or of `job`, an id or a name) over the
     period [since, until], as of `now` (default: the current time; an open placement is
     charged up to the earlier of `until` and `now`).
@@ -233,7 +253,9 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
       NaN for a job that reported no step (no measured speed).
 
     `factor`: measured over planned speed (either way) beyond which `speeds` flags a job
-    (default: the configuration's `throughput.mismatch_factor`).
+    (default: the configuration's `throughput.mismatch_factor`). `stale_after`: the hours
+    beyond which a price the spend was charged from is old (`stale`; default: the
+    configuration's `prices.stale_after`, as `plan` reads it).
 
     A saving that does not apply (no baseline price, an unresolvable spec, no measured
     speed, no compute in the period) is NaN, and None in `totals` when it applies to no
@@ -247,7 +269,7 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
                            f"{end:%Y-%m-%dT%H:%MZ} (the end of the period)")
     with one_pass():  # each distinct stored spec is resolved once
         jobs = reported_jobs(store, job)
-        built = _build(store, jobs, start, end, factor)
+        built = _build(store, jobs, start, end, factor, stale_after)
     if job is None:
         return built
     return replace(built, chosen=chosen_words(str(job), [(j.id, j.name) for j in jobs]),
@@ -255,7 +277,7 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
 
 
 def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
-           end: datetime, factor: float | None) -> Report:
+           end: datetime, factor: float | None, stale_after: float | None = None) -> Report:
     names = {j.id: j.name for j in jobs}
     by_id = {j.id: j for j in jobs}
     placed = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
@@ -286,16 +308,22 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     measured = speeds(ran, done, read_at, rates, readings)
     stays = static_stays(by_id, ran, cut, start, end, paced, rates)
     predicted = estimates.predictions(store, list(names))
-    reached = estimates.until(jobs, end)
-    runs = clip_to([c.placement for c in pieces([p for p in ran if p.job_id in predicted],
-                                                None, end)], reached)
+    # A job's actual dollars beside its estimate run to the end of the report, as its
+    # spend does: one figure per job (`_one_spend`).
+    runs = [c.placement for c in pieces([p for p in ran if p.job_id in predicted], None, end)]
     nodes = {j.id: _nodes(j.spec) for j in jobs}
+    dates: list[datetime | None] = []
     charged = charge_parts(
         store, end, nodes,
         placed={"pieces": [c.placement for c in cut],
                 "on_demand": [on_demand_twin(c.placement) for c in cut],
                 "lives": lives, "runs": runs},
-        what_ifs={"static": stays, "idle": [p for _, p in idle]})
+        what_ifs={"static": stays, "idle": [p for _, p in idle]}, dates=dates)
+    # How old the prices the spend in the period was charged from are (`plan`'s rule).
+    stale = stale_charges([(c.placement.offering_key, since, c.placement.end_at)
+                           for c, since, got in zip(cut, dates, charged["pieces"],
+                                                    strict=False) if got.hours > 0],
+                          stale_after_hours() if stale_after is None else stale_after)
 
     spent_on = [(c, got.hours, got.usd,
                  math.nan if twin.price_source == "placement" else twin.usd)
@@ -310,14 +338,18 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         move["usd"] = move["idle_usd"] + move["egress_usd"]
     spent = {j: got[0] for j, got in group_sums(
         [p.job_id for p in lives], [got.usd for got in charged["lives"]]).items()}
-    run_egress = [m for m in all_moves if m.at <= reached[m.job_id]]
+    run_egress = [m for m in all_moves if m.at <= end]
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
     ran = [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)]
+    job_rows = _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed))
+    job_parts = row_parts({"jobs": job_rows}, spent_on)["jobs"]
+    whole = _one_spend(job_rows, job_parts, placed, start)
     estimated = [row for row in estimates.estimate_table(
-        predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings)
+        predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings,
+        {j: usd for j, (usd, _) in whole.items()}, estimates.until(jobs, end))
         if row["job_id"] in held]
     rows = {
-        "jobs": _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed)),
+        "jobs": job_rows,
         "clouds": _cloud_table(spent_on, egress),
         "days": _day_table(spent_on, egress, names),
         "moves": moves,
@@ -332,9 +364,28 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
                              names, nodes)  # beside the tables: `report.written`
     return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
-                                                "repriced": repriced},
+                                                "repriced": repriced}, stale=stale,
                   scale=scale, parts={**row_parts(rows, spent_on), "estimates": estimate_parts(
-                      estimated, ran, run_egress)})
+                      estimated, ran, run_egress, {j: made for j, (_, made) in whole.items()})})
+
+
+def _one_spend(job_rows: Sequence[Mapping[str, Any]], parts: Sequence[Mapping[str, list]],
+               placed: Sequence[PlacementRow], start: datetime | None
+               ) -> dict[int, tuple[float, list[float]]]:
+    """{job id: (its total, what it is made of as the spend table writes it: its
+    placements' charges and its egress)} of each job whose whole life the period holds:
+    the one figure its estimate's dollars read (a job the period cuts is compared on its
+    whole life's spend, another figure, as the estimates' note says)."""
+    first: dict[int, datetime] = {}
+    for p in placed:
+        first[p.job_id] = min(p.start_at, first.get(p.job_id, p.start_at))
+    out = {}
+    for row, made in zip(job_rows, parts, strict=True):
+        job = int(row["job_id"])
+        if start is None or (job in first and first[job] >= start):
+            egress = [row["egress_usd"]] if row["egress_usd"] else []
+            out[job] = (float(row["usd"]), [*made["compute_usd"], *egress])
+    return out
 
 
 def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],

@@ -10,7 +10,9 @@ Without step readings, the hours its instances ran; never more than the hours it
 instances ran. A job whose work is hours on a reference GPU (its steps its own, not a
 share of those hours) is compared once it succeeded, its training hours by the same rule
 (the steps it reported at its measured pace); before, its share done is not known. Dollars
-are what its instances were billed (setup included) against the plan's expected cost as
+are what its instances were billed (setup included), its spend as "Spend per job" has it
+(one figure per job in a report: up to the report's end, a running job's too; a job the
+period cuts, over its whole life), against the plan's expected cost as
 `plan` and `launch` showed it, which counts the job's first start once: the dollars it
 predicted beyond its hours at its price (none in a prediction kept before plans counted
 it). The start is assumed, and on every launcher alike: a job on the local launcher,
@@ -83,8 +85,10 @@ def predictions(store: PriceStore, job_ids: Iterable[int]) -> dict[int, dict]:
 
 
 def until(jobs: Sequence[JobRecord], end: datetime) -> dict[int, datetime]:
-    """Per job (by id), the time its actual figures run to: the end of the report for a
-    job that ended, else when its step was last read (its record's last write)."""
+    """Per job (by id), the time its hours beside its estimate run to: the end of the
+    report for a job that ended, else when its step was last read (its record's last
+    write), the work its share done counts. (Its dollars run to the end of the report,
+    as its spend does.)"""
     out = {}
     for job in jobs:
         read = end if job.state in FINAL_STATES else job.updated_at
@@ -95,14 +99,19 @@ def until(jobs: Sequence[JobRecord], end: datetime) -> dict[int, datetime]:
 def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
                    lives: Sequence[tuple[PlacementRow, float]], egress: Sequence[Move],
                    recoveries: Mapping[int, int],
-                   readings: Sequence[tuple] | None = None) -> list[dict]:
+                   readings: Sequence[tuple] | None = None,
+                   spent: Mapping[int, float] | None = None,
+                   read: Mapping[int, datetime] | None = None) -> list[dict]:
     """ESTIMATE_COLUMNS per job with a prediction. `lives`: the jobs' placements charged
-    over their whole lives up to `until` (each with its usd); `egress`: their moves'
-    egress up to then; `recoveries`: per job id, the recoveries after a lost instance;
-    `readings`: their step readings (`JobStore.reading_rows`)."""
+    over their whole lives up to the report's end (each with its usd); `egress`: their
+    moves' egress up to then; `recoveries`: per job id, the recoveries after a lost
+    instance; `readings`: their step readings (`JobStore.reading_rows`); `spent`: per job
+    id, its spend as the spend table has it, where it is the same figure (the period
+    holds its whole life): its dollars here are that figure, never one summed again;
+    `read`: per job id, the time its hours run to (`until`; default: its lives' ends)."""
     rows = []
     by_job = by(lives, lambda life: life[0].job_id)
-    read = by(readings or [], lambda r: int(r[1]))
+    read_of = by(readings or [], lambda r: int(r[1]))
     copied = by(egress, lambda m: m.job_id)
     for job_id, p in predicted.items():
         basis = str(p.get("throughput_source", ""))
@@ -114,7 +123,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         # whose share done is known only once it succeeded.
         total = own_total(getattr(job, "spec", {}), job.steps_total)
         succeeded = job.state == "succeeded"
-        said = bool(read.get(job_id))  # it reported a step, 0 included
+        said = bool(read_of.get(job_id))  # it reported a step, 0 included
         short = ended_short(succeeded, job.steps_done, total, said)
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
             steps_done(job.steps_done, total, succeeded, said) / total
@@ -122,14 +131,17 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         start = started_usd(p)
         expected_hours = p["expected_hours"] * done
         expected_usd = start + (p["expected_usd"] - start) * done
-        if mine:  # what it spent, as the spend table has it, however much it did
+        if spent is not None and job_id in spent:  # the spend table's figure itself
+            usd = float(spent[job_id])
+        elif mine:  # what it spent over its whole life, however much it did
             usd = column_sum([u for _, u in mine]) + column_sum(
                 [m.usd for m in copied.get(job_id, [])])
         if mine and (done > 0 or (done != done and job.steps_done > 0)):
-            ran = column_sum([max(seconds(life.end_at - life.start_at), 0.0)
-                              for life, _ in mine]) / 3600  # on instances: stops left out
+            last = (read or {}).get(job_id)  # its hours to its step read, the work done
+            ran = column_sum([max(seconds((life.end_at if last is None else min(
+                life.end_at, last)) - life.start_at), 0.0) for life, _ in mine]) / 3600
             hours = ran
-            trained = trained_seconds(read.get(job_id, []), float(job.steps_done), total,
+            trained = trained_seconds(read_of.get(job_id, []), float(job.steps_done), total,
                                       job.state == "succeeded", column_sum)
             if trained is not None:  # training only: the work done at its measured pace
                 hours = trained / 3600

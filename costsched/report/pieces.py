@@ -50,18 +50,6 @@ def on_demand_twin(placement: PlacementRow) -> PlacementRow:
     return placement._replace(market="on_demand", zone="", usd_per_hour=math.nan)
 
 
-def clip_to(placed: Sequence[PlacementRow], ends: Mapping[int, datetime]
-            ) -> list[PlacementRow]:
-    """`placed` ending at the latest at their job's time in `ends` (by job id)."""
-    out = []
-    for p in placed:
-        last = ends[p.job_id]
-        kept = p._replace(end_at=p.end_at if p.end_at < last else last)
-        if kept.end_at > kept.start_at:
-            out.append(kept)
-    return out
-
-
 class Charged(NamedTuple):
     hours: float
     usd: float
@@ -70,18 +58,20 @@ class Charged(NamedTuple):
 
 def charge_parts(store: PriceStore, end: datetime, nodes: Mapping[int, int],
                  placed: Mapping[str, Sequence[PlacementRow]],
-                 what_ifs: Mapping[str, Sequence[PlacementRow]]
-                 ) -> dict[str, list[Charged]]:
+                 what_ifs: Mapping[str, Sequence[PlacementRow]],
+                 dates: list | None = None) -> dict[str, list[Charged]]:
     """Each list of intervals (an open one ends at `end`) charged, all in one `charge`
     call (the price history is read once); a job of several nodes (`nodes`, by job id) is
     charged each node, a node not running left out where the interval is part of a stored
-    placement (`placed`; `what_ifs` are not: the launch choice kept, a move's idle time)."""
+    placement (`placed`; `what_ifs` are not: the launch choice kept, a move's idle time).
+    `dates`: gets when the price each interval was charged at its end took effect, in
+    their order (`costs.charge`)."""
     together: list[PlacementRow] = []
     for rows in placed.values():
         together.extend(rows)
     for rows in what_ifs.values():
         together.extend(r._replace(id=None) for r in rows)
-    charged = charge(store, together, now=end, nodes=nodes)
+    charged = charge(store, together, now=end, nodes=nodes, dates=dates)
     out, at = {}, 0
     for name, rows in (*placed.items(), *what_ifs.items()):
         out[name] = [Charged(*c) for c in charged[at:at + len(rows)]]

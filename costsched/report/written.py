@@ -76,19 +76,22 @@ def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, 
 
 
 def estimate_parts(rows: Sequence[Mapping[str, Any]], runs: Sequence[tuple[Any, float]],
-                   egress: Sequence[Any]) -> list[dict[str, list[float]]]:
+                   egress: Sequence[Any], spent: Mapping[Any, list[float]] | None = None
+                   ) -> list[dict[str, list[float]]]:
     """For each row of the estimates table (`rows`), the charges its dollars are made of:
     its job's placements' (`runs`: (placement, usd)) and its moves' egress (`egress`), so
     that it reads as the job's total in the spend tables (the sum of its parts as
-    written), never a figure rounded on its own beside it."""
+    written), never a figure rounded on its own beside it; `spent`: by job, the parts of
+    its total in the spend table where its dollars are that total (those very parts)."""
     made: dict[Any, list[float]] = {}
-    for placement, spent in runs:
-        made.setdefault(placement.job_id, []).append(float(spent))
+    for placement, usd in runs:
+        made.setdefault(placement.job_id, []).append(float(usd))
     copied: dict[Any, float] = {}
     for move in egress:  # one egress cell per job, as the spend table has it
         copied[move.job_id] = copied.get(move.job_id, 0.0) + float(move.usd)
-    for job, spent in copied.items():
-        made.setdefault(job, []).append(spent)
+    for job, usd in copied.items():
+        made.setdefault(job, []).append(usd)
+    made.update(spent or {})
     return [{"usd": made.get(r["job_id"], []) if r["usd"] == r["usd"] else []}
             for r in rows]
 

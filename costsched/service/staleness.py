@@ -6,22 +6,19 @@ without a word."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 
-from costsched.amounts import age
 from costsched.lazy import pandas as pd
+from costsched.price_ages import (  # noqa: F401  (plan and migrate read them here)
+    Stale,
+    charged_note,
+    stale_after_hours,
+    stale_charges,
+)
 from costsched.prices import prices_at
 from costsched.store import PriceStore
 
 OFFERING_COLUMNS = ["cloud", "region", "zone", "instance_type", "market", "os"]
-
-
-def stale_after_hours(config_path: str | None = None) -> float:
-    """The configured `prices.stale_after`, in hours."""
-    from costsched.config import load
-
-    return float(load(config_path).config.prices.stale_after)
 
 
 def age_hours(effective_at: pd.Series, at: datetime) -> pd.Series:
@@ -32,28 +29,21 @@ def age_hours(effective_at: pd.Series, at: datetime) -> pd.Series:
     return (when - times).dt.total_seconds() / 3600
 
 
-@dataclass(frozen=True)
-class Stale:
-    """The prices older than `stale_after_hours` among `total` used."""
-
-    count: int
-    total: int
-    oldest_at: datetime
-    oldest_hours: float
-    stale_after_hours: float
-
-    def note(self) -> str:
-        """'2 of the 5 prices are older than 7 days (the oldest from 2020-02-29, 2,094
-        days old)'; 'all 3 prices are ...', 'the price is ...'."""
-        if self.total == 1:
-            which = "the price is"
-        elif self.count == self.total:
-            which = f"all {self.total} prices are"
-        else:
-            which = (f"{self.count} of the {self.total} prices "
-                     + ("is" if self.count == 1 else "are"))
-        return (f"{which} older than {_duration(self.stale_after_hours)} (the oldest from "
-                f"{self.oldest_at:%Y-%m-%d}, {age(self.oldest_hours * 3600)} old)")
+def charges_note(costs: Iterable[object], now: datetime, figures: str,
+                 after_hours: float | None = None) -> str:
+    """`charged_note` of the placements of `costs` (`costs.JobCost`s) charged for some
+    time, each from the price in effect at its end (an open one: `now`), where one is
+    older than `after_hours` (default: the configuration's `prices.stale_after`, as
+    `plan` reads it); '' when none is."""
+    priced = [((c.cloud, c.region, c.zone, c.instance_type, c.market), since,
+               c.end_at or now)
+              for cost in costs
+              for c, since in zip(cost.charged, cost.priced_at, strict=False)  # type: ignore[attr-defined]
+              if c.hours > 0]
+    if not any(since is not None for _, since, _ in priced):
+        return ""
+    old = stale_charges(priced, stale_after_hours() if after_hours is None else after_hours)
+    return "" if old is None else charged_note(old, figures)
 
 
 def stale(frame: pd.DataFrame, at: datetime, after_hours: float) -> Stale | None:
@@ -80,9 +70,3 @@ def offering_prices(store: PriceStore, keys: Iterable[tuple], at: datetime) -> p
                       instance_types=sorted({k[3] for k in keys}))
     mine = [tuple(r) in keys for r in frame[OFFERING_COLUMNS].itertuples(index=False)]
     return frame[mine]
-
-
-def _duration(hours: float) -> str:
-    """'7 days', '2.5 days', '36 h', '1.5 h': a whole number without its '.0'."""
-    value, unit = (hours / 24, "days") if hours >= 48 else (hours, "h")
-    return f"{value:,.0f} {unit}" if round(value, 1) == round(value) else f"{value:,.1f} {unit}"

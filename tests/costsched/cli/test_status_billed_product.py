@@ -35,3 +35,42 @@ def test_each_placement_reads_hours_times_its_price_making_its_amount(tmp_path: 
         assert f"{as_written(float(hours) * float(price), places):.{places}f}" == amount, \
             (hours, price, amount)
     assert "job 1: launch on" not in out  # the old label: 'the launch took 0.01 h'
+
+
+def test_a_price_of_five_decimals_reads_as_charged(tmp_path: Path) -> None:
+    """A stopped job's launch (50 s) and recovery (99 s) at $0.07962/h: an older line read
+    'billed 0.03 h x $0.0796/h = $0.002190' (the recovery's 0.0275 h at its own two
+    significant digits, the price at four decimals), which is $0.002388."""
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    # A job that failed after 3 s: the store's scale is six decimals of money, five of
+    # hours (two significant digits of $0.000066 and 0.00083 h).
+    ran(store, tmp_path, "fails", [(EAST_A, 0.07962, "launch", 3)], state="failed")
+    ran(store, tmp_path, "moons", [(EAST_A, 0.07962, "launch", 50),
+                                   (EAST_A, 0.07962, "recovery", 99)], state="stopped")
+    out = status_text(store, db)
+    lines = [m.groups() for line in out.splitlines()
+             if (m := PLACED.search(line.strip()))]
+    assert len(lines) == 3, out
+    for _, _, hours, price, amount in lines:
+        places = len(amount.partition(".")[2])
+        assert f"{as_written(float(hours) * float(price), places):.{places}f}" == amount, \
+            (hours, price, amount)
+    assert [h for _, _, h, _, _ in lines] == ["0.00083", "0.01389", "0.02750"], out
+
+
+def test_no_product_where_none_adds_up(tmp_path: Path) -> None:
+    """A placement charged at prices that changed while it ran, over 100 h: its average
+    price has more digits than any line writes, so no hours make its amount; the line
+    says what it was billed and the average, and states no product."""
+    from types import SimpleNamespace
+
+    from costsched.cli.status_lines import _placement_line
+
+    p = SimpleNamespace(end_at=object(), reason="launch", cloud="aws", region="us-east-1",
+                        zone="us-east-1a", instance_type="p3.2xlarge", market="spot",
+                        usd=24.567891234, hours=100.0, nodes=1,
+                        charged_usd_per_hour=0.24567891234)
+    line = _placement_line(p, 6, 5)
+    assert " x " not in line and " = " not in line, line
+    assert line.endswith("billed 100.00000 h, $24.567891 ($0.2457/h on average)"), line

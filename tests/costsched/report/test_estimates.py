@@ -80,7 +80,10 @@ def test_each_job_beside_its_plan(runs: PriceStore) -> None:
     # (not the 11 h of now).
     assert missed["done"] == pytest.approx(0.5)
     assert (missed["expected_training_hours"], missed["expected_usd"]) == (5.0, 5.0)
-    assert missed["training_hours"] == pytest.approx(7.0) and missed["usd"] == pytest.approx(7.0)
+    # Its hours up to that reading; its dollars its spend, as "Spend per job" has it (to
+    # the 11 h of now: one figure per job in one report).
+    assert missed["training_hours"] == pytest.approx(7.0) and missed["usd"] == pytest.approx(11.0)
+    assert missed["usd"] == report.jobs.set_index("name").loc["missed", "usd"]
     assert missed["training_hours_ratio"] == pytest.approx(1.4)
     assert (missed["expected_preemptions"], missed["preemptions"]) == (0.25, 1)
     assert beat["preemptions"] == 0 and beat["gpu"] == "1xV100"
@@ -93,7 +96,7 @@ def test_median_and_worst_per_model_and_gpu(runs: PriceStore, cli) -> None:
         "ResNet-50 (batch size 64)", "1xV100", 3)
     assert group["median_training_hours_ratio"] == pytest.approx(1.02)
     assert group["worst_training_hours_ratio"] == pytest.approx(1.4)  # further from 1 than 0.8
-    assert group["worst_usd_ratio"] == pytest.approx(1.4)
+    assert group["worst_usd_ratio"] == pytest.approx(2.2)  # $11 against $5
     assert (overall["model"], overall["jobs"]) == ("(all)", 3)
 
 
