@@ -406,9 +406,13 @@ def budget_note(job: Workload, shown: pd.DataFrame) -> str:
     budget = job.job.constraints.budget_usd
     if not marked or budget is None:
         return ""
-    fits = [(i, own_budget.LaunchFit(job.name, own_budget.OWN, r.expected_cost,
-                                     r.pessimistic_cost, budget)) for i, r in marked]
-    each = ", ".join(f"{usd(f.pessimistic_usd, f.places())} on #{i}" for i, f in fits)
+    fits = [(i, r, own_budget.LaunchFit(job.name, own_budget.OWN, r.expected_cost,
+                                        r.pessimistic_cost, budget, ahead_usd=r.ahead_cost))
+            for i, r in marked]
+    # Each with the watch's charge ahead, as `launch` adds it (`LaunchFit.safe`).
+    each = ", ".join(f"{usd(f.pessimistic_usd, f.places())} + {usd(f.ahead_usd, f.places())} "
+                     f"for the first watch interval ({r.ahead_said}) on #{i}"
+                     for i, r, f in fits)
     return (f"{BUDGET_MARK} may not fit its budget {given(budget)}: pessimistic {each} "
             f"(preemptions at the {own_budget.PERCENTILE:.0%} quantile), as `costsched "
             "launch` checks it: a launch there asks for --yes")

@@ -37,8 +37,8 @@ def test_an_offering_whose_pessimistic_cost_may_overrun_the_budget_is_flagged(
     text = _plan(cli, db_path, job).stdout
     [line] = [r for r in text.splitlines() if r.strip(" │").startswith("1 ")]
     assert f"{round(fit.expected_usd, 2):,.2f}!" in line.replace("$", "")
-    [note] = [n for n in text.splitlines() if n.strip().startswith("!")]
-    assert f"pessimistic ${risky.pessimistic_usd:,.2f}" in note and "may not fit" in note
+    [note] = " ".join(text.split()).split("! may")[1:]  # (wrapped at the terminal's width)
+    assert f"pessimistic ${risky.pessimistic_usd:,.2f}" in note and "not fit its budget" in note
     assert f"budget ${between:,.2f}" in note and "--yes" in note
 
 
@@ -53,3 +53,35 @@ def test_an_offering_that_fits_even_pessimistically_is_not_flagged(
     text = _plan(cli, db_path, job).stdout
     assert not [n for n in text.splitlines() if n.strip().startswith("!")]
     assert "!" not in "".join(r for r in text.splitlines() if r.strip(" │").startswith("1 "))
+
+
+def test_a_budget_short_only_of_the_watchs_charge_ahead_is_flagged_as_launch_refuses_it(
+        tmp_path: Path, priced: PriceStore, cli, db_path: Path,  # noqa: F811, ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # An hour's watch interval: the charge ahead is the offering's hour, $0.90.
+    monkeypatch.setenv("COSTSCHED_DAEMON_WATCH_SECONDS", "3600")
+    [fit] = launch_fits(priced, [_job(tmp_path, budget=1000)], BudgetsConfig(), AT,
+                        interval_seconds=3600)
+    assert fit.ahead_usd == pytest.approx(0.9)
+    # Over the pessimistic cost, under it with the charge ahead.
+    between = round(fit.pessimistic_usd + fit.ahead_usd / 2, 2)
+    job = _job(tmp_path, budget=between)
+    [risky] = launch_fits(priced, [job], BudgetsConfig(), AT, interval_seconds=3600)
+    assert risky.pessimistic_usd < between < risky.pessimistic_usd + risky.ahead_usd
+    assert risky.fits and not risky.safe
+    doc = json.loads(_plan(cli, db_path, job, "--json").stdout)
+    [row] = doc["rankings"][0]["ranking"]
+    assert row["pessimistic_cost"] == risky.pessimistic_usd
+    assert row["budget_may_not_fit"] is True
+    text = _plan(cli, db_path, job).stdout
+    [note] = " ".join(text.split()).split("! may")[1:]
+    assert (f"pessimistic ${risky.pessimistic_usd:,.2f} + ${risky.ahead_usd:,.2f} for the "
+            "first watch interval (3600 s at $0.9000/h) on #1") in note
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    refused = cli("launch", job, "--launcher", "local", "--wait", "0")
+    assert refused.exit_code != 0 and "may not fit; give --yes" in refused.output
+    said = " ".join(refused.output.split())
+    assert (f"pessimistic ${risky.pessimistic_usd:,.2f} (preemptions at the 95% quantile) + "
+            f"${risky.ahead_usd:,.2f} for the first watch interval (3600 s at $0.9000/h) "
+            f"against ${between:,.2f} left of its own budget") in said
+    assert priced.jobs.list().empty
