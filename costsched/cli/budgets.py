@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -11,18 +11,23 @@ from costsched.config import effective
 
 if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
+    from costsched.service.jobs.statuses import JobStatus
     from costsched.store import PriceStore
 
 
 def budgets_now(store: PriceStore, at: datetime | None = None,
-                of_jobs: Collection[int] | None = None) -> list[BudgetState]:
+                of_jobs: Collection[int] | None = None,
+                shown: Iterable[JobStatus] = ()) -> list[BudgetState]:
     """Each budget of the effective configuration now, or at `at` (a report's end);
-    `of_jobs`: only the budgets of those jobs (a command about one job names its own)."""
+    `of_jobs`: only the budgets of those jobs (a command about one job names its own);
+    `shown`: the jobs the same output shows, whose costs the budgets spend as they are
+    charged there (an instance seen gone, not reconciled, charged until it was lost)."""
     from costsched.service.jobs.budgets import budgets_now as now
 
     config = effective()
     return now(store, at=at, config=config.budgets,
-               interval_seconds=config.daemon.watch_seconds, of_jobs=of_jobs)
+               interval_seconds=config.daemon.watch_seconds, of_jobs=of_jobs,
+               charged=[s.cost for s in shown])
 
 
 def print_budgets(store: PriceStore, of_jobs: Collection[int] | None = None,

@@ -331,7 +331,7 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     narrowed = job is not None or bool(states) or name is not None or limit is not None \
         or not only.empty
     named = {s.record.id for s in shown} if narrowed else None
-    budgets = budgets_now(store, at=seen, of_jobs=named)  # charged as the jobs above were
+    budgets = budgets_now(store, at=seen, of_jobs=named, shown=shown)  # charged as above
     # The list of every job says why each failed in a line; `status JOB` says it whole.
     none = ("No job matches the filters given (--state, --name, --limit, --label, --budget); "
             "`costsched status` with none lists every job." if narrowed and job is None

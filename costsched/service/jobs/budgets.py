@@ -4,10 +4,11 @@ each running job's forecast, as its own budget's reads it (the dashboard's)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from datetime import datetime
 
 from costsched.config import BudgetsConfig
+from costsched.costs import JobCost
 from costsched.service.jobs.caps import BudgetState, budget_state, budget_states, charging
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -16,18 +17,23 @@ from costsched.store import PriceStore
 def budgets_now(store: PriceStore, *, at: datetime | None = None,
                 config: BudgetsConfig | None = None,
                 interval_seconds: float | None = None,
-                of_jobs: Collection[int] | None = None) -> list[BudgetState]:
+                of_jobs: Collection[int] | None = None,
+                charged: Iterable[JobCost] = ()) -> list[BudgetState]:
     """Every budget as `status`, `report` and the Python API show it: the configured ones
     (`config`, `interval_seconds`: the effective configuration's when not given) at `at`
     (default now); `of_jobs`: only the budgets of those jobs (a view of some jobs shows
-    theirs)."""
+    theirs); `charged`: the costs of the jobs a look shows (`JobStatus.cost`), whose
+    placements each budget charges as they do (one whose instance the look saw gone ends
+    when it was lost, not at `at`): one spend per job in one view."""
     if config is None or interval_seconds is None:
         from costsched.config import effective
 
         found = effective()
         config = config or found.budgets
         interval_seconds = interval_seconds or found.daemon.watch_seconds
-    states = budget_states(store, config, as_time(at), interval_seconds)
+    ends = {c.placement.id: c.placement.end_at for cost in charged for c in cost.charged
+            if c.placement.end_at is not None}
+    states = budget_states(store, config, as_time(at), interval_seconds, ends)
     if of_jobs is None:
         return states
     return [s for s in states if set(s.jobs) & set(of_jobs)]

@@ -125,9 +125,11 @@ def joins(stored: Mapping, name: str, budget: NamedBudget) -> bool:
 
 
 def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
-                  interval_seconds: float) -> list[BudgetState]:
+                  interval_seconds: float, ends: Mapping[int, datetime] | None = None
+                  ) -> list[BudgetState]:
     """Every budget now: each job's own (jobs with `constraints.budget`), then the named
-    ones, from one read of the jobs and their placements."""
+    ones, from one read of the jobs and their placements; `ends`: by placement id, where a
+    look that did not reconcile ended an open one (its instance seen gone: `statuses`)."""
     records = store.jobs.records()
     if not records:
         return []
@@ -140,7 +142,7 @@ def budget_states(store: PriceStore, config: BudgetsConfig, at: datetime,
     wanted = sorted({*own, *(j for members in named.values() for j in members)})
     if not wanted:
         return []
-    read = charging(store, records, wanted, every=True)
+    read = charging(store, records, wanted, every=True, ends=ends)
     out = []
     for job_id, usd in sorted(own.items()):
         out.append(budget_state(store, f"job {job_id} ({names[job_id]})", "job", usd,
@@ -168,13 +170,14 @@ class Charging:
 
 
 def charging(store: PriceStore, records: Sequence[JobRecord], wanted: Sequence[int], *,
-             every: bool) -> Charging:
+             every: bool, ends: Mapping[int, datetime] | None = None) -> Charging:
     """`Charging` of the jobs `wanted` of `records`; `every`: read every placement at
-    once (most jobs are wanted) rather than theirs."""
-    chosen = set(wanted)
+    once (most jobs are wanted) rather than theirs; `ends`: see `budget_states`."""
+    chosen, ends = set(wanted), ends or {}
     specs = {r.id: r.spec for r in records}
     states = {r.id: r.state for r in records}
-    placed = [p for p in store.jobs.placement_rows(None if every else sorted(chosen))
+    placed = [p._replace(end_at=ends[p.id]) if p.end_at is None and p.id in ends else p
+              for p in store.jobs.placement_rows(None if every else sorted(chosen))
               if p.job_id in chosen]
     capped = own_budget.capped_now(store, [r for r in records if r.id in chosen])
     runs = _runs(store, [j for j in wanted if states[j] == "running"])  # one read for all
