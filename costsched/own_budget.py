@@ -171,6 +171,27 @@ def logged_pace(store: PriceStore, record: JobRecord, at: datetime) -> Pace | No
     return Pace(steps, seconds / 3600)
 
 
+class Refusal(str):
+    """Why a job's budgets do not let it start again, in one line ('job 4 (fit) is at its
+    budget: WHY; FIX'), with its `fix` alone: the one command (`costsched start NAME
+    --budget N`, the amount that is enough) or configuration key that gives it enough."""
+
+    fix: str
+
+    def __new__(cls, why: str, fix: str) -> Refusal:
+        out = super().__new__(cls, f"{why}; {fix}")
+        out.fix = fix
+        return out
+
+
+class StartShort(InvalidInput):
+    """A start refused for its budgets (`Refusal`): `fix`, what gives it enough."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(str(refusal))
+        self.fix = refusal.fix
+
+
 @dataclass(frozen=True)
 class OwnBudget:
     """A job's own budget (`usd`, the whole of its life) and what it spent so far."""

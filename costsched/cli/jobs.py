@@ -336,8 +336,14 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     none = ("No job matches the filters given (--state, --name, --limit, --label, --budget); "
             "`costsched status` with none lists every job." if narrowed and job is None
             else NO_JOBS)
+    from costsched.service.jobs.budget_start import start_commands
+
+    # What starts each job a cap stopped, as `start` checks it now (the lines say it).
+    starts = None if json_out else start_commands(store, launcher, [s.record for s in shown],
+                                                  seen)
     places = _print_status(shown, json_out, scheduled=daemon.status(store), budgets=budgets,
-                           recovery=armed, held=held, brief=job is None, none=none)
+                           recovery=armed, held=held, brief=job is None, none=none,
+                           starts=starts)
     if not json_out:  # its spend at the jobs' costs' precision: the same amounts alike
         print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places,
                       written=None if places is None else written_costs(shown))

@@ -5,6 +5,7 @@ the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -51,11 +52,13 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                   scheduled: list[Any] | None = None, budgets: list[Any] | None = None,
                   recovery: Any = None, held: list[Any] | None = None,
                   brief: bool = False, none: str = NO_JOBS,
-                  assumed_figures: bool = False) -> int | None:
+                  assumed_figures: bool = False,
+                  starts: Mapping[int, str] | None = None) -> int | None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
     tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
     the store, with `held` the capacity paid for that no job shown uses, with `budgets`
-    (`budgets_now`) why a budget's cap stopped a job and what starts it again; `brief`
+    (`budgets_now`) why a budget's cap stopped a job and, with `starts`
+    (`budget_start.start_commands`), the one command that starts it again; `brief`
     (the list of every job): a failed job's reason in one line, not its output's last
     lines; `none`: what it says when no job is shown; `assumed_figures`: figures of an
     assumed hour of work are shown beside it (`launch`'s), and its note says so. --json
@@ -122,7 +125,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         short = [words] if (words := short_work(s)) else []
         resumes = [line for line in (s.resumes, s.steps_not_reached) if line]
         said = problems(s, brief, assumed_figures) + resumes \
-            + cap_lines(s, budgets or []) + flag + short \
+            + cap_lines(s, budgets or [], starts) + flag + short \
             + node_notices(s) + lost_lines(s)  # a gang's node replaced, while it is set up
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
@@ -352,10 +355,13 @@ def failure_lines(f: service.Failure, brief: bool = False, job_id: int | None = 
     return out
 
 
-def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
+def cap_lines(s: service.JobStatus, budgets: list[BudgetState],
+              starts: Mapping[int, str] | None = None) -> list[str]:
     """A job its budget's cap stopped (and still stopped): the budget, its cap and what
-    was spent, and what `start` needs: more budget (the command or the configuration key
-    that gives it), or, where the cap has room again, the start itself."""
+    was spent, and the one command that starts it again (`starts`, by job id: as `start`
+    checks it, `budget_start.start_commands`), else what gives it more. Whether that
+    budget is still set is the job's own word (its own budget stays with it; a named one
+    is the configuration's), never whether `budgets` holds it."""
     from costsched import own_budget  # (the store with it: not for a task refused early)
 
     why = s.stopped_why
@@ -365,28 +371,50 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState]) -> list[str]:
     found = [b for b in budgets if s.record.id in b.jobs
              and (b.kind == "job" if name == "" else b.name == name)]
     job = s.record.name
-    if not found:  # a budget no longer configured: nothing caps it now
+    start = (starts or {}).get(s.record.id)
+    if not found and not _still_set(s, name):  # nothing caps it now
         return [f"{why}; that budget is no longer configured: `costsched start {job}` "
                 "starts it again"]
-    b = found[0]
+    b = found[0] if found else None
+    more = (f"give it more: `costsched start {job} --budget USD` (USD: its whole budget)"
+            if name == "" else _named_fix(name, None if b is None else b.period))
+    if b is None:  # its figures not read here
+        return [f"{why}; to start it again, {start or more}"]
     # The cap as set; the spend and what is left at one precision (they add up to it).
     cap, (spent, left) = given(b.usd), usd_all(b.spent_usd, b.left_usd)
     if b.kind == "job":
         stopped = f"stopped at its own budget's cap of {cap} ({spent} spent)"
-        more = f"give it more: `costsched start {job} --budget USD` (USD: its whole budget)"
     else:
-        from costsched.service.jobs.caps import named_fix
-
         period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
         spent_in = {"day": " today", "month": " this month"}.get(b.period, "")
         stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
-        more = named_fix(name, b.period)
-    if b.left_usd > 0:  # raised since, or a new period: `start` says whether it is enough
-        covers = ("its start, its steps left and its next watch interval" if b.kind == "job"
-                  else "its next watch interval")
-        return [f"{stopped}; {left} left now: `costsched start {job}` starts it again "
-                f"if that covers {covers}, else {more}"]
-    return [f"{stopped}; to start it again, {more}"]
+    if b.left_usd > 0:  # raised since, or a new period: `start`'s check says what it needs
+        return [f"{stopped}; {left} left now: "
+                + (start or f"`costsched start {job}` says whether that is enough, and what "
+                   "is if not")]
+    return [f"{stopped}; to start it again, {start or more}"]
+
+
+def _still_set(s: service.JobStatus, name: str) -> bool:
+    """Whether the budget `name` ('' its own) that stopped job `s` is still set: its own
+    stays with it (its spec's, or as `start --budget` gave it); a named one while the
+    configuration has it and the job joins it."""
+    if name == "":
+        return True
+    from costsched.config import effective
+    from costsched.service.jobs.caps import joins
+
+    budget = effective().budgets.named.get(name)
+    return budget is not None and joins(s.record.spec, name, budget)
+
+
+def _named_fix(name: str, period: str | None) -> str:
+    """What gives named budget `name` more (`caps.named_fix`) at its `period` (None: as
+    configured)."""
+    from costsched.config import effective
+    from costsched.service.jobs.caps import named_fix
+
+    return named_fix(name, period or effective().budgets.named[name].period)
 
 
 def print_daemon(scheduled: list[Any], unscheduled: str | None = None) -> None:

@@ -386,13 +386,12 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     except BudgetShort as short:
         per_hour = short.usd_per_hour  # (all its nodes)
         start = own_budget.start_usd(again, per_hour)
-        raise InvalidInput(f"job {record.id} ({record.name}) is at its budget: {short.why}; "
-                           + enough(record.name, short.budget.spent_usd,
-                                    rest_usd(short.expected_usd - start, per_hour,
-                                             short.steps_left), short.steps_left, start,
-                                    per_hour * interval_seconds / 3600,
-                                    own_budget.start_said(again), paced,
-                                    judging)) from None
+        raise own_budget.StartShort(own_budget.Refusal(
+            f"job {record.id} ({record.name}) is at its budget: {short.why}",
+            enough(record.name, short.budget.spent_usd, rest_usd(
+                short.expected_usd - start, per_hour, short.steps_left), short.steps_left,
+                start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
+                paced, judging))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
@@ -403,7 +402,7 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                         start_said=own_budget.start_said(again), paced=paced,
                         judging=judging)
     if why:
-        raise InvalidInput(why)
+        raise own_budget.StartShort(why)
     return cands
 
 
@@ -439,7 +438,7 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                   budget_usd: float | None = None, rest_usd: float = float("nan"),
                   steps_left: float = float("nan"), start_usd: float = 0.0,
                   start_said: str = "", paced: str | None = None,
-                  judging: bool = False) -> str | None:
+                  judging: bool = False) -> own_budget.Refusal | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
     refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
     is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
@@ -466,15 +465,16 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                              state.committed_usd + ahead, state.usd)
             if why is None:
                 continue
-            return (f"job {job_id} ({record.name}) is at its budget: {why}; "
-                    + enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
-                             state.committed_usd + ahead, start_said, paced, judging))
+            return own_budget.Refusal(
+                f"job {job_id} ({record.name}) is at its budget: {why}",
+                enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
+                       state.committed_usd + ahead, start_said, paced, judging))
         claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)
         if why is not None:
-            return (f"job {job_id} ({record.name}) is at budget {state.name}: {why}; "
-                    f"{named_fix(state.name, state.period)}")
+            return own_budget.Refusal(f"job {job_id} ({record.name}) is at budget "
+                                      f"{state.name}: {why}", named_fix(state.name, state.period))
     return None
 
 
