@@ -165,7 +165,6 @@ def unprefixed(text: str, *prefixes: str) -> str:
 # A restart on error's recovery move (a job restarted from its checkpoint after its own
 # failure, `service.jobs.restarts`) has a detail that begins so: not a preemption's.
 RESTART_MARK = "restart on error"
-RESTARTS_WORDS = "restarts on errors"  # how views count them, apart from recoveries
 
 
 def restart_move(kind: str, detail: str | None) -> bool:
