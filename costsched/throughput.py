@@ -446,9 +446,9 @@ class ThroughputTable:
         rule = f"the ratio of sqrt(peak {self.precision.upper()} TFLOPS x memory GB/s) " \
                "(vendor data sheets)"
         if self._unit_only(key, ref_gpu):
-            # An assumed hour of work on the first GPU a task names: that GPU is a name for
-            # the unit, not a speed anyone saw. The haircut would make every GPU but the
-            # first slower, so a set's order would rank it: all are estimated alike.
+            # An assumed hour of work on the unit GPU of a task's set (the slowest,
+            # `work.unit_gpu`): that GPU is a name for the unit, not a speed anyone saw.
+            # The haircut would make every GPU but the unit slower: all are estimated alike.
             return Throughput(ref.steps_per_second * ratio, estimated=True, basis=(
                 f"estimate: {gpu} against {ref_gpu} (the unit of {ASSUMED_WORDS}) x "
                 f"{ratio:.3g}, {rule}, not cut to the slow side since no GPU's speed is "

@@ -162,6 +162,17 @@ def unprefixed(text: str, *prefixes: str) -> str:
             return text
 
 
+# A restart on error's recovery move (a job restarted from its checkpoint after its own
+# failure, `service.jobs.restarts`) has a detail that begins so: not a preemption's.
+RESTART_MARK = "restart on error"
+
+
+def restart_move(kind: str, detail: str | None) -> bool:
+    """Whether a move (its `kind` and `detail`) restarts a job after its own error, not a
+    recovery after a preemption."""
+    return kind == "recovery" and str(detail or "").startswith(RESTART_MARK)
+
+
 def counted(count: int, singular: str, plural: str | None = None) -> str:
     """'1 new price', '0 new prices', '3 regions': a count and its noun in agreement
     (never 'price(s)'). `plural`: when it is not `singular` + 's'."""

@@ -31,6 +31,7 @@ from costsched.service.jobs.budgets import budgets_now, job_forecasts
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.throughput_learned import progress_record_words
+from costsched.vocabulary import RESTART_MARK, restart_move
 
 LOG_LINES = 60  # lines of a job's output its page shows
 HISTORY_DAYS = 30  # of price history on the prices page
@@ -163,7 +164,11 @@ def price_changes(store: PriceStore, job_id: int) -> list[dict]:
                          waiting=False) for before, after in pairs for p in (before, after)]
     # (rounded off the float noise of an integral over one second; no price has 9 decimals)
     prices = [round(usd * 3600, 9) for _, usd, _ in charge(store, probes, now=as_time(None))]
-    return [{"at": after.start_at, "reason": after.reason, "from": prices[2 * i],
+    # A recovery after the job's own error is a restart on error, not a preemption's.
+    restarted = {m.target_instance for m in store.moves.of_jobs([job_id])[job_id]
+                 if restart_move(m.kind, m.detail)}
+    return [{"at": after.start_at, "from": prices[2 * i], "reason": RESTART_MARK
+             if after.reason == "recovery" and after.instance in restarted else after.reason,
              "to": prices[2 * i + 1], "saves": prices[2 * i] - prices[2 * i + 1]}
             for i, (_, after) in enumerate(pairs)]
 

@@ -37,7 +37,7 @@ from costsched.price_ages import (
     stale_after_hours,
     stale_charges,
 )
-from costsched.report import estimates
+from costsched.report import estimates, useful
 from costsched.report.columns import (
     BUDGET_COLUMNS,
     CLOUD_COLUMNS,
@@ -61,7 +61,7 @@ from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable, model_key
 from costsched.validation import as_time
-from costsched.vocabulary import did_you_mean
+from costsched.vocabulary import did_you_mean, restart_move
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -236,9 +236,11 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
     hours), never at a declared figure:
 
     - on-demand: each piece of each placement in the period on the on-demand price of the
-      same instance type in the same region (the same GPU at the same speed: the same
-      hours), by the same rule as the job's own placements: the stored on-demand history,
-      else the catalog's list prices; NaN when neither knows the type.
+      same instance type in the same region, by the same rule as the job's own
+      placements: the stored on-demand history, else the catalog's list prices; NaN when
+      neither knows the type. Each piece's hours times the share of the job's hours its
+      work needed (`report.useful.shares`: its training hours and one start a run, not
+      its preemptions' redone steps and setups).
     - static: the same work on the job's launch-time choice (its first placement's
       offering) kept to the end. The work is the step the job reported (its progress),
       when the period holds the job's whole life up to that report; otherwise the steps its
@@ -248,7 +250,8 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
       over the job's runs in the period (from the start of its first piece; a user's stop
       and start ends a run and begins one, as the choice kept would have stopped too: each
       run filled in turn, the last one to the end of the work), charged over that
-      offering's own stored price history (as the job's placements are), not at its
+      offering's own stored price history (as the job's placements are; the same share
+      of its hours as on-demand's), not at its
       launch price: a job that ran on its launch choice alone saves nothing against it.
       NaN for a job that reported no step (no measured speed).
 
@@ -306,7 +309,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     paced = speeds(ran, done, read_at, rates, None)
     readings = trained_readings(store, list(names))  # a gang's repairs left out
     measured = speeds(ran, done, read_at, rates, readings)
-    stays = static_stays(by_id, ran, cut, start, end, paced, rates)
+    share = useful.shares(by_id, ran, readings, end)  # the work done, not the overhead
+    stays = static_stays(by_id, ran, cut, start, end, paced, rates, share)
     predicted = estimates.predictions(store, list(names))
     # A job's actual dollars beside its estimate run to the end of the report, as its
     # spend does: one figure per job (`_one_spend`).
@@ -326,7 +330,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
                           stale_after_hours() if stale_after is None else stale_after)
 
     spent_on = [(c, got.hours, got.usd,
-                 math.nan if twin.price_source == "placement" else twin.usd)
+                 math.nan if twin.price_source == "placement" else
+                 twin.usd * share.get(c.placement.job_id, 1.0))
                 for c, got, twin in zip(cut, charged["pieces"], charged["on_demand"],
                                         strict=True)]
     static = {j: got[0] for j, got in group_sums(
@@ -341,7 +346,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     run_egress = [m for m in all_moves if m.at <= end]
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
     ran = [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)]
-    job_rows = _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed))
+    job_rows = _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed),
+                          useful.shown_states(jobs, {int(r[1]) for r in readings}))
     job_parts = row_parts({"jobs": job_rows}, spent_on)["jobs"]
     whole = _one_spend(job_rows, job_parts, placed, start)
     estimated = [row for row in estimates.estimate_table(
@@ -401,9 +407,10 @@ def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],
 def _recoveries(store: PriceStore, job_moves: Mapping[int, list[MoveRecord]]
                 ) -> dict[int, int]:
     """Per job id, its recoveries after a lost instance or node (`model.recoveries`; not
-    its restarts by the user)."""
+    its restarts by the user, nor those after its own error)."""
     nodes = Counter(e.job_id for e in store.jobs.event_rows(job_moves, [NODE_RECOVERY]))
-    return {j: recoveries((m.kind for m in found), nodes[j])
+    return {j: recoveries((m.kind for m in found if not restart_move(m.kind, m.detail)),
+                          nodes[j])
             for j, found in job_moves.items()}
 
 
@@ -430,10 +437,11 @@ def _on_launch_choice(placed: Sequence[PlacementRow]) -> set[int]:
 
 def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequence[Move],
                static: Mapping[int, float], nodes: Mapping[int, int],
-               alone: Collection[int] = ()) -> list[dict]:
+               alone: Collection[int] = (), shown: Mapping[int, str] | None = None
+               ) -> list[dict]:
     """The per-job rows. `alone`: the jobs that ran on their launch choice alone, whose
     launch choice kept is what they spent, by construction (its own charge, made to
-    another time, may differ by a second's)."""
+    another time, may differ by a second's); `shown`: their states as views show them."""
     keys = [s[0].placement.job_id for s in spent]
     compute = group_sums(keys, [s[1] for s in spent], [s[2] for s in spent])
     on_demand = group_sums(keys, [s[3] for s in spent], nan_when_none=True)
@@ -452,9 +460,9 @@ def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequen
         if not saves(job):  # no baseline, so no saving (a baseline alone makes one again)
             cover = kept = math.nan
         rows.append(dict(zip(JOB_COLUMNS, (
-            job.id, job.name, job.state, int(nodes.get(job.id, 1)), float(billed),
-            float(paid), float(out), float(total), float(cover), no_noise(cover - total),
-            kept, no_noise(kept - total)), strict=True)))
+            job.id, job.name, (shown or {}).get(job.id, job.state),
+            int(nodes.get(job.id, 1)), float(billed), float(paid), float(out), float(total),
+            float(cover), no_noise(cover - total), kept, no_noise(kept - total)), strict=True)))
     return rows
 
 

@@ -32,8 +32,8 @@ judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` 
 Where the hours and the cost agree the verdict is that word; where they do not, it names
 each ('hours within, cost under'), so that 'within' never stands beside a cost ratio of
 0.10x (the words say where the run stands against its estimate, not against a
-deadline). A job whose work was assumed (a task that gives none:
-an hour of work on its first GPU) has no estimate of its own, and no row.
+deadline). A job whose work was assumed (a task that gives none: an hour of work on the
+slowest GPU of its set, `work.unit_gpu`) has no estimate of its own, and no row.
 
 Plain rows in and out (dicts by column): the report's text and JSON are written without
 pandas; its frames are built from these rows.

@@ -69,6 +69,7 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
         f"<h1>costsched cost report{escape(' of ' + report.chosen if report.chosen else '')}"
         "</h1>", f"<p>{escape(period)}</p>",
         f"<p>{escape(summary)}</p>",
+        *([f'<p class="note">{escape(report.stale_note())}</p>'] if report.stale else []),
         *(f"<p>throughput: {escape(line)}</p>" for line in report.flags()),
         *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("repriced", ())),
         '<div class="figures">',

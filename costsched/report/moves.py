@@ -7,25 +7,20 @@ recovery moves by `model.recoveries`), each a row of kind NODE_KIND."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from costsched.costs import Move
+from costsched.gang_stalls import KINDS, NODE_LINE, REPAIR_OVER
 from costsched.model import NODE_RECOVERY
 from costsched.report.sums import group_sums
 from costsched.store import PriceStore
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.moves import MoveRecord
-from costsched.vocabulary import offering_label
+from costsched.vocabulary import RESTART_MARK, offering_label, restart_move
 
 MOVE_KINDS = ("migration", "recovery", "start")  # a launch is not a move between offerings
 NODE_KIND = "node recovery"  # a gang's node replaced where it ran: no move
-GANG_EVENT = "gang"  # the job log's kind for the rest of a gang's repair (`jobs.gangs`)
-# "instance ID: node 1, 2 was preempted: replaced in ..." (`launchers.gang_repair` and the
-# clouds' gangs), and how a repair ends: the gang resumes, or it was ended (a move follows)
-_NODE_LINE = re.compile(r"instance (\S+): node ([\d, ]+) was ")
-_REPAIR_OVER = ("the gang resumes from its newest checkpoint", "the gang was ended")
 PRICED = ["priced_total_usd", "priced_egress_usd", "priced_restart_usd", "priced_lost_work_usd",
           "priced_overlap_usd"]
 MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "target",
@@ -69,8 +64,9 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
             spans.append(_clip(target, target.start_at, ran.get(move.id, end)))
         out = into.get(target.id, [0.0])[0] if target is not None else 0.0
         found.append(((move.job_id, created), dict(zip(MOVE_COLUMNS, (
-            move.id, move.job_id, names[move.job_id], move.kind, move.state, created,
-            _where(source), _where(target), math.nan, out, math.nan, *_priced(move)),
+            move.id, move.job_id, names[move.job_id],
+            RESTART_MARK if restart_move(move.kind, move.detail) else move.kind, move.state,
+            created, _where(source), _where(target), math.nan, out, math.nan, *_priced(move)),
             strict=True)), spans))
     found += _node_rows(gang, names, on_instance, start, end)
     found.sort(key=lambda f: f[0])  # stable: a job's moves keep their order
@@ -85,7 +81,7 @@ def gang_events(store: PriceStore, job_ids: Sequence[int] | Mapping[int, object]
                 ) -> list[EventRow]:
     """The gang events of the jobs of `job_ids` (their nodes replaced in place, and how
     each repair went on), oldest first: what `move_table` lists the node recoveries from."""
-    return store.jobs.event_rows(list(job_ids), (NODE_RECOVERY, GANG_EVENT)) if job_ids \
+    return store.jobs.event_rows(list(job_ids), KINDS) if job_ids \
         else []
 
 
@@ -96,7 +92,7 @@ def _node_rows(gang: Sequence[EventRow], names: Mapping[int, str],
     """The rows of the nodes replaced in place in the period (`move_table`)."""
     out = []
     for n, event in enumerate(gang):
-        line = _NODE_LINE.match(str(event.detail or ""))
+        line = NODE_LINE.match(str(event.detail or ""))
         if event.kind != NODE_RECOVERY or event.job_id not in names or event.at > end \
                 or (start is not None and event.at < start) or line is None:
             continue
@@ -105,7 +101,7 @@ def _node_rows(gang: Sequence[EventRow], names: Mapping[int, str],
         # The repair is over when the gang resumes (or was ended); until then, it waits.
         over = next((e.at for e in gang[n:] if e.job_id == event.job_id
                      and str(e.detail or "").startswith(f"instance {instance}:")
-                     and any(words in str(e.detail) for words in _REPAIR_OVER)), None)
+                     and any(words in str(e.detail) for words in REPAIR_OVER)), None)
         spans = [] if placement is None else [_clip(placement, event.at, over or end)]
         out.append(((event.job_id, event.at), dict(zip(MOVE_COLUMNS, (
             None, event.job_id, names[event.job_id], NODE_KIND,

@@ -81,11 +81,13 @@ def charge_parts(store: PriceStore, end: datetime, nodes: Mapping[int, int],
 
 def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
                  cut: Sequence[Piece], start: datetime | None, end: datetime,
-                 measured: Sequence[Speed], rates: Mapping[int, JobRate | None]
-                 ) -> list[PlacementRow]:
+                 measured: Sequence[Speed], rates: Mapping[int, JobRate | None],
+                 share: Mapping[int, float] | None = None) -> list[PlacementRow]:
     """Per job whose launch-choice baseline applies (see `report.data.build`): its first
     placement's offering over the period's work at the job's measured speed there, laid
-    over the job's runs (`_runs`): one row per run it reaches."""
+    over the job's runs (`_runs`): one row per run it reaches. `share`: per job, the share
+    of its hours the work needed (`report.useful.shares`: its redone steps and extra
+    starts left out; 1 where not given)."""
     if not cut or not measured:
         return []
     # Each piece's measured speed on its own GPU (NaN: the job reported no step).
@@ -125,7 +127,8 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
             continue
         # Whole seconds, as placements are stored (a float a hair under a second would be cut).
         rows.extend(own._replace(start_at=lo, end_at=hi)
-                    for lo, hi in _laid(runs[job_id], round(steps_made / speed)))
+                    for lo, hi in _laid(runs[job_id], round(
+                        steps_made / speed * (share or {}).get(job_id, 1.0))))
     return rows
 
 

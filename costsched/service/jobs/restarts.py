@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from costsched.vocabulary import counted
+from costsched.vocabulary import RESTART_MARK, counted, restart_move
 
 if TYPE_CHECKING:  # (a view reads its words without opening a store: no SQLAlchemy)
     from costsched.store import PriceStore
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # (a view reads its words without opening a store: no SQLAlch
 # 3 restarts on errors used'. How many a job has is how many it used.
 RESTART_NOTE = "restart_on_error"
 # A restart's recovery move's detail begins so: it is not a preemption's recovery.
-MARK = "restart on error"
+MARK = RESTART_MARK
 
 
 def allowed(stored: Mapping) -> int:
@@ -37,7 +37,7 @@ def used(store: PriceStore, job_id: int) -> int:
 
 def is_restart(move: MoveRecord) -> bool:
     """Whether a recovery move restarts a job after its own error (not a preemption)."""
-    return move.kind == "recovery" and move.detail.startswith(MARK)
+    return restart_move(move.kind, move.detail)
 
 
 def exited(exit_code: int | None, detail: str) -> str:

@@ -61,3 +61,9 @@ def test_a_moved_run_says_its_gpus_and_is_no_gpus_calibration(runs: PriceStore) 
     groups = report.calibration.set_index(["model", "gpu"])
     [(model, gpu)] = [k for k in groups.index if k[1] != ALL]
     assert gpu == "1xV100" and groups.loc[(model, gpu), "jobs"] == 1  # beat alone
+
+
+def test_spend_per_job_shows_a_short_run_as_every_view_does(runs: PriceStore) -> None:
+    states = build(runs, now=at(11)).jobs.set_index("name")["state"]
+    assert states["short"] == "ended-short"  # was: succeeded (its stored state)
+    assert states["beat"] == "succeeded" and states["failed"] == "failed"

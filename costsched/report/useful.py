@@ -1,0 +1,60 @@
+"""What of a job's billed hours its baselines count, and the state its row shows.
+
+A baseline is charged for the work the job really did (docs/reports.md, Baselines). A
+job that was preempted or moved paid for more than that work: the steps it made again
+from its checkpoint and each new instance's setup. A baseline would not have been
+preempted or moved, so it counts the job's training hours (`work.trained_seconds`: the
+steps it did at its measured pace, those made again left out) and one start per run (the
+setup of its first instance: the time before its first reported step less that step's
+training; a user's stop and start begins a run, as the launch choice kept stops and
+starts too), never more than its placements' hours. `shares` gives that over the
+placements' hours, the share of each piece the baselines charge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime
+
+from costsched.report.sums import by, column_sum, seconds
+from costsched.store.job_rows import JobRecord, PlacementRow
+from costsched.vocabulary import job_state
+from costsched.work import ended_short, own_total, trained_seconds, trained_span
+
+
+def shares(jobs: Mapping[int, JobRecord], ran: Sequence[PlacementRow],
+           readings: Sequence[tuple], end: datetime) -> dict[int, float]:
+    """{job id: the share of its placements' hours up to `end` that its baselines count}
+    (see the module), for each job that ran on more than one placement and reported steps
+    on its first; any other job's baselines count its hours (a share of 1)."""
+    out = {}
+    read = by(readings, lambda r: int(r[1]))
+    for job_id, placed in by(ran, lambda p: p.job_id).items():
+        job, found = jobs.get(job_id), read.get(job_id, [])
+        if job is None or len(placed) < 2 or not found:
+            continue
+        placed = sorted(placed, key=lambda p: (p.start_at, p.id))
+        first = next((r for r in found if int(r[0]) == placed[0].id), None)
+        span = trained_span(found, column_sum)
+        trained = trained_seconds(found, float(job.steps_done),
+                                  own_total(job.spec, job.steps_total),
+                                  job.state == "succeeded", column_sum)
+        if first is None or span is None or trained is None:
+            continue
+        setup = max(float(first[3]) - placed[0].start_at.timestamp()
+                    - float(first[2]) * span[1] / span[0], 0.0)
+        starts = 1 + sum(1 for p in placed[1:] if p.reason == "start")
+        billed = column_sum([max(seconds(min(end if p.end_at is None else p.end_at, end)
+                                         - p.start_at), 0.0) for p in placed])
+        if billed > 0:
+            out[job_id] = min((trained + starts * setup) / billed, 1.0)
+    return out
+
+
+def shown_states(jobs: Sequence[JobRecord], said: Collection[int]) -> dict[int, str]:
+    """{job id: its state as every view shows it (`vocabulary.job_state`): ended-short
+    for one that exited 0 short of its declared steps}. `said`: the jobs that reported a
+    step (0 included)."""
+    return {j.id: job_state(j.state, None, ended_short(
+        j.state == "succeeded", j.steps_done, own_total(j.spec, j.steps_total),
+        j.id in said)) for j in jobs}
