@@ -78,6 +78,26 @@ def work_hours(text: str) -> float | str:
     return hours
 
 
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:s|sec|secs|second|seconds)\s*$")
+
+
+def duration_hours(text: str) -> float:
+    """A duration written with its unit, in hours: as `parse_hours` reads one ('7d', '36h',
+    '90m', '1d12h'), spelt out ('30min', '7 days') or in seconds ('45s'); never a bare
+    number (its unit is the caller's) nor a time. ValueError otherwise."""
+    lowered = text.strip().lower()
+    seconds = _SECONDS.match(lowered)
+    if seconds:
+        return float(seconds[1]) / 3600
+    m = _DURATION.match(lowered) if lowered else None
+    if not (m and any(m.groups())):
+        m = _DURATION.match(_spelt_out(lowered) or "-")
+    if not (m and any(m.groups())):
+        raise ValueError(f"{text!r}: expected a duration with its unit, such as '7d'")
+    d, h, mins = (float(g) if g else 0.0 for g in m.groups())
+    return 24 * d + h + mins / 60
+
+
 # Units as people spell them out, to the letter a duration takes (a week as 7 days).
 _UNITS = {"d": ("d", 1), "day": ("d", 1), "days": ("d", 1), "h": ("h", 1), "hr": ("h", 1),
           "hrs": ("h", 1), "hour": ("h", 1), "hours": ("h", 1), "m": ("m", 1),

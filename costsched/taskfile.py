@@ -52,10 +52,11 @@ def skypilot_task(doc: Any) -> bool:
     return bool(_SKY_KEYS & doc.keys()) or ("run" in doc and not _OWN_KEYS & doc.keys())
 
 
-def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
+def anchor_workdir(spec: JobSpec, folder: Path, where: str = "") -> JobSpec:
     """The spec with its workdir (and local file mounts) as absolute paths (a relative one
     is taken from `folder`, the spec file's), so that the job does not depend on where
-    costsched was started."""
+    costsched was started. A workdir or local mount that is not there is refused, the
+    file `where` named: the one check of `plan` and `launch`, as the file is read."""
     written: dict[str, str] = {}
 
     def anchored(path: str) -> str:
@@ -70,7 +71,7 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
     needs: list[str] = []
 
     def missing(field: str, path: str, what: str) -> None:
-        # Named as the file wrote it; `plan` says it, `launch` refuses on it.
+        # Named as the file wrote it ('./data'), where it was looked for if relative.
         needs.append(f"{field} {path!r}: no such {what}"
                      + ("" if Path(path).expanduser().is_absolute()
                         else f" (relative to the file's folder, {folder.resolve()})"))
@@ -84,8 +85,7 @@ def anchor_workdir(spec: JobSpec, folder: Path) -> JobSpec:
                 not Path(mount.source).exists():
             missing(f"file_mounts.{given.path}: local path", given.source, "file or folder")
     if needs:
-        task = {"needs": [*spec.task.needs, *needs],
-                "notes": [*spec.task.notes, *(f"launch needs: {n}" for n in needs)]}
+        raise InvalidInput(f"{where or folder}: field " + "; field ".join(needs))
     if written:
         task.update(mounts=mounts, as_written=written)
     if task:
@@ -304,7 +304,7 @@ def load(path: str | Path, max_sweep_jobs: int | None = None,
                 raise InvalidInput(f"{where}: envs given at launch are for SkyPilot tasks; "
                                    "put a job spec's envs in its file")
             spec = parse(doc, where)
-        parsed.append(anchor_workdir(spec, path.parent))
+        parsed.append(anchor_workdir(spec, path.parent, where))
     from costsched.config import effective  # the configuration loads once the file reads well
 
     config = effective()

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from costsched.cli.common import JsonOption, console, friendly_errors, print_json, table
-from costsched.config import ENV_CONFIG, load
+from costsched.config import DURATION_UNITS, ENV_CONFIG, duration_text, load
 
 ConfigOption = Annotated[
     Path | None,
@@ -30,7 +30,10 @@ def show(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     rows = loaded.rows()
     if json_out:
         print_json({"file": str(loaded.path), "read": loaded.read,
-                    "values": {key: {"value": value, "from": source}
+                    "values": {key: {"value": value,
+                                     **({"unit": DURATION_UNITS[key]}
+                                        if key in DURATION_UNITS else {}),
+                                     "from": source}
                                for key, value, source in rows}})
         return
     state = "" if loaded.read else " (not found: defaults)"
@@ -46,6 +49,8 @@ def _text(key: str, value: Any) -> str:
         return "(all)"
     if key == "migration.lost_work_minutes" and value is None:
         return "(half the checkpoint interval)"
+    if key in DURATION_UNITS and isinstance(value, (int, float)):
+        return duration_text(float(value), DURATION_UNITS[key])
     if isinstance(value, list):
         return shlex.join(value) if key == "notify.command" else ", ".join(map(_toml, value))
     if isinstance(value, dict):  # budgets.named: name: its settings

@@ -113,7 +113,13 @@ def launch(
 
         parse_offering(offering)  # how to write one, before anything is opened or reached
     from costsched.cli.booked import confirm_booking
-    from costsched.cli.launch_given import env_note, given, refuse_unset, warn_written_envs
+    from costsched.cli.launch_given import (
+        env_note,
+        given,
+        refuse_unset,
+        warn_local_mounts,
+        warn_written_envs,
+    )
     from costsched.taskfile import read_jobs
 
     envs, secrets = given(env, secret)
@@ -126,6 +132,7 @@ def launch(
     backend = make_launcher(launcher or settings.launcher)
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
     warn_written_envs(read, envs)  # (an --env named like a secret: `env_note`, below)
+    warn_local_mounts(read, launcher or settings.launcher, getattr(backend, "base_dir", None))
     announce_new_store(db)
     store = open_store(db)
     # Said once the launch goes ahead: a launch refused after it never said the job fits.

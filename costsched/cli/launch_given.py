@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from costsched.jobspec import ENV_NAME_FORM, is_env_name
@@ -80,6 +81,39 @@ def warn_written_envs(read: Iterable[tuple[str, JobSpec]], given: Collection[str
     from costsched.cli.common import err_console, user_text
 
     for line in written_env_warnings(read, given):
+        err_console.print(user_text(line), highlight=False, soft_wrap=True)
+
+
+def local_mount_warnings(read: Iterable[tuple[str, JobSpec]], instances: Path) -> list[str]:
+    """A warning for each file mount of `read` ((source, spec) pairs), for the local
+    launcher: it places every mount under the instance's folder in `instances`
+    (launchers.mounts.local_note), never at the mount's own path, which the job then finds
+    empty."""
+    out: list[str] = []
+    for source, spec in read:
+        for mount in spec.task.mounts:
+            inside = instances / "JOB-ATTEMPT" / "mounts" / mount.path.lstrip("/")
+            line = (f"warning: {source}: file_mounts {mount.path}: the local launcher does not "
+                    f"place it at {mount.path}; the job sees it under its instance's folder "
+                    f"instead, as {inside} (a job reading {mount.path} finds nothing there)")
+            if line not in out:  # (a sweep's jobs share their file's)
+                out.append(line)
+    return out
+
+
+def warn_local_mounts(read: Iterable[tuple[str, JobSpec]], launcher: str,
+                      instances: Path | None = None) -> None:
+    """`local_mount_warnings` on stderr when `launcher` is the local one (`instances`: its
+    folder, default $COSTSCHED_INSTANCES or the user data directory's)."""
+    if launcher != "local":
+        return
+    from costsched.cli.common import err_console, user_text
+
+    if instances is None:
+        from launchers.local_env import default_base_dir
+
+        instances = default_base_dir()
+    for line in local_mount_warnings(read, Path(instances).expanduser()):
         err_console.print(user_text(line), highlight=False, soft_wrap=True)
 
 

@@ -19,7 +19,8 @@ from costsched.cli.common import (
     print_json,
     printable,
 )
-from costsched.config import effective
+from costsched.config import effective, fraction_problem
+from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import views
 
@@ -67,7 +68,9 @@ def migrate(
     from costsched.service.staleness import stale_after_hours
 
     _, secrets = given(None, secret)
-    at_least("--margin", margin, 0.0)
+    margin_problem = fraction_problem(margin)  # (NaN and inf too)
+    if margin_problem:
+        raise InvalidInput(f"--margin {margin:g}: {margin_problem}")
     at_least("--wait", wait, 0.0)
     if to is not None:
         parse_offering(to)  # how to write one, before anything is opened

@@ -115,12 +115,12 @@ def plan(
         result = plan_jobs(db, specs, at=at, objective=objective, deadline=deadline,
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
-    from costsched.cli.launch_given import warn_written_envs
+    from costsched.cli.launch_given import warn_local_mounts, warn_written_envs
+    from costsched.config import effective
 
     warn_written_envs(specs)  # an env's value named like a secret's: stored at launch
+    warn_local_mounts(specs, effective().launch.launcher)  # a mount not at its path
     if explain is not None:
-        from costsched.config import effective
-
         overheads = effective().migration.overheads()
         explain = _offering_of(result, explain, "--explain", top)
         moved_from = (None if moved_from is None

@@ -31,8 +31,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from costsched.config.env_names import env_name, say_unknown
+from costsched.config.env_names import check_env_names, env_name
+from costsched.config.fields import FRACTION, duration_text, fraction_problem  # noqa: F401
 from costsched.config.sections import (  # noqa: F401 - the configuration's names
+    DURATION_UNITS,
     ENV_CONFIG,
     ENV_PREFIX,
     KEYS,
@@ -105,8 +107,7 @@ def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loade
             sources[key] = origin
     elif explicit:
         raise InvalidInput(f"{file}: config file not found")
-    _check_env_names(env)
-    say_unknown(env)  # a COSTSCHED_* variable none of costsched's (a misspelt section)
+    check_env_names(env)  # a misspelt COSTSCHED_* name, of a section or a key
     for key in KEYS:
         name = _env_name(key)
         if name in env:
@@ -188,24 +189,6 @@ def _check_keys(value: dict[str, Any], model: type[Section], name: str, where: s
             raise InvalidInput(f"{where}: unknown key {name}.{key}: expected one of "
                                f"{', '.join(f'{name}.{k}' for k in allowed)}"
                                + did_you_mean(key, allowed))
-
-
-# Variables of costsched's that share a section's prefix but are not configuration keys.
-_OTHER_ENV = frozenset({"COSTSCHED_AZURE_PRICES_URL"})
-
-
-def _check_env_names(env: Mapping[str, str]) -> None:
-    """A COSTSCHED_<SECTION>_... variable that is no key of that section (a typo) is
-    refused as an unknown key of the file is, with the close name: it would else be
-    ignored without a word."""
-    known = {_env_name(key) for key in KEYS}
-    prefixes = tuple(f"{ENV_PREFIX}{section.upper()}_" for section in SECTIONS)
-    for name in sorted(env):
-        if name.startswith(prefixes) and name not in known and name not in _OTHER_ENV:
-            section = next(s for s in SECTIONS if name.startswith(f"{ENV_PREFIX}{s.upper()}_"))
-            keys = [_env_name(f"{section}.{k}") for k in SECTIONS[section].model_fields]
-            raise InvalidInput(f"env {name}: not a setting of [{section}]: expected one of "
-                               f"{', '.join(keys)}{did_you_mean(name, keys)}")
 
 
 def _leaf_keys(data: dict[str, Any]) -> list[str]:

@@ -1,12 +1,12 @@
-"""costsched's own COSTSCHED_* variables, and the line that says a COSTSCHED_* variable is
-none of them (a misspelt override would else be ignored without a word)."""
+"""costsched's own COSTSCHED_* variables, and the line that refuses a COSTSCHED_* variable
+that is none of them (a misspelt override would else be ignored without a word)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 
 from costsched.config.sections import ENV_CONFIG, ENV_PREFIX, KEYS, SECTIONS
+from costsched.model import InvalidInput
 from costsched.vocabulary import closest
 
 # Variables of costsched's that are no configuration key: read by the commands, by its
@@ -29,9 +29,6 @@ OWN = frozenset({
     "COSTSCHED_REQUIRE_CHROMIUM", "COSTSCHED_DASHBOARD_SHOTS", "COSTSCHED_SHARED_DATA",
 })
 
-_SAID: set[str] = set()  # the names said in this process: each once
-
-
 def env_name(key: str) -> str:
     """The variable that overrides the configuration's dotted `key`."""
     return ENV_PREFIX + key.replace(".", "_").upper()
@@ -42,34 +39,34 @@ def settings() -> list[str]:
     return [env_name(key) for key in KEYS]
 
 
-def unknown_line(name: str) -> str:
-    """'' for a COSTSCHED_* variable that is a setting or one of costsched's own (or no
-    COSTSCHED_* variable, or one of a section, whose unknown key `load` refuses); else the
-    line that says it is ignored, with the close names: a setting or variable that reads
-    alike, else the settings of the section it reads like."""
-    sections = tuple(f"{ENV_PREFIX}{s.upper()}_" for s in SECTIONS)
-    if not name.startswith(ENV_PREFIX) or name in OWN or name in settings() \
-            or name.startswith(sections):  # (a section's unknown key is refused: config)
+def refusal(name: str) -> str:
+    """'' for a variable that is no COSTSCHED_* one, a setting or one of costsched's own;
+    else the line that refuses it (one rule, whether the section or the key is misspelt):
+    with the close names, else the settings of the section it reads as, else how settings
+    are named. A COSTSCHED_* variable is never ignored without a word."""
+    if not name.startswith(ENV_PREFIX) or name in OWN or name in settings():
         return ""
     rest = name.removeprefix(ENV_PREFIX)
     names = sorted({*settings(), *OWN})
     close = closest(rest, [n.removeprefix(ENV_PREFIX) for n in names])
-    hint = ("; did you mean " + " or ".join(repr(ENV_PREFIX + c) for c in close) + "?"
-            if close else "")
-    if not close:
-        section = closest(rest.split("_", 1)[0], [s.upper() for s in SECTIONS])
-        if section:
-            keys = sorted(n for n in settings() if n.startswith(f"{ENV_PREFIX}{section[0]}_"))
-            hint = f"; did you mean a setting of [{section[0].lower()}]: {', '.join(keys)}?"
-    return f"warning: env {name}: not a costsched setting, ignored{hint}"
+    if close:
+        return (f"env {name}: not a costsched setting; did you mean "
+                + " or ".join(repr(ENV_PREFIX + c) for c in close) + "?")
+    section = next((s for s in SECTIONS if rest.startswith(f"{s.upper()}_")), None)
+    if section is None:
+        near = closest(rest.split("_", 1)[0], [s.upper() for s in SECTIONS])
+        section = near[0].lower() if near else None
+    if section:
+        keys = [env_name(f"{section}.{k}") for k in SECTIONS[section].model_fields]
+        return f"env {name}: not a setting of [{section}]: expected one of {', '.join(keys)}"
+    return (f"env {name}: not a costsched setting: settings are COSTSCHED_<SECTION>_<KEY>, "
+            "as `costsched config show` lists them (unset it)")
 
 
-def say_unknown(env: Mapping[str, str]) -> None:
-    """Each COSTSCHED_* variable of `env` that is none of costsched's, once in this process,
-    on stderr (`unknown_line`)."""
+def check_env_names(env: Mapping[str, str]) -> None:
+    """InvalidInput for the first COSTSCHED_* variable of `env` that is none of costsched's
+    (`refusal`): checked by every command, as the configuration loads."""
     for name in sorted(env):
-        if name.startswith(ENV_PREFIX) and name not in _SAID:
-            line = unknown_line(name)
-            if line:
-                _SAID.add(name)
-                print(line, file=sys.stderr)
+        line = refusal(name)
+        if line:
+            raise InvalidInput(line)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AllowInfNan, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict
 
 
 class Section(BaseModel):
@@ -50,3 +50,71 @@ def not_bool(value: Any) -> Any:
 
 # Every number in the configuration is finite: inf and nan are refused.
 Number = Annotated[float, BeforeValidator(not_bool), AllowInfNan(False)]
+
+FRACTION = "expected a fraction from 0 to 1: 0.05 is 5 %"
+
+
+def fraction_problem(value: float) -> str | None:
+    """What is wrong with a share given as a fraction (5 meant as 5 % would be 500 %), or
+    None: the one check of the configuration's fractions and of `migrate --margin`."""
+    return None if 0 <= value <= 1 else FRACTION
+
+
+def _fraction(value: float) -> float:
+    problem = fraction_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+# A share from 0 to 1 (0.05 is 5 %).
+Fraction = Annotated[float, BeforeValidator(not_bool), AllowInfNan(False),
+                     AfterValidator(_fraction)]
+
+
+# A duration key's unit, as `config show` says it, and how many of it make an hour.
+PER_HOUR = {"h": 1.0, "min": 60.0, "s": 3600.0}
+_UNIT_WORDS = {"h": "hours (168)", "min": "minutes (5)", "s": "seconds (30)"}
+
+
+def _duration(unit: str) -> BeforeValidator:
+    """Text with a unit ('7d', '168h', '30min', '45s': `durations.duration_hours`) as a
+    number of `unit`; a number, or text that is one, is already in `unit`."""
+    def read(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            float(value)
+            return value
+        except ValueError:
+            pass
+        from costsched.durations import duration_hours
+
+        try:
+            return duration_hours(value) * PER_HOUR[unit]
+        except ValueError:
+            raise ValueError(f"expected a duration: a number of {_UNIT_WORDS[unit]}, or one "
+                             "with its unit: '7d', '36h', '30min', '45s'") from None
+
+    return BeforeValidator(read)
+
+
+Hours = Annotated[Number, _duration("h")]
+Minutes = Annotated[Number, _duration("min")]
+Seconds = Annotated[Number, _duration("s")]
+
+
+def duration_text(value: float, unit: str) -> str:
+    """A duration as `config show` says it: '168 h (7 days)', '90 min (1.5 h)', '30 s'."""
+    hours = value / PER_HOUR[unit]
+    said = f"{value:g} {unit}"
+    if hours >= 24 and unit != "s":
+        days = hours / 24
+        other = f"{days:g} day" + ("" if days == 1 else "s")
+    elif hours >= 1 and unit != "h":
+        other = f"{hours:g} h"
+    elif unit == "s" and value >= 60:
+        other = f"{value / 60:g} min"
+    else:
+        return said
+    return f"{said} ({other})"

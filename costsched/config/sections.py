@@ -17,7 +17,17 @@ from pydantic import Field, field_validator
 from costsched import file_limits
 from costsched.clouds import storage_location_problem, storage_root_problem, storage_roots
 from costsched.config.azure import AzureConfig
-from costsched.config.fields import EntryError, Number, Section, checked, cron
+from costsched.config.fields import (
+    EntryError,
+    Fraction,
+    Hours,
+    Minutes,
+    Number,
+    Seconds,
+    Section,
+    checked,
+    cron,
+)
 from costsched.model import CLOUDS, InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.redact import (
@@ -126,12 +136,12 @@ class DaemonConfig(Section):
 
     # Seconds between looks at running jobs' instances: a preempted or dead job is
     # recovered at the next look.
-    watch_seconds: Number = Field(30.0, gt=0, le=86400, allow_inf_nan=False)
+    watch_seconds: Seconds = Field(30.0, gt=0, le=86400, allow_inf_nan=False)
     # A launch (and `start`) starts a supervisor in the background when no daemon watches
     # the store; off for teams that run `costsched daemon` as a service.
     autostart: bool = True
     # How long a supervisor a launch started stays once no job is left to watch.
-    idle_seconds: Number = Field(60.0, gt=0, le=86400, allow_inf_nan=False)
+    idle_seconds: Seconds = Field(60.0, gt=0, le=86400, allow_inf_nan=False)
     # The supervisor's (and an installed daemon's) log; None: beside the store (a SQLite
     # file's folder, else the user state directory).
     log_file: str | None = None
@@ -147,7 +157,7 @@ class PolicyConfig(Section):
     """The policy that decides migrations, and its margin (dynamic-aware)."""
 
     name: str = "dynamic-aware"
-    margin: Number = Field(0.05, ge=0, allow_inf_nan=False)
+    margin: Fraction = 0.05
 
     @field_validator("name")
     @classmethod
@@ -163,14 +173,14 @@ class PolicyConfig(Section):
 class MigrationConfig(Section):
     """The stated cost assumptions of a move (see `costsched.optimize.decision.Overheads`)."""
 
-    restart_minutes: Number = Field(_DEFAULT_OVERHEADS.restart_minutes, ge=0,
+    restart_minutes: Minutes = Field(_DEFAULT_OVERHEADS.restart_minutes, ge=0,
                                    allow_inf_nan=False)
-    warmup_minutes: Number = Field(_DEFAULT_OVERHEADS.warmup_minutes, ge=0, allow_inf_nan=False)
+    warmup_minutes: Minutes = Field(_DEFAULT_OVERHEADS.warmup_minutes, ge=0, allow_inf_nan=False)
     transfer_gbps: Number = Field(_DEFAULT_OVERHEADS.transfer_gbps, gt=0, allow_inf_nan=False)
-    overlap_minutes: Number = Field(_DEFAULT_OVERHEADS.overlap_minutes, ge=0,
+    overlap_minutes: Minutes = Field(_DEFAULT_OVERHEADS.overlap_minutes, ge=0,
                                    allow_inf_nan=False)
     # None = half the job's checkpoint interval.
-    lost_work_minutes: Number | None = Field(_DEFAULT_OVERHEADS.lost_work_minutes, ge=0,
+    lost_work_minutes: Minutes | None = Field(_DEFAULT_OVERHEADS.lost_work_minutes, ge=0,
                                             allow_inf_nan=False)
 
     def overheads(self) -> Overheads:
@@ -237,7 +247,7 @@ class CallsConfig(Section):
     """How long one call to a cloud's API may take (`costsched check`, credential helpers):
     its connection and each read, then it is given up (one attempt, no retries in check)."""
 
-    timeout_seconds: Number = Field(4.0, gt=0, le=120, allow_inf_nan=False)
+    timeout_seconds: Seconds = Field(4.0, gt=0, le=120, allow_inf_nan=False)
 
 
 class NotifyConfig(Section):
@@ -246,7 +256,7 @@ class NotifyConfig(Section):
     command: list[str] | None = None  # argv, run without a shell
     webhook: str | None = None
     # Each hook's whole call (not each read): then the command is killed, the webhook left.
-    timeout_seconds: Number = Field(10.0, gt=0, le=600, allow_inf_nan=False)
+    timeout_seconds: Seconds = Field(10.0, gt=0, le=600, allow_inf_nan=False)
 
     @field_validator("command")
     @classmethod
@@ -272,31 +282,16 @@ class StoreConfig(Section):
     `busy_seconds` before the command exits 75; a PostgreSQL statement is cancelled after
     `statement_timeout_seconds` (exit 75)."""
 
-    busy_seconds: Number = Field(DEFAULT_LIMITS.busy_seconds, gt=0, le=3600,
+    busy_seconds: Seconds = Field(DEFAULT_LIMITS.busy_seconds, gt=0, le=3600,
                                  allow_inf_nan=False)
-    statement_timeout_seconds: Number = Field(DEFAULT_LIMITS.statement_timeout_seconds, gt=0,
+    statement_timeout_seconds: Seconds = Field(DEFAULT_LIMITS.statement_timeout_seconds, gt=0,
                                               le=86_400, allow_inf_nan=False)
 
 
 class PricesConfig(Section):
     """When a price is old enough for `plan` and `migrate` to say so."""
 
-    stale_after: Number = Field(168.0, gt=0, allow_inf_nan=False)  # hours (7 days)
-
-    @field_validator("stale_after", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        if isinstance(value, str):  # '7d', '36h', as a job's deadline is written
-            from costsched.durations import parse_hours  # pandas, only when needed
-
-            try:
-                hours = parse_hours(value)
-            except ValueError:
-                hours = None
-            if not isinstance(hours, float):  # a time, or no duration at all
-                raise ValueError("expected a duration: hours (168), or '7d', '36h', '90m'")
-            return hours
-        return value
+    stale_after: Hours = Field(168.0, gt=0, allow_inf_nan=False)  # 7 days
 
 
 class ThroughputConfig(Section):
@@ -339,9 +334,9 @@ class BillsConfig(Section):
     """The clouds' bills against costsched's estimates (`bills import`, `report --billed`)."""
 
     # |billed - estimated| above this share of the estimate flags a job.
-    difference_threshold: Number = Field(0.05, ge=0, allow_inf_nan=False)
+    difference_threshold: Fraction = 0.05
     # A placement's billed compute rate this far from its estimate corrects the stored price.
-    rate_tolerance: Number = Field(0.01, ge=0, allow_inf_nan=False)
+    rate_tolerance: Fraction = 0.01
     correct_prices: bool = True
 
 
@@ -394,6 +389,14 @@ class Config(Section):
 SECTIONS: dict[str, type[Section]] = {
     name: field.annotation  # type: ignore[misc]
     for name, field in Config.model_fields.items() if name != "db"
+}
+# The unit of each duration key (a bare number is in it; text may give its own: '7d').
+DURATION_UNITS: dict[str, str] = {
+    "daemon.watch_seconds": "s", "daemon.idle_seconds": "s", "calls.timeout_seconds": "s",
+    "notify.timeout_seconds": "s", "store.busy_seconds": "s",
+    "store.statement_timeout_seconds": "s", "migration.restart_minutes": "min",
+    "migration.warmup_minutes": "min", "migration.overlap_minutes": "min",
+    "migration.lost_work_minutes": "min", "prices.stale_after": "h",
 }
 KEYS: tuple[str, ...] = ("db", *(f"{s}.{k}" for s, cls in SECTIONS.items()
                                  for k in cls.model_fields))

@@ -142,7 +142,7 @@ def test_policy_aliases_become_the_registered_name(tmp_path: Path) -> None:
     ("[schedule]\nreplan = '0 25 * * *'\n", "schedule.replan '0 25 * * *'",
      "expected a 5-field cron expression"),
     ("[policy]\nname = 'fast'\n", "policy.name 'fast'", f"expected one of {', '.join(POLICIES)}"),
-    ("[policy]\nmargin = -0.1\n", "policy.margin -0.1", "expected a number >= 0"),
+    ("[policy]\nmargin = -0.1\n", "policy.margin -0.1", "expected a fraction from 0 to 1"),
     ("[policy]\nmargin = true\n", "policy.margin True", "expected a number"),
     ("[migration]\nlost_work_minutes = nan\n", "migration.lost_work_minutes nan",
      "expected a finite number"),

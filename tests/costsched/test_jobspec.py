@@ -216,32 +216,33 @@ def test_a_directory_without_a_task_file_says_so_and_how_to_name_one(tmp_path: P
         f"{tmp_path / 'task.yaml'} and give that file")
 
 
-def test_a_workdir_that_is_not_there_is_named_as_written_for_plan_and_launch(
+def test_a_workdir_that_is_not_there_is_refused_as_written_for_plan_and_launch(
         tmp_path: Path) -> None:
+    """One check, as the file is read: `plan` refuses it as `launch` does."""
     task = tmp_path / "sky.yaml"
     task.write_text("name: t\nworkdir: ./nothere\nresources: {accelerators: V100:1}\n"
                     "run: echo\n")
-    [spec] = load(task)
-    need = f"workdir './nothere': no such directory (relative to the file's folder, {tmp_path})"
-    assert spec.task.needs == [need]  # launch refuses on it (service.jobs.launches)
-    assert f"launch needs: {need}" in spec.task.notes  # plan says it
+    with pytest.raises(InvalidInput) as caught:
+        load(task)
+    assert str(caught.value) == (f"{task}: field workdir './nothere': no such directory "
+                                 f"(relative to the file's folder, {tmp_path})")
     (tmp_path / "nothere").mkdir()
     [spec] = load(task)
     assert spec.task.needs == [] and spec.workdir == str(tmp_path / "nothere")
 
 
-def test_a_local_mount_that_is_not_there_is_named_as_written_for_plan_and_launch(
+def test_a_local_mount_that_is_not_there_is_refused_as_written_for_plan_and_launch(
         tmp_path: Path) -> None:
-    """As a workdir: plan lists it under what the launch needs, launch refuses on it."""
+    """As a workdir: refused as the file is read, every missing one in the line."""
     task = tmp_path / "sky.yaml"
     task.write_text("name: t\nfile_mounts: {/ratings: ./dta, /cfg: /no/such/dir}\n"
                     "resources: {accelerators: V100:1}\nrun: echo\n")
-    [spec] = load(task)
-    assert spec.task.needs == [
-        "file_mounts./ratings: local path './dta': no such file or folder (relative to the "
-        f"file's folder, {tmp_path})",
-        "file_mounts./cfg: local path '/no/such/dir': no such file or folder"]
-    assert all(f"launch needs: {n}" in spec.task.notes for n in spec.task.needs)
+    with pytest.raises(InvalidInput) as caught:
+        load(task)
+    assert str(caught.value) == (
+        f"{task}: field file_mounts./ratings: local path './dta': no such file or folder "
+        f"(relative to the file's folder, {tmp_path}); field file_mounts./cfg: local path "
+        "'/no/such/dir': no such file or folder")
     (tmp_path / "dta").mkdir()
     task.write_text("name: t\nfile_mounts: {/ratings: ./dta}\n"
                     "resources: {accelerators: V100:1}\nrun: echo\n")

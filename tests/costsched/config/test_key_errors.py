@@ -38,8 +38,9 @@ def refused(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str
     ('[launch]\nlauncher = "locla"\n',
      "launch.launcher 'locla': expected one of local, aws, gcp, azure, clouds; did you "
      "mean 'local'?"),
-    ('[prices]\nstale_after = "7 days"\n',
-     "prices.stale_after '7 days': expected a duration: hours (168), or '7d', '36h', '90m'"),
+    ('[prices]\nstale_after = "a week"\n',
+     "prices.stale_after 'a week': expected a duration: a number of hours (168), or one "
+     "with its unit: '7d', '36h', '30min', '45s'"),
     ('[prices]\nstale_after = "2026-01-01T00:00Z"\n',
      "prices.stale_after '2026-01-01T00:00Z': expected a duration"),
     ("watch_seconds = 5\n", "unknown key watch_seconds: expected one of db, [collect], "),
@@ -61,9 +62,8 @@ def test_a_key_outside_its_section_names_the_section(tmp_path: Path) -> None:
 
 def test_a_misspelt_override_is_refused_with_the_close_name(tmp_path: Path) -> None:
     message = refused(tmp_path, "", env={"COSTSCHED_DAEMON_WATCH_SECOND": "5"})
-    assert message.startswith("env COSTSCHED_DAEMON_WATCH_SECOND: not a setting of [daemon]: "
-                              "expected one of COSTSCHED_DAEMON_WATCH_SECONDS, ")
-    assert message.endswith("did you mean 'COSTSCHED_DAEMON_WATCH_SECONDS'?")
+    assert message == ("env COSTSCHED_DAEMON_WATCH_SECOND: not a costsched setting; did you "
+                       "mean 'COSTSCHED_DAEMON_WATCH_SECONDS'?")
 
 
 def test_other_variables_of_costsched_pass(tmp_path: Path) -> None:
