@@ -27,7 +27,7 @@ def test_an_hour_of_assumed_work_reads_as_the_tables_rate(tmp_path: Path) -> Non
     cheapest = plan.choices.loc[plan.choices["expected_cost"].idxmin()]
     note = order_cost(plan)
     rate, least = per_hour(first["expected_cost"]), per_hour(cheapest["expected_cost"])
-    assert f"costs {rate} per hour of work on 1xV100, " in note
+    assert f"costs {rate} per hour of work on 1xT4, " in note  # the slower GPU of the task
     assert note.endswith(f", {least})")
     more = re.search(r", \$([0-9.]+) more than", note)
     assert more is not None

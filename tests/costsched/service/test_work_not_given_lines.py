@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from costsched.cli.jobs import _advice_lines
+from costsched.cli.migrate import _advice_lines
 from costsched.service import jobs as service
 from costsched.store import PriceStore
 from costsched.work import NOT_KNOWN
