@@ -252,7 +252,9 @@ def _recovery(value: Any, fail: Fail) -> int:
     if isinstance(value, dict):
         extra = sorted(set(value) - {"strategy", "max_restarts_on_errors"})
         if extra:
-            raise fail(f"resources.job_recovery.{extra[0]}", "costsched cannot honour it")
+            raise fail(f"resources.job_recovery.{extra[0]}",
+                       "unknown field: expected strategy or max_restarts_on_errors"
+                       + did_you_mean(extra[0], ("strategy", "max_restarts_on_errors")))
     if strategy is not None and str(strategy).upper() not in RECOVERY_STRATEGIES:
         raise fail("resources.job_recovery", f"strategy {written(strategy)}: expected one of "
                    + ", ".join(RECOVERY_STRATEGIES)

@@ -50,3 +50,12 @@ def test_emit_writes_a_job_file_s_restarts_in_skypilot_s_field() -> None:
     assert emitted["resources"]["job_recovery"] == {"max_restarts_on_errors": 2}
     assert "job_recovery" not in yaml.safe_load(emit_task(parse(OWN, "j.yaml"),
                                                           OFFERING))["resources"]
+
+
+def test_a_misspelt_job_recovery_field_names_the_close_one() -> None:
+    with pytest.raises(InvalidInput) as info:
+        task("{accelerators: L4, job_recovery: {max_restart_on_errors: 1}}")
+    said = str(info.value)
+    assert "\n" not in said and "resources.job_recovery.max_restart_on_errors" in said, said
+    assert "expected strategy or max_restarts_on_errors" in said, said
+    assert said.endswith("did you mean 'max_restarts_on_errors'?"), said

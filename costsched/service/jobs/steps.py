@@ -296,7 +296,8 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     step as the instance it resumes after reported it (`Instance.checkpoint_step`), else
     the one stored at its stop; with neither, 0 when its checkpoint store holds no verified
     checkpoint (it starts over), else not known: the step stays. The words for the steps
-    lost ('resumes from step 300, its checkpoint's: 94 steps lost'); '' when none are.
+    lost ('resumes from step 300, its checkpoint's: 94 steps lost'; 'no step lost' after a
+    checkpoint at its last step, as at a notice); '' when it resumes from step 0 losing none.
     Lost is counted from the last step read: exact for an instance on this machine (its
     progress file outlives it, `LocalLauncher.status`), a floor for a cloud's ('at least
     94 steps lost (since its last reading at step 394)')."""
@@ -313,8 +314,9 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
         return ""
     saved = within_total(record, max(saved, 0.0))
     lost = record.steps_done - saved
-    if lost <= 0:
-        return ""
+    if lost <= 0:  # its checkpoint is its last step (a notice's, a stop's): said all the same
+        return f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if saved \
+            else ""
     # No placement is open (the lost one ended, the next not begun): no reading is kept,
     # and no progress record, which a measured speed would read.
     store.jobs.record_steps({record.id: saved}, at=at, extend=False)

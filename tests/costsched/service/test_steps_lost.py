@@ -43,6 +43,16 @@ def test_the_local_launchers_count_is_exact(tmp_path: Path) -> None:
     store.dispose()
 
 
+def test_a_checkpoint_at_the_last_step_says_no_step_lost(tmp_path: Path) -> None:
+    """A notice's checkpoint (SIGTERM, then a checkpoint at the step it stood at): the
+    recovery still says where it resumes, and that it lost nothing."""
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    run = _read_at(store, 497, "local")
+    assert resume_from(store, run, 497, NOW) == (  # type: ignore[arg-type]
+        "resumes from step 497 (its checkpoint's): no step lost")
+    store.dispose()
+
+
 def test_a_local_instance_taken_away_says_the_step_its_progress_file_last_had(
         world) -> None:  # noqa: ANN001, F811
     """The agent publishes the job's step at its polls: a step written after its last poll
