@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from costsched import catalog
-from costsched.amounts import MAX_DECIMALS, given, per_hour, usd_all
+from costsched.amounts import MAX_DECIMALS, decimals_kept, given, per_hour, usd, usd_all
 from costsched.cpu_work import CpuWork
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -358,8 +358,10 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
                                    faster_left_out(ranked, c.deadline_hours))
     cheapest = budget_short(job, ranked)
     assert cheapest is not None  # (runnable is not empty)
-    short, cost, _ = usd_all(cheapest["expected_cost"] - (c.budget_usd or 0),
-                             cheapest["expected_cost"], c.budget_usd)
+    # At the plan's table's precision: under a dime at MAX_DECIMALS ('$0.0125', not '$0.01')
+    gap = (cheapest["expected_cost"] - (c.budget_usd or 0), cheapest["expected_cost"])
+    places = decimals_kept([*gap, c.budget_usd])
+    short, cost = (usd(value, places) for value in gap)
     budget = given(c.budget_usd)  # as the user set it, as launch and status write it
     which = ("offering that meets the deadline" if c.deadline_hours is not None
              else "offering it allows")  # a job without a deadline is not told of one
