@@ -25,7 +25,8 @@ running at 1.5x its plan), its start counted whole (paid once, at the start). So
 that exited 0 (succeeded) at a step short of its declared steps: its verdict says so
 ('ended short (exited 0 at 12% of its declared steps)'), and it has no ratio: a run that
 ended short of its steps, like one that failed ('failed'), says nothing of its estimate's
-accuracy and is left out of the calibration. A run on several GPU types ('1xL4 then
+accuracy and is left out of the calibration, as is a job not ended yet (its row says where
+it stands: a job 1% done is no measure of its estimate). A run on several GPU types ('1xL4 then
 1xA10G') is left out of each GPU's group of the calibration (counted in ALL). Ratios are
 actual over expected: above 1 the job took longer or cost more than planned. Each ratio is
 judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` between.
@@ -216,9 +217,11 @@ def calibration(estimates: Sequence[Mapping]) -> list[dict]:
     """Per (model, GPU), then over every job (model and GPU ALL): how many jobs compare,
     the median ratio and the worst (the furthest from 1, either way) of hours and cost.
     A run that failed or ended short has no ratio (`estimate_table`): it compares nothing;
-    one that ran on several GPU types (`THEN`) counts in ALL alone."""
-    compared = [e for e in estimates if not (_nan(e["training_hours_ratio"])
-                                             and _nan(e["usd_ratio"]))]
+    nor does one not ended yet (running, stopped): its row says where it stands, but a job
+    1% done, its start counted whole, is no measure of its estimate; one that ran on
+    several GPU types (`THEN`) counts in ALL alone."""
+    compared = [e for e in estimates if e["state"] == "succeeded" and not (
+        _nan(e["training_hours_ratio"]) and _nan(e["usd_ratio"]))]
     if not compared:
         return []
     groups = sorted(by([e for e in compared if THEN not in e["gpu"]],
