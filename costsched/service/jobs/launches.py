@@ -50,7 +50,7 @@ from costsched.store.jobs import JobRecord
 from costsched.store.leases import holder_name
 from costsched.store.scope import store_scope
 from costsched.throughput import ThroughputTable
-from costsched.work import own_total
+from costsched.work import ended_short, own_total, short_words
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -211,6 +211,17 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
     return given
 
 
+def _ended_as(record: JobRecord) -> str:
+    """A job's state in words as the views show it: 'has succeeded', or for one that
+    exited 0 short of its declared steps 'ended short: exited 0 at step 1,000 of 2,000
+    (...): ...; its checkpoints are kept' (`work.ended_short`)."""
+    total = own_total(record.spec, record.steps_total)
+    if ended_short(record.state == "succeeded", record.steps_done, total) and total:
+        return (f"ended short: {short_words(record.steps_done, total)}; its checkpoints "
+                "are kept")
+    return state_phrase(record.state)
+
+
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,
           at: datetime | str | None = None,
           secrets: Mapping[str, str | None] | None = None,
@@ -228,7 +239,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     _given_secrets(record, secrets or {})  # what the command line says, first
     launcher.check_ready()
     if record.state != "stopped":
-        raise InvalidInput(f"job {job_id} ({record.name}) {state_phrase(record.state)}: only "
+        raise InvalidInput(f"job {job_id} ({record.name}) {_ended_as(record)}: only "
                            "a stopped job can be started again"
                            + (f"; {launch_again(record)}" if record.final else ""))
     done = _ran_to_its_end(store, launcher, record)

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from costsched.cli.status_lines import print_status
+from costsched.model import InvalidInput
 from costsched.report.data import build
 from costsched.service import jobs as service
 from costsched.service.views import due_words, status_document
@@ -154,3 +155,19 @@ def test_status_says_a_job_that_ended_short_did_its_work_by_no_deadline(
     print_status([s], json_out=False)
     out = " ".join(capsys.readouterr().out.split())
     assert "its declared steps not reached" in out and ": met" not in out, out
+
+
+def test_start_of_a_job_that_ended_short_says_so_not_succeeded(
+        store: PriceStore, tmp_path: Path) -> None:
+    """`start` names the state every view shows ('ended short', with the step it reached and
+    that its checkpoints are kept), not 'has succeeded'."""
+    launcher, job = ended(store, tmp_path, 150)
+    with pytest.raises(InvalidInput) as info:
+        service.start(store, launcher, job)
+    said = str(info.value)
+    assert f"job {job} (km) ended short: {SAID}; its checkpoints are kept: " in said, said
+    assert "has succeeded" not in said, said
+    (tmp_path / "done").mkdir()
+    _, done = ended(store, tmp_path / "done", STEPS)
+    with pytest.raises(InvalidInput, match="has succeeded: only a stopped job"):
+        service.start(store, launcher, done)
