@@ -21,12 +21,14 @@ def start_commands(store: PriceStore, launcher: Launcher, records: Sequence[JobR
     refusal gives it ('give it enough: `costsched start NAME --budget N` (...)', the amount
     that is enough; a named budget's key). Left out: a job of another launcher, or one
     whose start cannot be asked now (`start` says why)."""
+    capped = own_budget.capped_now(store, records)
+    if not capped:  # (the start's machinery is loaded only for a job a cap stopped)
+        return {}
     from costsched.config import effective
     from costsched.service.jobs.caps import start_places
     from costsched.service.jobs.decider import JobNow
     from costsched.service.jobs.runs import _running, steps_left
 
-    capped = own_budget.capped_now(store, records)
     config = effective()
     out: dict[int, str] = {}
     for record in records:

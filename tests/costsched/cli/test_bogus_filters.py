@@ -107,7 +107,7 @@ CASES = [
     (["status", "--budget", "vison"], "--budget 'vison': no job is in a budget of that name: "
      "expected one of vision; did you mean 'vision'?"),
     (["status", "bogus"], "job 'bogus': no job of that name in the store"),
-    (["migrate", "--margin", "-3"], "--margin -3: expected a finite number >= 0"),
+    (["migrate", "--margin", "-3"], "--margin -3: expected a fraction from 0 to 1: 0.05 is 5 %"),
     (["migrate", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["migrate", "--to", "bogus"], "offering 'bogus': expected 'CLOUD ZONE-OR-REGION"),
     (["stop", "bogus"], "job 'bogus': no job of that name in the store; the jobs: "),
