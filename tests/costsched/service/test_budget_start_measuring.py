@@ -25,6 +25,9 @@ from tests.costsched.service.test_jobs import TRAIN, wait_for
 STEPS = 100_000  # at 0.01 s a step: far longer than the test lets it run
 SPEED = 100.0  # as it runs, and as it declares
 BUDGET = 19.4  # its plan (1,000 s at $36/h and a start of 15 min, $19.34) and no more
+# What the start is given: under what its rest and its start need, so that it is refused
+# however little the job spent before its stop (a second or two, as the machine allows).
+SHORT = 5.0  # (its rest alone, 1,000 s at $36/h, is $10)
 
 
 def test_a_start_prices_the_rest_of_a_job_not_judged_yet_at_its_plans_speed(
@@ -52,7 +55,7 @@ def test_a_start_prices_the_rest_of_a_job_not_judged_yet_at_its_plans_speed(
     finally:
         stop_unless_ended(store, launcher, job.id)
 
-    plain = cli("start", str(job.id), "--wait", "0")
+    plain = cli("start", str(job.id), "--wait", "0", "--budget", str(SHORT))
     assert plain.exit_code == 2, plain.output
     line = " ".join(plain.output.split())
     assert "at its own" not in line, line  # no pace of its first second
