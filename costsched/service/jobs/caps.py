@@ -13,7 +13,8 @@ no more than its budget while the checks keep their pace, and no more than its b
 its price over the time by which a check comes more than a watch interval after the one
 before (a pass that outlasts its interval makes the next one late). Of a named budget's
 jobs, the newest is stopped first: the jobs that were running within the budget keep
-running.
+running. A job that has done all its declared steps is never stopped at a cap: it is left
+to end, or, reaching its end as its stop is asked, closed as succeeded.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from costsched import amounts, launch_secrets, own_budget
+from costsched import amounts, own_budget
 from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import charge
@@ -32,14 +33,13 @@ from costsched.measured import MEASURING, measuring
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
+from costsched.service.jobs.cap_move import move_at_cap
 from costsched.service.jobs.runs import (
-    STEP_LEASE_SECONDS,
     JobEvent,
     RunningJob,
     _open_placement,
     _progress_of,
     _runs,
-    _steps_left_of,
     nodes_of,
     trouble,
 )
@@ -51,7 +51,6 @@ from costsched.work import own_total
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
     from costsched.measured import Speed
-    from costsched.policies import OfferingKey
     from costsched.service.jobs.decider import JobNow
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
@@ -298,17 +297,21 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     if not states:
         return []
     from costsched.service.jobs.decider import budget_verdict  # with budgets only
+    from costsched.service.jobs.halt import done_all
 
     runs = _runs(store, sorted({j for s in states for j in s.running}))
     mine = {j for j, run in runs.items() if run.launcher == launcher.name}
+    # A job that reported all its declared steps is finishing: left to end by itself (its
+    # cost is what it is), never stopped, nor charged ahead, at a cap.
+    ending = {j for j, run in runs.items() if done_all(run.record)}
     events: list[JobEvent] = []
     for state in states:
         events += _thresholds(store, state, config.thresholds, at)
         # The newest running job goes first: a job that joined a budget earlier keeps a
         # claim on its cost to the end, and the hard cap (spent plus the next interval)
         # stops the oldest only when it alone would pass it.
-        ahead = dict(state.next_usd)
-        running = list(state.running)
+        ahead = {j: usd for j, usd in state.next_usd.items() if j not in ending}
+        running = [j for j in state.running if j not in ending]
         while running:
             job_id = running.pop()
             claims = _claims(state, running)
@@ -325,10 +328,11 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 left = state.usd - state.spent_usd - claims
                 try:
                     said = own_budget.called(None if state.kind == "job" else state.name)
-                    moved = (_move_at_cap(store, launcher, run, said, why, left, at,
-                                          overheads or Overheads())
+                    moved = (move_at_cap(store, launcher, run, said, why, left, at,
+                                         overheads or Overheads())
                              if at_cap(run, config) == "move" else None)
-                    events.append(moved or _stop_at_cap(store, launcher, run, said, why, at))
+                    events += [e for e in [moved or _stop_at_cap(
+                        store, launcher, run, said, why, at)] if e is not None]
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
@@ -507,40 +511,6 @@ def at_cap(run: RunningJob, config: BudgetsConfig) -> str:
     return said if said in ("stop", "move") else config.at_cap
 
 
-def _move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
-                 why: str, left_usd: float, at: datetime,
-                 overheads: Overheads) -> JobEvent | None:
-    """Under the job's lease, move it where the budget (`called`: 'its own budget',
-    'budget NAME') has its decider say it finishes within
-    `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
-    from costsched.decide.price import per_instance
-    from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
-    from costsched.service.jobs.steps import _start_migration, secret_names
-
-    job_id = run.record.id
-    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
-        placement = _open_placement(store, job_id)
-        if not mine or placement is None or \
-                any(not m.ended for m in store.moves.of_job(job_id)):
-            return None
-        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
-            "cloud", "region", "zone", "instance_type", "market", "os"))
-        job = JobNow.of(run, current, _steps_left_of(store, run, at))
-        try:
-            decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
-                                                                 at)
-            decision = per_instance(decision, run.nodes)  # as its move records it
-        except InvalidInput:
-            return None
-        if not decision.moves or not launcher.can_launch(decision.offering) or \
-                launch_secrets.missing(job_id, secret_names(run)):  # none here to move it
-            return None
-        detail = f"moved at {called}: {why}; {decision.reason}"
-        store.jobs.note(job_id, "budget", detail, at=at)
-        _start_migration(store, launcher, run, decision, placement, None, fallbacks=False)
-    return JobEvent(job_id, "budget", detail, level="warning", notify="budget")
-
-
 def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
                 at: datetime) -> list[JobEvent]:
     """A notification for each threshold the budget passed that was not said yet (said
@@ -574,11 +544,13 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
 
 
 def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
-                 why: str, at: datetime) -> JobEvent:
+                 why: str, at: datetime) -> JobEvent | None:
     """Ask the job to checkpoint and exit, wait for it (a while), then stop it at the budget
     `called` ('its own budget', 'budget NAME': `own_budget.stopped_at` reads it back): its
-    checkpoints are kept, `start` resumes it once the budget allows."""
-    from costsched.service.jobs.halt import stop_job  # a stop's: `report` loads it not
+    checkpoints are kept, `start` resumes it once the budget allows. One that its instance
+    says has done all its steps by then has succeeded (`halt.finish_job`; None: it had
+    ended meanwhile): its exit reads stopped, as asked, but it reached its end."""
+    from costsched.service.jobs.halt import done_all, finish_job, stop_job  # `report`: not
 
     job_id = run.record.id
     placed = _open_placement(store, job_id)
@@ -587,11 +559,15 @@ def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
         try:
             launcher.request_stop(instance)
             deadline = time.monotonic() + CHECKPOINT_WAIT_SECONDS
-            while (launcher.status(instance).state in ("running", "pending")
+            while ((last := launcher.status(instance)).state in ("running", "pending")
                    and time.monotonic() < deadline):
                 time.sleep(_POLL)
-        except Exception:  # noqa: BLE001, S110 - the stop below ends it whatever happened
-            pass
+            step = last.step
+        except Exception:  # noqa: BLE001 - the stop below ends it whatever happened
+            step = None
+        if done_all(store.jobs.get(job_id), step):
+            return (JobEvent(job_id, "finished", "succeeded")
+                    if finish_job(store, launcher, job_id, instance, at) else None)
     detail = f"stopped at {called}: {why}"
     store.jobs.note(job_id, "budget", detail, at=at)
     stop_job(store, launcher, job_id, at, detail=detail)

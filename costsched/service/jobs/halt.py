@@ -1,5 +1,6 @@
 """Stopping a job, the mechanics (`stop_job`): what `costsched stop` and a stop at a
-budget's cap both do. See `costsched.service.jobs.stopping` for what a stop guarantees."""
+budget's cap both do; and closing one that a stop at a cap found at its end (`finish_job`).
+See `costsched.service.jobs.stopping` for what a stop guarantees."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name
 from costsched.store.moves import MoveRecord
+from costsched.work import own_total
 
 STOP_WAIT_SECONDS = 30.0  # how long a stop waits for another costsched's step to end
 LEASE_SECONDS = 300  # as the steps of moves hold it (service.jobs.STEP_LEASE_SECONDS)
@@ -44,11 +46,43 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
                 raise acted_on(record, "ask again to stop it") from None
             if record.state != "stopped":
                 raise InvalidInput(_ended(record)) from None
+    _wind_down(store, launcher, job_id, at, wait_seconds, "the job was stopped")
+    return record
+
+
+def done_all(record: JobRecord, step: float | None = None) -> bool:
+    """Whether the job has done all its declared steps: the last step it reported, or
+    `step` (its instance's), has reached them (`work.own_total`; never where its work is
+    not given in its own steps)."""
+    total = own_total(record.spec, record.steps_total)
+    return total is not None and max(record.steps_done, step or 0.0) >= total
+
+
+def finish_job(store: PriceStore, launcher: Launcher, job_id: int, instance: str,
+               at: datetime, *, wait_seconds: float = STOP_WAIT_SECONDS) -> JobRecord | None:
+    """Close the job `job_id`, whose `instance` has done all its steps (`done_all`), as
+    succeeded, as the watch closes a finished job: its step, its instance ended, its
+    placement ended. A stop asked of it as it reached its end (a budget's cap) does not
+    make it stopped. None: it had ended meanwhile (the watch's end pass closed it)."""
+    _record_last_report(store, launcher, job_id, [instance], at)  # its last step
+    try:
+        record = store.jobs.transition(job_id, "succeeded", at=at, expect=LIVE_JOB_STATES,
+                                       detail=f"finished on {instance}")
+    except StaleState:
+        return None
+    _wind_down(store, launcher, job_id, at, wait_seconds, "the job finished")
+    return record
+
+
+def _wind_down(store: PriceStore, launcher: Launcher, job_id: int, at: datetime,
+               wait_seconds: float, why: str) -> None:
+    """End what is left of a job that has ended (`why`, in its moves' words): its unfinished
+    moves, its instances, its placements; its last report kept."""
     with _waiting_for_lease(store, f"steps:{job_id}", wait_seconds) as mine:
         if mine:
             for move in store.moves.of_job(job_id):
                 if not move.ended:
-                    _cancel(store, move, at)
+                    _cancel(store, move, at, why)
         # This store's only: another store on the same account numbers its jobs alike.
         # Its gang's nodes that ran unseen since the last pass are charged to their end.
         track_gangs(store, launcher, at, [job_id])
@@ -62,7 +96,6 @@ def stop_job(store: PriceStore, launcher: Launcher, job_id: int, at: datetime, *
         _record_last_report(store, launcher, job_id, [*ended, *sorted(placed - {*ended})], at)
         while store.jobs.end_placement(job_id, at) is not None:
             pass  # a job stopped mid-migration has two
-    return record
 
 
 def _ended(record: JobRecord) -> str:
@@ -107,11 +140,10 @@ def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:
             or store.jobs.newest_open_placement(job_id) is not None)
 
 
-def _cancel(store: PriceStore, move: MoveRecord, at: datetime) -> None:
+def _cancel(store: PriceStore, move: MoveRecord, at: datetime, why: str) -> None:
     # StaleState: moved on since it was read; its next step winds it down
     with contextlib.suppress(StaleState):
-        store.moves.advance(move, "cancelled", at=at,
-                            detail=f"the job was stopped ({move.state})")
+        store.moves.advance(move, "cancelled", at=at, detail=f"{why} ({move.state})")
 
 
 @contextmanager

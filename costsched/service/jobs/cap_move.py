@@ -1,0 +1,58 @@
+"""A move at a budget's cap (`at_cap = "move"`): the job moved, under its lease, to the
+offering the budget's decider finds to finish it within what is left
+(`costsched.service.jobs.caps.enforce` stops it when none does)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from costsched import launch_secrets
+from costsched.migration.launcher import Launcher
+from costsched.model import InvalidInput
+from costsched.optimize.decision import Overheads
+from costsched.service.jobs.runs import (
+    STEP_LEASE_SECONDS,
+    JobEvent,
+    RunningJob,
+    _open_placement,
+    _steps_left_of,
+)
+from costsched.store import PriceStore
+
+if TYPE_CHECKING:
+    from costsched.policies import OfferingKey
+
+
+def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
+                why: str, left_usd: float, at: datetime,
+                overheads: Overheads) -> JobEvent | None:
+    """Under the job's lease, move it where the budget (`called`: 'its own budget',
+    'budget NAME') has its decider say it finishes within
+    `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    from costsched.decide.price import per_instance
+    from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
+    from costsched.service.jobs.steps import _start_migration, secret_names
+
+    job_id = run.record.id
+    with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
+        placement = _open_placement(store, job_id)
+        if not mine or placement is None or \
+                any(not m.ended for m in store.moves.of_job(job_id)):
+            return None
+        current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
+            "cloud", "region", "zone", "instance_type", "market", "os"))
+        job = JobNow.of(run, current, _steps_left_of(store, run, at))
+        try:
+            decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
+                                                                 at)
+            decision = per_instance(decision, run.nodes)  # as its move records it
+        except InvalidInput:
+            return None
+        if not decision.moves or not launcher.can_launch(decision.offering) or \
+                launch_secrets.missing(job_id, secret_names(run)):  # none here to move it
+            return None
+        detail = f"moved at {called}: {why}; {decision.reason}"
+        store.jobs.note(job_id, "budget", detail, at=at)
+        _start_migration(store, launcher, run, decision, placement, None, fallbacks=False)
+    return JobEvent(job_id, "budget", detail, level="warning", notify="budget")
