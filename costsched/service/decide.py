@@ -211,10 +211,22 @@ def decision_rates(store: PriceStore, at: datetime,
     is complete already: returned as it is."""
     if isinstance(measured, Evidence):
         return measured
-    from costsched.service.jobs.market import simulated_preemptions
-
     return Evidence(signals=store.signals.latest(at), simulated=simulated_preemptions(
         store, at)).with_observed(measured, observed_rates(store, at))
+
+
+def simulated_preemptions(store: PriceStore, at: datetime) -> pd.DataFrame | None:
+    """The preemptions the local launcher's instances met before `at`, per offering
+    (cloud, region, zone, instance type; preemptions): a simulation, never counted
+    (`jobs.market.measured_rates`), said where a rate is explained (`hazard.Evidence.simulated`)."""
+    from costsched.store.availability import LOCAL
+
+    seen = store.availability.since(event="preempted")
+    seen = seen[(seen["source"] == LOCAL) & (seen["at"] <= pd.Timestamp(at))]
+    if seen.empty:
+        return None
+    keys = ["cloud", "region", "zone", "instance_type"]
+    return seen.groupby(keys, as_index=False).size().rename(columns={"size": "preemptions"})
 
 
 def observed_rates(store: PriceStore, at: datetime, *,

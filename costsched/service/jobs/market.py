@@ -171,20 +171,6 @@ def measured_rates(store: PriceStore, at: datetime) -> pd.DataFrame | None:
     return frame[frame["hours"] > 0]
 
 
-def simulated_preemptions(store: PriceStore, at: datetime) -> pd.DataFrame | None:
-    """The preemptions the local launcher's instances met before `at`, per offering
-    (cloud, region, zone, instance type; preemptions): a simulation, never counted
-    (`measured_rates`), said where a rate is explained (`hazard.Evidence.simulated`)."""
-    from costsched.store.availability import LOCAL
-
-    seen = store.availability.since(event="preempted")
-    seen = seen[(seen["source"] == LOCAL) & (seen["at"] <= pd.Timestamp(at))]
-    if seen.empty:
-        return None
-    keys = ["cloud", "region", "zone", "instance_type"]
-    return seen.groupby(keys, as_index=False).size().rename(columns={"size": "preemptions"})
-
-
 def _run_here(store: PriceStore, job_ids: set[int]) -> set[int]:
     """Those of `job_ids` run by a launcher whose instances run on this machine (as their
     specs say; one that does not say is a cloud's, as before)."""
