@@ -331,6 +331,32 @@ def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict
             if row["retired"] is None or row["retired"] > when]
 
 
+@cache
+def _by_offering(stamp: tuple[str, int, int] | None) -> dict[tuple[str, str, str], list[dict]]:
+    """The bundled rows of each (cloud, instance type, market), in their order."""
+    out: dict[tuple[str, str, str], list[dict]] = {}
+    for row in (*_on_demand(stamp), *_spot(stamp)):
+        out.setdefault((row["cloud"], row["instance_type"], row["market"]), []).append(row)
+    return out
+
+
+def took_effect(cloud: str, region: str, zone: str, instance_type: str, market: str,
+                when: datetime) -> datetime | None:
+    """When the bundled price of an offering that held at `when` took effect: its zone's,
+    else its region's; None where none held (as `prices_at` lists them: the last row of
+    the place by `when`, unless its type was retired by then). One offering's rows only,
+    however many the list has."""
+    rows = _by_offering(_discovered_stamp()).get((cloud, instance_type, market), ())
+    for place in ((region, zone), (region, "")):
+        held = [r for r in rows if (r["region"], r["zone"]) == place
+                and r["effective_at"] <= when]
+        if held:
+            last = held[-1]
+            return last["effective_at"] if last["retired"] is None or \
+                last["retired"] > when else None
+    return None
+
+
 def prices_at(when: datetime, *, clouds: Sequence[str] = (),
               gpu_models: Sequence[str] = (), stored: Sequence[dict] = (),
               spot_markets: Mapping[str, datetime] | None = None) -> list[dict]:

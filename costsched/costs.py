@@ -457,18 +457,10 @@ def _placed_dates(dates: list[datetime | None], charged: Sequence[tuple[float, f
     the price they were placed at (None where it lists none)."""
     from costsched import bundled_prices
 
-    listed: dict[tuple[str, datetime], list[dict]] = {}
     for i, ((_, _, source), p) in enumerate(zip(charged, placements, strict=True)):
-        if source != "placement" or dates[i] is not None:
-            continue
-        key = (p.cloud, p.start_at)
-        if key not in listed:
-            listed[key] = bundled_prices.prices_at(p.start_at, clouds=[p.cloud])
-        wanted = [(p.region, p.zone), (p.region, "")]
-        found = [r for place in wanted for r in listed[key]
-                 if (r["region"], r["zone"]) == place and r["instance_type"] == p.instance_type
-                 and r["market"] == p.market]
-        dates[i] = found[0]["effective_at"] if found else None
+        if source == "placement" and dates[i] is None:
+            dates[i] = bundled_prices.took_effect(p.cloud, p.region, p.zone,
+                                                  p.instance_type, p.market, p.start_at)
 
 
 def _stored_steps(store: PriceStore, wanted: list[Key], lo: int, hi: int
