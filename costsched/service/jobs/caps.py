@@ -293,7 +293,9 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     configured = interval_seconds
     if last is not None:
         interval_seconds = max(interval_seconds, _LAST_CHECK[key] - last)
-    states = budget_states(store, config, at, interval_seconds)
+    # Spend is kept in whole seconds: the second under way is counted whole, or a check a
+    # moment before a second's end would leave that second's charge to pass the cap.
+    states = budget_states(store, config, _second_begun(at), interval_seconds)
     if not states:
         return []
     from costsched.service.jobs.decider import budget_verdict  # with budgets only
@@ -336,6 +338,11 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
+
+
+def _second_begun(at: datetime) -> datetime:
+    """`at`, counted to the end of the second it falls in."""
+    return at if not at.microsecond else at.replace(microsecond=0) + timedelta(seconds=1)
 
 
 def _claims(state: BudgetState, job_ids: Sequence[int]) -> float:
