@@ -64,8 +64,8 @@ def migrate(
     --wait (no capacity there now: the job runs where it was): the same command may work
     later."""
     from costsched.cli.launch_given import given
+    from costsched.price_ages import stale_after_hours
     from costsched.service.decide import parse_offering
-    from costsched.service.staleness import stale_after_hours
 
     _, secrets = given(None, secret)
     margin_problem = fraction_problem(margin)  # (NaN and inf too)

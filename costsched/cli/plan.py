@@ -134,8 +134,8 @@ def plan(
             for line in lines:
                 console.print(user_text(line), highlight=False, soft_wrap=True)
         return
+    from costsched.price_ages import stale_after_hours
     from costsched.service.speeds import plan_notes_for
-    from costsched.service.staleness import stale_after_hours
 
     stale_after = stale_after_hours()
     if emit is not None:

@@ -104,7 +104,7 @@ class Report:
     chosen: str = ""
     chosen_ids: tuple[int, ...] = ()
     # The prices its spend in the period was charged from older than `prices.stale_after`
-    # (`service.staleness.Stale`), None when none is.
+    # (`price_ages.Stale`), None when none is.
     stale: Stale | None = None
 
     def stale_note(self) -> str:

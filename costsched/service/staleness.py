@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from costsched.lazy import pandas as pd
-from costsched.price_ages import (  # noqa: F401  (plan and migrate read them here)
+from costsched.price_ages import (
     Stale,
     charged_note,
     stale_after_hours,

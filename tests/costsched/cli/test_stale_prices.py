@@ -80,7 +80,7 @@ def test_migrate_names_old_prices(cli, tmp_path: Path,  # noqa: ANN001
 def test_the_stale_note_counts_in_words_that_agree() -> None:
     from datetime import datetime, timezone
 
-    from costsched.service.staleness import Stale
+    from costsched.price_ages import Stale
 
     at = datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert Stale(2, 5, at, 2094 * 24, 168).note() == (
