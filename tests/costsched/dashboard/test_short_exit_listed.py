@@ -14,20 +14,26 @@ SAID = ("exited 0 at step 5 of 2,400 (the last step it reported): its declared s
         "not reached")
 
 
-def test_the_jobs_list_says_a_job_ended_short_of_its_steps(store: PriceStore,
-                                                           client: TestClient) -> None:
-    observe(store, EAST, [(-10, 1.0)])
-    spec = {"spec": {"name": "short", "throughputs": {"V100": 2.0}, "steps": 2400,
+def ended_job(store: PriceStore, name: str, end: str, checkpoints: str = "") -> int:
+    """A job of 2,400 declared steps that reported step 5 and ended (`end`) 3 min in."""
+    spec = {"spec": {"name": name, "throughputs": {"V100": 2.0}, "steps": 2400,
                      "constraints": {"deadline": "2030-01-01T00:00:00Z"}},
             "launcher": "local"}
-    job = store.jobs.create("short", spec, 2400, at=at(0))
+    job = store.jobs.create(name, spec, 2400, at=at(0), checkpoint_location=checkpoints)
     store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
                      reason="launch", instance=f"{job}-1")
     store.jobs.transition(job, "running", at=at(0))
     store.jobs.record_step(job, 1, at=at(0) + timedelta(minutes=1))
     store.jobs.record_step(job, 5, at=at(0) + timedelta(minutes=2))
     store.jobs.end_placement(job, at(0) + timedelta(minutes=3))
-    store.jobs.transition(job, "succeeded", at=at(0) + timedelta(minutes=3))
+    store.jobs.transition(job, end, at=at(0) + timedelta(minutes=3))
+    return job
+
+
+def test_the_jobs_list_says_a_job_ended_short_of_its_steps(store: PriceStore,
+                                                           client: TestClient) -> None:
+    observe(store, EAST, [(-10, 1.0)])
+    ended_job(store, "short", "succeeded")
     [listed] = client.get("/api/jobs").json()["jobs"]
     assert listed["steps_not_reached"] == SAID  # what status says
     page = " ".join(client.get("/").text.split())

@@ -4,36 +4,20 @@ checkpoint published, not 'none published yet'."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 from starlette.testclient import TestClient
 
 from costsched.store import PriceStore
-from tests.costsched.dashboard.test_short_exit_listed import SAID
-from tests.costsched.report.scenario import EAST, at, observe
-
-
-def _job(store: PriceStore, name: str, end: str, checkpoints: str = "") -> int:
-    spec = {"spec": {"name": name, "throughputs": {"V100": 2.0}, "steps": 2400,
-                     "constraints": {"deadline": "2030-01-01T00:00:00Z"}},
-            "launcher": "local"}
-    job = store.jobs.create(name, spec, 2400, at=at(0), checkpoint_location=checkpoints)
-    store.jobs.place(job, EAST, gpu_model="V100", gpu_count=1, at=at(0), usd_per_hour=1.0,
-                     reason="launch", instance=f"{job}-1")
-    store.jobs.transition(job, "running", at=at(0))
-    store.jobs.record_step(job, 1, at=at(0) + timedelta(minutes=1))
-    store.jobs.record_step(job, 5, at=at(0) + timedelta(minutes=2))
-    store.jobs.end_placement(job, at(0) + timedelta(minutes=3))
-    store.jobs.transition(job, end, at=at(0) + timedelta(minutes=3))
-    return job
+from tests.costsched.dashboard.test_short_exit_listed import SAID, ended_job
+from tests.costsched.report.scenario import EAST, observe
 
 
 def test_a_short_exit_is_said_once_on_each_page(store: PriceStore, client: TestClient,
                                                 tmp_path: Path) -> None:
     observe(store, EAST, [(-10, 1.0)])
     (tmp_path / "ck").mkdir()
-    job = _job(store, "short", "succeeded", str(tmp_path / "ck"))
+    job = ended_job(store, "short", "succeeded", str(tmp_path / "ck"))
     listed = " ".join(client.get("/").text.split())
     assert listed.count("declared steps") == 1 and SAID in listed, listed
     assert ": it ended " in listed  # its deadline line still says when it ended
@@ -48,5 +32,5 @@ def test_a_stopped_job_has_none_published_yet(store: PriceStore, client: TestCli
     """A stopped job can be started again (and then publish one): 'yet'."""
     observe(store, EAST, [(-10, 1.0)])
     (tmp_path / "ck").mkdir()
-    job = _job(store, "paused", "stopped", str(tmp_path / "ck"))
+    job = ended_job(store, "paused", "stopped", str(tmp_path / "ck"))
     assert "none published yet" in " ".join(client.get(f"/jobs/{job}").text.split())
