@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from costsched.vocabulary import RESTART_MARK, counted, restart_move
+from costsched.vocabulary import counted, restart_move
 
 if TYPE_CHECKING:  # (a view reads its words without opening a store: no SQLAlchemy)
     from costsched.store import PriceStore
@@ -18,8 +18,6 @@ if TYPE_CHECKING:  # (a view reads its words without opening a store: no SQLAlch
 # The job log's kind of a restart on error: 'exited 2 (...): restarted from step 300, 1 of
 # 3 restarts on errors used'. How many a job has is how many it used.
 RESTART_NOTE = "restart_on_error"
-# A restart's recovery move's detail begins so: it is not a preemption's recovery.
-MARK = RESTART_MARK
 
 
 def allowed(stored: Mapping) -> int:

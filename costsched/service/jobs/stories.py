@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from costsched.model import RECOVERY_NOTE, lost_steps_said
-from costsched.service.jobs.restarts import MARK, is_restart
+from costsched.service.jobs.restarts import is_restart
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
+from costsched.vocabulary import RESTART_MARK
 
 _CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
          "start": "started again"}
@@ -53,7 +54,7 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
         if instance in lost:
             move = lost[instance]
             words = _RESTARTED if is_restart(move) else _RECOVERED
-            seen = move.detail.removeprefix(f"{MARK}: ").removeprefix(
+            seen = move.detail.removeprefix(f"{RESTART_MARK}: ").removeprefix(
                 f"instance {instance} ") or "lost"
             went = f"{seen}{ended}: {words.get(move.state, words[''])}"
         elif instance in moved:

@@ -48,6 +48,7 @@ from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.jobs import StaleState
 from costsched.store.moves import MoveRecord
+from costsched.vocabulary import RESTART_MARK
 
 log = logging.getLogger("costsched.watch")
 # The states of a job a pass looks at the instance of: running, and recovering with no
@@ -378,7 +379,7 @@ def _restart_on_error(store: PriceStore, launcher: Launcher, run: RunningJob,
     first (never two at once), the offering not blamed, and one line in its log."""
     job_id, when = run.record.id, at or as_time(None)
     how = restarts.exited(instance.exit_code, instance.detail)
-    why = f"{restarts.MARK}: instance {instance.id} {how}"
+    why = f"{RESTART_MARK}: instance {instance.id} {how}"
     launcher.terminate(instance.id)
     _recovering(store, job_id, when, why)
     store.jobs.end_placement(job_id, when)
