@@ -10,6 +10,7 @@ import yaml
 from costsched import skypilot_fields as fields
 from costsched.jobspec import JobSpec
 from costsched.model import InvalidInput
+from costsched.redact import is_secret_name
 from costsched.skypilot_resources import KEPT_FIELDS
 
 
@@ -57,12 +58,15 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     task["resources"] = resources
     if spec.num_nodes > 1:
         task["num_nodes"] = spec.num_nodes
-    envs: dict[str, Any] = {**_as_written(spec.envs, written.get("envs"), _env_text),
+    hidden = secret_like_envs(spec)  # under secrets:, with no value: never printed
+    envs: dict[str, Any] = {**_as_written({k: v for k, v in spec.envs.items()
+                                           if k not in hidden}, written.get("envs"),
+                                          _env_text),
                             **dict.fromkeys(spec.task.launch_envs)}
     if envs:
         task["envs"] = envs
-    if spec.task.secrets:
-        task["secrets"] = dict.fromkeys(spec.task.secrets)
+    if spec.task.secrets or hidden:
+        task["secrets"] = dict.fromkeys([*spec.task.secrets, *hidden])
     mounts = _mounts_as_written(written.get("file_mounts"), bucket_source)
     taken = mounts is not None and bool(spec.task.checkpoint_mount)  # one the file wrote
     if mounts is None:  # a spec not read from one task file: its mounts as it keeps them
@@ -103,6 +107,13 @@ def _mounts_as_written(raw: Any, bucket_source: Callable[[str], str]) -> dict[st
     return {path: {**given, "source": named(given["source"])}
             if isinstance(given, Mapping) and "source" in given else named(given)
             for path, given in raw.items()}
+
+
+def secret_like_envs(spec: JobSpec) -> list[str]:
+    """The envs of `spec` whose name reads like a secret's (`redact.is_secret_name`, the
+    rule `plan` and `launch` warn by) and that the file gives a value: a task written out
+    names them under secrets: with no value, never printing it."""
+    return [n for n, v in spec.envs.items() if v and is_secret_name(n)]
 
 
 def _as_written(values: Mapping[str, str], raw: Any,

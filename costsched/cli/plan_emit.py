@@ -25,7 +25,7 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
     """Each planned job (`read`: as read from their files) as a SkyPilot task pinned to
     its best offering, as YAML documents on stdout; on stderr, why a job has none, and
     what of each job its task leaves out."""
-    from costsched.skypilot_emit import emit_task
+    from costsched.skypilot_emit import emit_task, secret_like_envs
 
     specs = {spec.name: (source, spec) for source, spec in read}
     docs = []
@@ -56,9 +56,14 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
         left_out = _left_out(p, spec, own_work=not sky)
         if spec.task.written_secrets:  # never printed: `sky launch` needs them given
             names = sorted(spec.task.written_secrets)
-            note += (f"\nThe value {source} writes for secret{'s' if len(names) > 1 else ''} "
-                     f"{_and(names)} is left out: give it with "
+            note += (f"\n{_values(source, 'secret', names)} left out: give "
+                     f"{'it' if len(names) == 1 else 'them'} with "
                      + " ".join(f"`--secret {n}`" for n in names) + " to `sky launch`.")
+        hidden = secret_like_envs(spec)
+        if hidden:
+            note += (f"\n{_values(source, 'env', hidden)} left out (named like a "
+                     f"secret's): give {'it' if len(hidden) == 1 else 'them'} with "
+                     + " ".join(f"`--secret {n}`" for n in hidden) + " to `sky launch`.")
         if isinstance(written, dict) and "costsched" in written:
             note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
                      f"not know); costsched reads it from {source}.")
@@ -73,6 +78,14 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
                 soft_wrap=True)
         docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket, written=written))
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
+
+
+def _values(source: str, field: str, names: list[str]) -> str:
+    """'The value FILE writes for env X is' / 'The values FILE writes for envs X and Y
+    are'."""
+    if len(names) == 1:
+        return f"The value {source} writes for {field} {names[0]} is"
+    return f"The values {source} writes for {field}s {_and(names)} are"
 
 
 def _left_out(p: JobPlan, spec: JobSpec, own_work: bool = False) -> list[str]:

@@ -120,3 +120,21 @@ def test_explain_says_what_the_hours_of_work_are_and_what_the_nodes_do(
                      r"\$[\d.]+/h\), and its preemption rate 2 x one instance's \(2 x "
                      r"[\d.]+/h = [\d.]+/h: the first of its instances preempted stops it\)",
                      text), text
+
+
+def test_emit_sky_never_prints_an_envs_value_named_like_a_secret(cli, tmp_path: Path  # noqa: ANN001
+                                                                  ) -> None:
+    """An env named like a secret (the rule `plan` warns by) goes under secrets: with no
+    value, as the warning asks; the other envs keep theirs."""
+    task = tmp_path / "sky.yaml"
+    task.write_text("name: fit\nresources: {accelerators: V100:1}\nrun: python train.py\n"
+                    "envs: {WANDB_API_KEY: wandb-written-value-0123, EPOCHS: 3}\n")
+    out = cli("plan", str(task), "--at", AT, "--emit", "sky")
+    assert out.exit_code == 0, out.output
+    assert "wandb-written-value-0123" not in out.output
+    emitted = yaml.safe_load(out.stdout)
+    assert emitted["envs"] == {"EPOCHS": 3}
+    assert emitted["secrets"] == {"WANDB_API_KEY": None}
+    assert (f"# The value {task} writes for env WANDB_API_KEY is left out (named like a "
+            "secret's): give it with `--secret WANDB_API_KEY` to `sky launch`."
+            ) in out.stdout, out.stdout
