@@ -447,13 +447,13 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     """`costsched logs` (costsched.cli.look) from the store, following the job with
     --follow; `node`: a multi-node job's node (its rank); `every`: every instance's."""
     from costsched.cli.logs_lines import namesakes_line
-    from costsched.redact import remember_given, remembered_masked
-    from costsched.service.glance import secret_names
+    from costsched.redact import remembered_masked
+    from costsched.service.glance import remember_secrets
 
     store = open_store(db)
     launcher = job_launcher(store, job)
-    for found in service.job_ids(store, job, states=()):  # its --secret values: masked
-        remember_given(secret_names(store.jobs.get(found).spec))
+    for found in service.job_ids(store, job, states=()):  # its secrets' values: masked
+        remember_secrets(store.jobs.get(found).spec)
     if every and (follow or node):
         raise InvalidInput("--all: expected without --follow (which crosses instances "
                            "itself) and --node")

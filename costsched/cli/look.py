@@ -25,7 +25,7 @@ from costsched.cli.common import (
     split_csv,
 )
 from costsched.model import SHOWN_STATES, InvalidInput
-from costsched.redact import remember_given, remembered_masked
+from costsched.redact import remembered_masked
 from costsched.service import glance
 from costsched.service.job_filters import parse_labels, parse_states
 
@@ -122,8 +122,8 @@ def logs(job: JobArgument,
     if found is not None:
         from launchers import make_launcher
 
-        launcher, instance, secrets = found
-        remember_given(secrets)  # a job that prints its --secret: masked here too
+        launcher, instance, stored = found
+        glance.remember_secrets(stored)  # a job that prints a secret: masked here too
         text = remembered_masked(make_launcher(launcher).logs(instance, tail=tail))
         typer.echo(text, nl=False)
         if not text:  # not a silent nothing: `status` says why it ended, if it did

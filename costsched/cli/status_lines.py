@@ -305,12 +305,12 @@ def progress(s: service.JobStatus) -> str:
 def problems(s: service.JobStatus, brief: bool = False, figures: bool = False) -> list[str]:
     """What kept this look from looking after the job, why a failed job failed
     (`failure_lines`), and a checkpoint store that fails now."""
-    from costsched.redact import remember_given, remembered_masked
-    from costsched.service.glance import secret_names
+    from costsched.redact import remembered_masked
+    from costsched.service.glance import remember_secrets
 
     out = [s.trouble] if s.trouble else []  # this look could not look after it: why
     if s.failure is not None:
-        remember_given(secret_names(s.record.spec))  # its output may print a --secret
+        remember_secrets(s.record.spec)  # its output may print a secret
         out += failure_lines(s.failure, brief, s.record.id if brief else None)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from costsched.redact import redact, remember_given, remembered_masked
-from costsched.service.glance import masked_at_source, secret_names
+from costsched.redact import redact, remembered_masked
+from costsched.service.glance import masked_at_source, remember_secrets, secret_names
 
 
 def unknown_secrets(stored: dict) -> list[str]:
@@ -18,7 +18,7 @@ def unknown_secrets(stored: dict) -> list[str]:
     its environment) where its log may hold them; the others are remembered, masked from
     now on."""
     names = secret_names(stored)
-    remember_given(names)
+    remember_secrets(stored)
     if masked_at_source(stored):
         return []
     return [name for name in names if name not in os.environ]

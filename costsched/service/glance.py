@@ -58,8 +58,9 @@ def _holds_bookings(conn: sqlite3.Connection) -> bool:
                         (now, *HELD_STATES)).fetchone()[0] == 1
 
 
-def last_instance(db: str | None, job: str) -> tuple[str, str, list[str]] | None:
-    """(launcher name, instance, the names of its --secret values) of the newest placement
+def last_instance(db: str | None, job: str) -> tuple[str, str, dict] | None:
+    """(launcher name, instance, the job as stored: `remember_secrets` reads it) of the
+    newest placement
     of `job`: an id, or a name that only one job has; None when it cannot be told this way
     (several jobs of that name, no such job, no placement yet)."""
     with _reading(db) as conn:
@@ -79,7 +80,7 @@ def last_instance(db: str | None, job: str) -> tuple[str, str, list[str]] | None
             return None
     if placement is None or not isinstance(spec, dict):
         return None
-    return str(spec.get("launcher", "local")), str(placement[0]), secret_names(spec)
+    return str(spec.get("launcher", "local")), str(placement[0]), spec
 
 
 def missing_job(db: str | None, job: str) -> str | None:
@@ -127,6 +128,19 @@ def secret_names(stored: dict) -> list[str]:
     """The names of a stored job's --secret values (its task's `secrets`)."""
     task = (stored.get("spec") or {}).get("task") or {}
     return [str(n) for n in task.get("secrets") or [] if isinstance(n, str)]
+
+
+def remember_secrets(stored: dict) -> None:
+    """Mask from now on, wherever a stored job's output shows them, the values of its
+    --secret names (from this process's environment, as its launch took them) and the
+    values its file gives envs named like a secret's (`redact.is_secret_name`: stored
+    with the job, as `launch` warns)."""
+    from costsched.redact import is_secret_name, remember, remember_given
+
+    remember_given(secret_names(stored))
+    envs = (stored.get("spec") or {}).get("envs") or {}
+    if isinstance(envs, dict):
+        remember(str(v) for k, v in envs.items() if v and is_secret_name(str(k)))
 
 
 def stored_gpu_prices(db: str | None, at: datetime, *, clouds: Sequence[str] = (),

@@ -104,8 +104,8 @@ def test_logs_of_a_name_two_jobs_share_asks_the_store(env, tmp_path: Path) -> No
     first = finished_job(db, tmp_path / "instances")
     second = finished_job(db, tmp_path / "instances2")
     assert glance.last_instance(db, "hello") is None  # ambiguous: the store's rule decides
-    assert glance.last_instance(db, str(second)) == ("local", f"{second}-1", [])
-    assert glance.last_instance(db, str(first)) == ("local", f"{first}-1", [])
+    assert glance.last_instance(db, str(second))[:2] == ("local", f"{second}-1")
+    assert glance.last_instance(db, str(first))[:2] == ("local", f"{first}-1")
     assert glance.last_instance(db, "nosuchjob") is None
     result = CliRunner().invoke(app, ["logs", "nosuchjob"])
     assert result.exit_code == 2 and "no job of that name" in result.output
@@ -151,6 +151,29 @@ def test_logs_mask_a_secret_the_job_printed(env, tmp_path: Path, monkeypatch,  #
     result = CliRunner().invoke(app, ["logs", "hello", *follow])
     assert result.exit_code == 0, result.output
     assert value not in result.stdout and "key is ***\ndone\n" in result.stdout
+
+
+@pytest.mark.parametrize("follow", [[], ["--follow"], ["--all"]])
+def test_logs_mask_an_env_named_like_a_secret_in_every_form(env, tmp_path: Path,  # noqa: ANN001
+                                                           follow: list[str]) -> None:
+    """A value the job's file gives an env named like a secret (stored with the job, as
+    `launch` warns) is masked wherever the job prints it; its other envs' are not."""
+    value = "hf_filetoken_55555"
+    db, instances = env["COSTSCHED_DB"], tmp_path / "instances"
+    job = finished_job(db, instances)
+    store = PriceStore(db)
+    with store.engine.begin() as conn:
+        conn.execute(schema.jobs.update().where(schema.jobs.c.id == job).values(
+            spec=json.dumps({"spec": {"name": "hello", "envs": {"HF_TOKEN": value,
+                                                                 "EPOCHS": "3"}},
+                             "launcher": "local"})))
+    store.dispose()
+    (instances / f"{job}-1" / "job.log").write_text(
+        f"HF_TOKEN={value}\napi_key: {value}\n--token {value}\nsaw {value}\nEPOCHS=3\n")
+    result = CliRunner().invoke(app, ["logs", "hello", *follow])
+    assert result.exit_code == 0, result.output
+    assert value not in result.stdout
+    assert "HF_TOKEN=***\napi_key: ***\n--token ***\nsaw ***\nEPOCHS=3\n" in result.stdout
 
 
 @pytest.mark.parametrize("argv", [["logs", "nosuchjob"], ["logs", "helo", "--all"],
