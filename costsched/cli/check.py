@@ -14,21 +14,48 @@ def check(json_out: JsonOption = False) -> None:
     SDK installed, credentials found (environment, files, credential helpers, instance
     role; never their values), one harmless authenticated call (each bounded by
     calls.timeout_seconds, the whole check by 20 s) and what that enables (collect
-    prices, launch, checkpoints). Exit 0 when at least one cloud can launch, else 1."""
+    prices, launch, checkpoints). Exit 0 when your launcher (launch.launcher) can launch:
+    the local one always can, a cloud's when that cloud can ('clouds': any); else 1."""
+    from costsched.config import effective
+
     checks = check_all()
     ok = can_launch_somewhere(checks)
+    launcher = effective().launch.launcher
+    ready = _launcher_ready(launcher, checks)
     if json_out:
         print_json({"clouds": [c.as_dict() for c in checks], "can_launch": ok,
+                    "launcher": launcher, "launcher_ready": ready,
                     "quotas": _stored_quotas()})
     else:
         for c in checks:
             _print(c)
         _print_quotas()
-        console.print("Ready to launch on: " + (", ".join(c.cloud for c in checks if c.launch)
-                                                 if ok else "none (local runs only)"),
-                      highlight=False, markup=False)
-    if not ok:
+        console.print(_ready_line(launcher, checks), highlight=False, markup=False)
+    if not ready:
         raise typer.Exit(1)
+
+
+def _launcher_ready(launcher: str, checks: list[CloudCheck]) -> bool:
+    """Whether `launcher` (launch.launcher) can launch as `checks` found the clouds."""
+    if launcher == "local":
+        return True
+    if launcher == "clouds":
+        return can_launch_somewhere(checks)
+    return any(c.launch for c in checks if c.cloud == launcher)
+
+
+def _ready_line(launcher: str, checks: list[CloudCheck]) -> str:
+    """The last line: where jobs can be launched now, and which is the user's launcher."""
+    clouds = [c.cloud for c in checks if c.launch]
+    if launcher == "local":
+        return ("Ready to launch on: local (your launcher, launch.launcher)"
+                + (f", {', '.join(clouds)}" if clouds
+                   else "; no cloud yet: each one's fix is above"))
+    if not _launcher_ready(launcher, checks):
+        return (f"Ready to launch on: {', '.join(clouds) or 'none'}; your launcher "
+                f"(launch.launcher) is {launcher}: each cloud's fix is above, or "
+                'launch.launcher = "local" runs jobs on this machine')
+    return f"Ready to launch on: {', '.join(clouds)} (your launcher: {launcher})"
 
 
 def _facts() -> tuple[object, object] | None:

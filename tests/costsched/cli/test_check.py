@@ -200,8 +200,8 @@ def test_gcp_with_the_compute_api_disabled(no_credentials: None) -> None:
     assert result.credentials == ["instance service account (metadata server)"]
 
 
-def test_nothing_configured_exits_1_with_the_line_for_each_gap(
-        cli, no_credentials: None, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+@pytest.fixture()
+def no_cloud(no_credentials: None, monkeypatch: pytest.MonkeyPatch) -> None:
     from google.auth.exceptions import DefaultCredentialsError
 
     def no_adc() -> None:
@@ -209,17 +209,38 @@ def test_nothing_configured_exits_1_with_the_line_for_each_gap(
 
     real_gcp = checks.check_gcp
     monkeypatch.setattr(checks, "check_gcp", lambda: real_gcp(no_adc))
+
+
+def test_no_cloud_with_the_local_launcher_exits_0_with_the_line_for_each_gap(
+        cli, no_cloud: None) -> None:  # noqa: ANN001
+    """The default launcher (local) launches on any machine: `check && launch` works."""
     result = cli("check")
-    assert result.exit_code == 1
+    assert result.exit_code == 0, result.output
     out = result.stdout
     assert "fix: aws configure" in out
     assert "fix: gcloud auth application-default login" in out
     assert "no credentials needed" in out  # Azure's prices are public
-    assert "Ready to launch on: none" in out
+    assert out.endswith("Ready to launch on: local (your launcher, launch.launcher); no "
+                        "cloud yet: each one's fix is above\n"), out
     data = json.loads(cli("check", "--json").stdout)
-    assert data["can_launch"] is False
+    assert data["can_launch"] is False  # on a cloud
+    assert (data["launcher"], data["launcher_ready"]) == ("local", True)
     assert [c["cloud"] for c in data["clouds"]] == ["aws", "gcp", "azure"]
     assert data["clouds"][2]["collect_prices"] is True
+
+
+@pytest.mark.parametrize("launcher", ["aws", "clouds"])
+def test_no_cloud_with_a_cloud_launcher_exits_1_naming_it(
+        cli, no_cloud: None, monkeypatch: pytest.MonkeyPatch, launcher: str) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", launcher)
+    result = cli("check")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.endswith(
+        f"Ready to launch on: none; your launcher (launch.launcher) is {launcher}: each "
+        "cloud's fix is above, or launch.launcher = \"local\" runs jobs on this machine\n"
+    ), result.stdout
+    data = json.loads(cli("check", "--json").stdout)
+    assert (data["launcher"], data["launcher_ready"]) == (launcher, False)
 
 
 def test_one_cloud_that_can_launch_exits_0(cli, aws_env: None,  # noqa: ANN001
@@ -230,5 +251,5 @@ def test_one_cloud_that_can_launch_exits_0(cli, aws_env: None,  # noqa: ANN001
     monkeypatch.setattr(checks, "check_gcp", lambda: checks.CloudCheck("gcp", False))
     result = cli("check")
     assert result.exit_code == 0, result.output
-    assert "Ready to launch on: aws" in result.stdout
+    assert "Ready to launch on: local (your launcher, launch.launcher), aws\n" in result.stdout
     assert SECRET not in result.stdout

@@ -110,7 +110,7 @@ def test_a_failing_credential_process_never_shows_its_output(
     monkeypatch.setattr(checks, "call_seconds", lambda: SECONDS)
     monkeypatch.setattr(checks, "check_gcp", lambda: checks.CloudCheck("gcp", False))
     shown = cli("check")
-    assert shown.exit_code == 1
+    assert shown.exit_code == 0  # (the local launcher still launches)
     assert TOKEN not in shown.output and "Traceback" not in shown.output
     assert "aws: the credential_process of profile 'default' failed" in shown.stdout
 
@@ -273,7 +273,7 @@ def test_with_no_network_at_all_the_command_says_so_per_cloud(tmp_path: Path) ->
            "COSTSCHED_CALLS_TIMEOUT_SECONDS": "2"}
     done = subprocess.run(["unshare", "-n", sys.executable, "-m", "costsched.cli", "check"],
                           env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1
+    assert done.returncode == 0  # (the local launcher still launches)
     assert "Traceback" not in done.stdout + done.stderr and TOKEN not in done.stdout
     lines = {line.split(":", 1)[0]: line for line in done.stdout.splitlines()
              if line and not line.startswith(" ")}
