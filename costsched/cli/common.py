@@ -182,7 +182,8 @@ NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made 
 OpenedDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                     callback=configured_db, show_default=False)]
 ListPricesDbOption = Annotated[str | None, typer.Option(
-    "--db", help=_DB_HELP + " It must exist; without it, the bundled list prices are used.",
+    "--db", help=_DB_HELP + " It must exist; with no --db, while the store $COSTSCHED_DB "
+    "names or the default one is not made yet, the bundled list prices are used.",
     callback=_reads_store_or_list_prices, show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 # What the commands about jobs share (`status`, `logs` and the rest).
