@@ -11,7 +11,14 @@ from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from costsched import catalog
-from costsched.amounts import MAX_DECIMALS, decimals_kept, given, per_hour, usd, usd_all
+from costsched.amounts import (
+    MAX_DECIMALS,
+    decimals_kept,
+    difference_as_written,
+    given,
+    per_hour,
+    usd,
+)
 from costsched.cpu_work import CpuWork
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -221,7 +228,11 @@ def order_cost(plan: JobPlan, mark: Callable[[pd.Series], str] | None = None) ->
         cost, more, least = (per_hour(v) for v in (shown[0], shown[0] - shown[1], shown[1]))
         cost = f"{cost}{ours} per {work.unit()}"
     else:
-        cost, more, least = usd_all(first["expected_cost"], extra, cheapest["expected_cost"])
+        # At a plan total's precision, the difference as the two read: it subtracts.
+        a, b = float(first["expected_cost"]), float(cheapest["expected_cost"])
+        places = decimals_kept([a, extra, b])
+        cost, more, least = (usd(v, places) for v in
+                             (a, difference_as_written(a, b, places), b))
         cost = f"{cost}{ours}"
     return (f"ordered: alternative {int(first['order_rank']) + 1} ({first['offering']}) "
             f"costs {cost}, {more}{ours or theirs} more than the cheapest choice "

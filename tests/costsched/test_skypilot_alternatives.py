@@ -255,3 +255,25 @@ def test_a_gpu_of_an_alternatives_set_left_out_is_said_of_that_alternative(
     assert [n.split(": no offering")[0] for n in plan.notes] == [
         "A10G:1 left out: alternative 1 (A10G:1 spot in aws, sa-east-1)",
         "H100:8 left out: alternative 1 (H100:8 spot in aws, sa-east-1)"]
+
+
+@pytest.mark.parametrize("steps", [1500, 4000, 90_000, 2_000_000])
+def test_the_ordered_cost_note_subtracts_as_written(tmp_path: Path, steps: int) -> None:
+    """The first choice's cost less the cheapest's reads, as written, as the difference
+    the line gives ('$0.20, $0.14 more than ... $0.05' does not subtract)."""
+    import re
+
+    from costsched.optimize.planner import order_cost
+
+    text = ("name: ord\nresources: {accelerators: [V100:1, T4:1], use_spot: true}\n"
+            f"run: python train.py\ncostsched: {{steps: {steps}, throughputs: "
+            "{V100: 12.5, T4: 8}}\n")
+    plan = service.plan(str(tmp_path / "empty.sqlite"), task(text), at=NOW).jobs[0]
+    note = order_cost(plan)
+    found = re.search(r"costs \$([\d,.]+), \$([\d,.]+) more than the cheapest choice "
+                      r"\(.*, \$([\d,.]+)\)", note)
+    assert found, note
+    cost, more, least = (float(g.replace(",", "")) for g in found.groups())
+    places = len(found.group(2).split(".")[1])
+    assert {len(g.split(".")[1]) for g in found.groups()} == {places}, note
+    assert round(cost - least, places) == more, note
