@@ -80,6 +80,22 @@ def test_a_move_reason_adds_up() -> None:
         pytest.approx(shown["move"], abs=2e-4)
 
 
+@pytest.mark.parametrize(("stay", "there", "asked"), [
+    (0.01874, 0.02146, True), (0.01834, 0.02144, True), (0.02146, 0.01874, True),
+    (0.02146, 0.01874, False), (1.2345, 0.61449, False)])
+def test_a_move_reasons_difference_subtracts_as_written(stay: float, there: float,
+                                                       asked: bool) -> None:
+    """'$0.0187 expected here, $0.0215 there ... ($0.0027 dearer)' does not subtract: the
+    difference is the two amounts as they read."""
+    decision = Decision(AT, "dynamic-aware", HERE, THERE, None, 0.9, stay, there,
+                        move=MovePrice(0.0, 0.0, 0.0, 0.0))
+    line = move_reason(decision, 0.05, asked=asked)
+    found = amounts(line)
+    places = found[0][1]
+    here_shown, there_shown, diff_shown = found[0][0], found[1][0], found[-1][0]
+    assert round(abs(here_shown - there_shown), places) == diff_shown, line
+
+
 def test_a_budget_line_adds_up() -> None:
     line = budget_verdict("b", 0.0123, 0.0079, 0.02)  # $0.0202: over, by a fifth of a cent
     # At cents (or tenths of one) it would read $0.01 + $0.01 against $0.02: not over.

@@ -5,7 +5,7 @@ itemised; the amounts of a line at one precision, so that they add up."""
 
 from __future__ import annotations
 
-from costsched.amounts import decimals, decimals_kept, usd
+from costsched.amounts import decimals, decimals_kept, difference_as_written, usd
 from costsched.decide.price import Decision
 from costsched.optimize.decision import MovePrice
 from costsched.policies import OfferingKey
@@ -23,23 +23,25 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
     diff = choice.choice_usd - choice.stay_usd
     places = decimals_kept([choice.stay_usd, choice.choice_usd, diff, *parts(choice)])
     stay, there = (usd(v, places) + mark for v in (choice.stay_usd, choice.choice_usd))
+    # The difference as the two amounts read: the line subtracts as printed.
+    apart = usd(abs(difference_as_written(choice.choice_usd, choice.stay_usd, places)),
+                places)
     where = label(choice.choice)
     if asked:
         if not choice.moves:
             return f"stay: it runs on {where} already"
-        verdict = (f"{usd(diff, places)}{mark} dearer" if diff > 0
-                   else f"saves {usd(-diff, places)}{mark}")
+        verdict = f"{apart}{mark} dearer" if diff > 0 else f"saves {apart}{mark}"
         return (f"move to {where} as asked: {stay} expected here, {there} there including "
                 f"the move{itemised(choice, places)} ({verdict})")
     if choice.moves and diff >= 0:
         # Only a policy that weighs its moves itself (dynamic-aware's look-ahead) moves so.
         return (f"move: {stay} expected here, {there} on {where} including the move"
-                f"{itemised(choice, places)} ({usd(diff, places)} dearer at "
+                f"{itemised(choice, places)} ({apart} dearer at "
                 f"today's prices for the rest of the job; {choice.policy} expects it to pay "
                 "with the next day at today's prices and the rest at the past week's)")
     if choice.moves:
         return (f"move: {stay} expected here, {there} on {where} including the move"
-                f"{itemised(choice, places)} (saves {usd(-diff, places)})")
+                f"{itemised(choice, places)} (saves {apart})")
     if choice.held:
         if choice.choice != choice.current and choice.move is not None:
             return (f"stay: {stay} expected here, {there} on {where} including the move"
