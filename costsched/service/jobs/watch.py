@@ -46,9 +46,10 @@ from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
 from costsched.service.values import as_time
 from costsched.store import PriceStore
-from costsched.store.jobs import StaleState
+from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import RESTART_MARK
+from costsched.work import ended_short, own_total, short_words
 
 log = logging.getLogger("costsched.watch")
 # The states of a job a pass looks at the instance of: running, and recovering with no
@@ -346,7 +347,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         store.jobs.transition(job_id, instance.state, at=when, expect=LOOKED_AFTER,
                               detail=detail)
         if instance.state == "succeeded":
-            return JobEvent(job_id, "finished", "succeeded")
+            return JobEvent(job_id, "finished", _succeeded_as(store.jobs.get(job_id)))
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
                else instance.detail)
         return JobEvent(job_id, "failed", f"failed ({why}{restarts.exhausted(allowed)})",
@@ -479,3 +480,12 @@ def _landed(store: PriceStore, job_id: int, at: datetime | None) -> None:
     from costsched.service.estimates import record_landed
 
     record_landed(store, job_id, at)
+
+
+def _succeeded_as(record: JobRecord) -> str:
+    """A job closed as succeeded, in the words every view shows it: 'succeeded', or
+    'ended-short: exited 0 at step 150 of 1,200 ...' (`work.ended_short`)."""
+    total = own_total(record.spec, record.steps_total)
+    if total and ended_short(True, record.steps_done, total):
+        return f"ended-short: {short_words(record.steps_done, total)}"
+    return "succeeded"

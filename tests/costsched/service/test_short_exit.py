@@ -48,9 +48,25 @@ def ended(store: PriceStore, tmp_path: Path, step: int | None,
     [instance] = launcher.states
     launcher.states[instance] = replace(launcher.states[instance], state="succeeded",
                                         exit_code=0, step=step)
-    service.reconcile(store, launcher, at=start + timedelta(minutes=11))
+    ENDED_EVENTS[job.id] = service.reconcile(store, launcher,
+                                             at=start + timedelta(minutes=11))
     assert store.jobs.get(job.id).state == "succeeded"
     return launcher, job.id
+
+
+ENDED_EVENTS: dict[int, list] = {}  # what the pass that closed each job of `ended` said
+
+
+@pytest.mark.parametrize(("step", "said"), [
+    (150, "job {job}: ended-short: exited 0 at step 150 of 1,200 (the last step it "
+          "reported): its declared steps were not reached"),
+    (STEPS, "job {job}: succeeded")])
+def test_the_pass_that_closes_a_job_says_ended_short_as_every_view_does(
+        store: PriceStore, tmp_path: Path, step: int, said: str) -> None:
+    """The line the supervisor's log gets (`reconciled`): the shown state, not 'succeeded'
+    for a job that exited 0 short of its declared steps."""
+    _, job = ended(store, tmp_path, step)
+    assert [str(e) for e in ENDED_EVENTS[job]] == [said.format(job=job)]
 
 
 def test_a_job_that_exits_0_short_of_its_steps_reads_its_own_progress(
