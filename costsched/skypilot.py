@@ -84,6 +84,8 @@ class _Section(_Strict):
     checkpoint: dict[str, Any] | None = None
     deadline: Any = None
     budget: Any = None
+    budget_name: Any = None  # a named budget of the configuration, as a job file names it
+    at_cap: Any = None
     max_price: Any = None
     max_migrations: int | None = None
     markets: list[str] | None = None
@@ -182,7 +184,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         constraints["alternatives"] = [
             {**s.places(), **({"markets": markets} if section.markets is not None else {})}
             for s in scope.alternatives]
-    for key in ("deadline", "budget", "max_price", "max_migrations"):
+    for key in ("deadline", "budget", "budget_name", "at_cap", "max_price", "max_migrations"):
         value = getattr(section, key)
         if value is not None:
             constraints[key] = value
@@ -302,7 +304,8 @@ def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,
 
 # A job file's constraints a task's section has under its own names (where the job runs
 # is the task's resources).
-_CONSTRAINT_KEYS = frozenset(("deadline", "budget", "max_price", "max_migrations", "markets"))
+_CONSTRAINT_KEYS = frozenset(("deadline", "budget", "budget_name", "at_cap", "max_price",
+                              "max_migrations", "markets"))
 
 
 def _section(value: Any, fail: Fail) -> _Section:

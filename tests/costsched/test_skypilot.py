@@ -688,3 +688,13 @@ def test_a_mistyped_item_of_an_accelerator_list_is_named_as_written() -> None:
     message = refusal("resources:\n  accelerators: [V100:1, V10O:1]\nrun: x")
     assert message.startswith("task.yaml: field resources.accelerators: 'V10O'")
     assert "did you mean 'V100:1'" in message
+
+
+def test_a_tasks_section_names_a_budget_as_a_job_file_does(tmp_path: Path) -> None:
+    """`costsched: {budget_name: vision}` joins the named budget, as a job file's
+    `constraints.budget_name` does (it was refused with "did you mean 'budget'?")."""
+    doc = {"name": "t", "resources": {"accelerators": "V100:1"}, "run": "python x.py",
+           "costsched": {"budget_name": "vision", "budget": 5, "at_cap": "move"}}
+    spec = parse_task(doc, str(tmp_path / "sky.yaml"), "t")
+    assert spec.constraints.budget_name == "vision"
+    assert (spec.constraints.budget, spec.constraints.at_cap) == (5, "move")

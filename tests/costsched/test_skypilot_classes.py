@@ -309,7 +309,8 @@ def test_a_job_files_constraints_in_a_tasks_section_say_where_their_keys_go() ->
                     "costsched": {"hours": 1, "constraints": {"deadline": "2d"}}}, "t.yaml")
     assert str(caught.value) == (
         "t.yaml: field costsched.constraints: a job file's section: in a task, write its "
-        "keys directly under costsched: (deadline, budget, max_price, max_migrations, "
+        "keys directly under costsched: (deadline, budget, budget_name, at_cap, max_price, "
+        "max_migrations, "
         "markets; where it may run: under resources, as infra and accelerators)")
     written = parse_task({"run": "x", "resources": {"accelerators": "V100"},
                           "costsched": {"hours": 1, "deadline": "2d"}}, "t.yaml")
