@@ -297,7 +297,8 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     the one stored at its stop; with neither, 0 when its checkpoint store holds no verified
     checkpoint (it starts over), else not known: the step stays. The words for the steps
     lost ('resumes from step 300, its checkpoint's: 94 steps lost'; 'no step lost' after a
-    checkpoint at its last step, as at a notice); '' when it resumes from step 0 losing none.
+    checkpoint at its last step, as at a notice, or before its first step); '' when the
+    step it resumes from is not known.
     Lost is counted from the last step read: exact for an instance on this machine (its
     progress file outlives it, `LocalLauncher.status`), a floor for a cloud's ('at least
     94 steps lost (since its last reading at step 394)')."""
@@ -315,8 +316,8 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     saved = within_total(record, max(saved, 0.0))
     lost = record.steps_done - saved
     if lost <= 0:  # its checkpoint is its last step (a notice's, a stop's): said all the same
-        return f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if saved \
-            else ""
+        return (f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if saved
+                else "resumes from step 0 (no checkpoint yet): no step lost")
     # No placement is open (the lost one ended, the next not begun): no reading is kept,
     # and no progress record, which a measured speed would read.
     store.jobs.record_steps({record.id: saved}, at=at, extend=False)

@@ -46,3 +46,31 @@ def test_a_job_lost_before_its_first_checkpoint_reads_its_step_0(world) -> None:
     [doc] = status_document([after])
     assert (doc["progress"], doc["progress_source"]) == (0.0, "reported")
     assert cli_jobs._progress(after) == FILTERS["progress"](doc) == "0%"  # status, dashboard
+
+
+# Reports no step (a setup still running) the first time; run again, reports nothing.
+SILENT = PREAMBLE + """\
+while True:
+    time.sleep(0.1)
+"""
+
+
+def test_a_job_lost_before_its_first_step_says_its_recovery_too(world) -> None:  # noqa: F811
+    """A recovery before any step and any checkpoint is said as every recovery is: in the
+    pass's line, the job's log (`status`: `recovered`), never counted but silent."""
+    store, launcher, tmp = world
+    script = tmp / "silent.py"
+    script.write_text(SILENT)
+    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script}"),
+                           launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    launcher.preempt(instance)
+    wait_for(lambda: launcher.status(instance).state == "preempted")
+    lines = service.reconcile(store, launcher)
+    said = "resumes from step 0 (no checkpoint yet): no step lost"
+    assert any(said in line for line in lines), lines
+    [after] = service.status(store, launcher, job.id)
+    assert after.recoveries == 1
+    [doc] = status_document([after])
+    assert [r["said"] for r in doc["recovered"]] == [f"instance {instance}: {said}"], doc
