@@ -16,7 +16,7 @@ from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
-from costsched.vocabulary import did_you_mean, written
+from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
 # CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
@@ -298,7 +298,7 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
             if not alternative:
                 raise fail(field_name, message)
             scope.types = set()  # dropped with a note when other alternatives remain
-            scope.notes.append(f"{field_name}: {message}; alternative dropped")
+            scope.notes.append(f"{field_name}: {message}; {ALTERNATIVE_DROPPED}")
             return scope
         scope.clouds = {cloud}
     if region and region != "*":
@@ -353,7 +353,7 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scop
         if not alternative:
             raise
         scope.types = set()  # dropped with a note when other alternatives remain
-        scope.notes.append(str(exc).split(": field ", 1)[-1] + "; alternative dropped")
+        scope.notes.append(f"{str(exc).split(': field ', 1)[-1]}; {ALTERNATIVE_DROPPED}")
     return scope
 
 

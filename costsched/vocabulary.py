@@ -162,6 +162,10 @@ def unprefixed(text: str, *prefixes: str) -> str:
             return text
 
 
+# The end of a task's note for an alternative it cannot use, left out of the job when
+# others remain (`skypilot_resources`); a plan with none said also names those dropped.
+ALTERNATIVE_DROPPED = "alternative dropped"
+
 # A restart on error's recovery move (a job restarted from its checkpoint after its own
 # failure, `service.jobs.restarts`) has a detail that begins so: not a preemption's.
 RESTART_MARK = "restart on error"

@@ -34,7 +34,7 @@ from costsched.optimize.rank import zone_allowed
 from costsched.optimize.unmatched_deadline import deadline_missed as deadline_missed
 from costsched.spec_errors import as_written
 from costsched.throughput import GPU_SPECS
-from costsched.vocabulary import did_you_mean, word
+from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, word
 
 SHOWN = 3  # offerings named as what exists instead
 VALUES_SHOWN = 12  # values named as those priced
@@ -49,15 +49,26 @@ class Missing:
     what: str
     instead: list[str] = field(default_factory=list)
     fix: str = ""
+    dropped: list[str] = field(default_factory=list)  # a task's alternatives left out
 
     def line(self, job: str) -> str:
-        """The one line `plan` and `launch` print: 'job NAME: what; instead; fix'."""
-        return "; ".join([f"job {job}: {self.what}", *self.instead, *filter(None, [self.fix])])
+        """The one line `plan` and `launch` print: 'job NAME: what; instead; fix', then
+        the task's alternatives dropped as it was read ('note: ...; alternative dropped')."""
+        return "; ".join([f"job {job}: {self.what}", *self.instead, *filter(None, [self.fix]),
+                          *(f"note: {d}" for d in self.dropped)])
 
     def note(self, shape: str) -> str:
         """A shape of a job's set left out: 'A100:1 left out: what; instead; fix'."""
         return "; ".join([f"{shape} left out: {self.what}", *self.instead,
                           *filter(None, [self.fix])])
+
+
+def with_dropped(missing: Missing | None, notes: Sequence[str]) -> Missing | None:
+    """`missing` with the task's alternatives dropped as it was read (`notes`: a job's,
+    those ending ALTERNATIVE_DROPPED) said after it: a plan with none names each
+    alternative of the task, those it could not use too."""
+    dropped = [n for n in notes if n.endswith(ALTERNATIVE_DROPPED)]
+    return missing if missing is None or not dropped else replace(missing, dropped=dropped)
 
 
 def unmatched(job: Workload, market: pd.DataFrame, at: datetime,

@@ -29,7 +29,7 @@ from costsched.optimize.hazard import explain as explain_hazard
 from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
 from costsched.optimize.rank import OBJECTIVES
-from costsched.optimize.unmatched import unmatched
+from costsched.optimize.unmatched import unmatched, with_dropped
 from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
@@ -335,8 +335,9 @@ def plan(
             nonlocal market
             if market is None:  # every price, to say what exists: only when needed
                 market = prices_at(opened, when, include_cpu=cpu)
-            return unmatched(job, market, when, spot_markets=stored,
-                             limits=getattr(job, "limits", {}))
+            return with_dropped(unmatched(job, market, when, spot_markets=stored,
+                                          limits=getattr(job, "limits", {})),
+                                getattr(job, "notes", ()))
 
         if isinstance(availability, (str, Path)):
             availability = [availability]

@@ -25,7 +25,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import partial
 from typing import TYPE_CHECKING
 
 from costsched import own_budget
@@ -38,9 +37,10 @@ from costsched.migration.launcher import Launcher
 from costsched.migration.machine import candidate, offering_of
 from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize.decision import Overheads
+from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan, budget_short, plan_jobs
 from costsched.optimize.quotas import QuotaCost, quota_cost
-from costsched.optimize.unmatched import unmatched
+from costsched.optimize.unmatched import Missing, unmatched, with_dropped
 from costsched.optimize.unmatched_estimates import estimate_said
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
@@ -314,9 +314,13 @@ def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
     """The job's plan as `costsched plan` makes it, with the same reason when it has none
     (`optimize.unmatched`, from every price of the pass)."""
     offerings = market.offerings_for(resolved)
-    return plan_jobs([resolved], offerings,
-                     explain=partial(unmatched, market=offerings, at=now, now=now,
-                                     spot_markets=spot_markets(market.store, now)))[0]
+
+    def explain(job: Workload) -> Missing | None:
+        return with_dropped(unmatched(job, offerings, now, now,
+                                      spot_markets(market.store, now)),
+                            getattr(job, "notes", ()))
+
+    return plan_jobs([resolved], offerings, explain=explain)[0]
 
 
 @dataclass(frozen=True)

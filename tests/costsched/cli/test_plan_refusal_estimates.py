@@ -138,3 +138,23 @@ def test_emit_sky_never_prints_an_envs_value_named_like_a_secret(cli, tmp_path: 
     assert (f"# The value {task} writes for env WANDB_API_KEY is left out (named like a "
             "secret's): give it with `--secret WANDB_API_KEY` to `sky launch`."
             ) in out.stdout, out.stdout
+
+
+def test_no_plan_says_the_alternatives_dropped_too(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A task whose first alternative was dropped (no such type on that cloud) and whose
+    other has no price: 'no plan' names the one left, and a note under it the one dropped,
+    as a plan's table would (`--json` has it in `notes`)."""
+    task = tmp_path / "sky.yaml"
+    task.write_text("name: alt\nrun: python train.py\nresources:\n  ordered:\n"
+                    "    - {accelerators: H100:1, use_spot: true, infra: azure}\n"
+                    "    - {accelerators: A100:1, use_spot: true, infra: gcp}\n"
+                    "costsched: {steps: 1500, throughputs: {H100: 30, A100: 20}}\n")
+    for command in ("plan", "launch"):
+        out = cli(command, str(task), *(["--at", AT] if command == "plan" else []))
+        assert out.exit_code != 0, out.output
+        said = " ".join(out.stderr.split())
+        assert "no plan: job alt: no spot price known" in said or \
+            "job alt: no spot price known" in said, said
+        assert ("note: resources.ordered[0].accelerators: H100:1: no GPU instance type of "
+                "the catalog on azure matches;") in said, said
+        assert said.count("alternative dropped") == 1, said
