@@ -93,7 +93,10 @@ def missing_job(db: str | None, job: str) -> str | None:
         try:
             if job.isdigit():
                 found = conn.execute(f"SELECT 1 FROM {JOBS} WHERE id = ?", (int(job),))
-                return None if found.fetchone() else f"job {int(job)}: no such job in the store"
+                if found.fetchone():
+                    return None
+                ids = [i for (i,) in conn.execute(f"SELECT id FROM {JOBS} ORDER BY id")]
+                return no_such_id(int(job), ids)
             names = sorted({n for (n,) in conn.execute(f"SELECT name FROM {JOBS}")})
         except (sqlite3.Error, ValueError):
             return None
@@ -106,6 +109,15 @@ def no_such_name(job: str, names: list[str]) -> str:
     listed = f"; the jobs: {few_names(names)}" if names else ""
     return f"job {job!r}: no job of that name in the store" + (did_you_mean(job, names)
                                                                 or listed)
+
+
+def no_such_id(job_id: int, ids: list[int]) -> str:
+    """The line that refuses a job id no job has, with the ids the store's jobs have
+    (`ids`, sorted): 'job 999: no such job in the store; its jobs: 1 to 18'."""
+    held = ("it holds no job yet" if not ids else f"its job: {ids[0]}" if len(ids) == 1
+            else f"its jobs: {ids[0]} to {ids[-1]}" if ids[-1] - ids[0] == len(ids) - 1
+            else f"its jobs: {few_names([str(i) for i in ids])}")
+    return f"job {job_id}: no such job in the store; {held} (`costsched status` lists them)"
 
 
 def few_names(names: list[str], limit: int = 5) -> str:

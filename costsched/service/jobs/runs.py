@@ -14,7 +14,7 @@ from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
-from costsched.service.glance import no_such_name
+from costsched.service.glance import no_such_id, no_such_name
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
@@ -330,7 +330,13 @@ def job_ids(store: PriceStore, job: int | str | None, states: Sequence[str]) -> 
     if job is None:
         return store.jobs.ids(states)
     if isinstance(job, int) or str(job).isdigit():
-        return [store.jobs.get(int(job)).id]
+        try:
+            return [store.jobs.get(int(job)).id]
+        except InvalidInput:  # no such job: the ids it has
+            ids = sorted(r.id for r in store.jobs.records())
+            if int(job) in ids:  # (another error than its absence)
+                raise
+            raise InvalidInput(no_such_id(int(job), ids)) from None
     found = store.jobs.find(str(job))
     if not found:
         names = sorted({r.name for r in store.jobs.records()})

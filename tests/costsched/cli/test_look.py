@@ -205,3 +205,14 @@ def test_a_store_not_told_quickly_is_asked(env, tmp_path: Path) -> None:  # noqa
                                               "did you mean 'hello'?")
     assert glance.missing_job(str(tmp_path / "missing.sqlite"), "helo") is None
     assert glance.missing_job("postgresql+psycopg://u@h/db", "helo") is None
+
+
+@pytest.mark.parametrize("argv", [["status", "99"], ["logs", "99"], ["stop", "99"]])
+def test_an_id_the_store_does_not_hold_names_the_ids_it_does(
+        env, tmp_path: Path, argv: list[str]) -> None:  # noqa: ANN001
+    """As a name no job has names the jobs, an id no job has names the ids there are."""
+    job = finished_job(env["COSTSCHED_DB"], tmp_path / "instances")
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: job 99: no such job in the store; its job: {job} "
+                             "(`costsched status` lists them)\n")
