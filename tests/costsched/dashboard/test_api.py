@@ -78,7 +78,8 @@ def test_a_job_not_there_is_404_by_id_and_by_name_on_pages_and_api(client: TestC
     for path in ("/api/jobs/99", "/jobs/99", "/api/jobs/nope", "/jobs/nope",
                  "/api/spend?job=nope"):
         assert client.get(path).status_code == 404, path
-    assert client.get("/api/jobs/99").json() == {"error": "job 99: no such job in the store"}
+    assert client.get("/api/jobs/99").json() == {
+        "error": "job 99: no such job in the store; it holds no job yet"}
 
 
 def test_a_misspelt_state_gets_the_close_one(client: TestClient) -> None:
