@@ -126,7 +126,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s)) else []
-        resumes = [line for line in (s.resumes, s.steps_not_reached) if line]
+        resumes = [line for line in (s.resumes, s.steps_not_reached and (
+            f"{s.steps_not_reached}; `costsched start {s.record.id}` does the rest from its "
+            "newest verified checkpoint")) if line]
         said = problems(s, brief, assumed_figures) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + node_notices(s) + lost_lines(s)  # a gang's node replaced, while it is set up
