@@ -5,9 +5,10 @@ ran and the gang resumes on N nodes, all on one placement (`service.jobs.gangs`)
 job's recovery starts a new placement, so its measured speed (`measured.speed_rows`: the
 steps between a placement's first and last reading over the time between them) never
 counts the gap between its two placements; a gang's repair is inside one placement's
-readings. Its stall, from the repair (the job's NODE_RECOVERY event: the node's loss seen,
-the gang paused) to the gang's resume (or its end), is left out the same way: the pace
-is the pace of training, and a repair is its cost, not a slower GPU.
+readings. Its whole stall, from when the gang last trained (the last step it reported
+before the loss, as its NODE_RECOVERY line says it: `last_step_words`; without it, the
+loss seen) to the gang's resume (or its end), is left out the same way: the pace is the
+pace of training, and a repair is its cost, not a slower GPU.
 
 `trained_readings` reads the store: the readings every measured speed is computed from
 (`status`, `report`, the budgets' and the decider's pace, the daemon's flags).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 
 from costsched.model import NODE_RECOVERY
 from costsched.store import PriceStore
@@ -27,6 +29,32 @@ GANG_EVENT = "gang"  # the job log's kind for the rest of a gang's repair (`jobs
 KINDS = (NODE_RECOVERY, GANG_EVENT)
 NODE_LINE = re.compile(r"instance (\S+): node ([\d, ]+) was ")
 REPAIR_OVER = ("the gang resumes from its newest checkpoint", "the gang was ended")
+# The end of a NODE_RECOVERY line: the step the gang reported last before the loss, and
+# when it wrote it (its training stopped there: the stall begins).
+LAST_STEP = re.compile(r"; it last reported step [\d,]+ at "
+                       r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC")
+
+
+def last_step_words(step: float | None, at: datetime | None, seen: datetime) -> str:
+    """What a NODE_RECOVERY line (seen at `seen`) ends with: '; it last reported step 392
+    at 2026-11-29 09:00:29 UTC', the step the gang reported last before the loss and when
+    it wrote it (its instance's `step`, `step_at`): where its stall begins, before the
+    pass that saw the loss. '' where that is not known (or not before `seen`)."""
+    if step is None or at is None or at > seen:
+        return ""
+    return (f"; it last reported step {float(step):,.0f} at "
+            f"{at.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC")
+
+
+def _stall_start(event: EventRow) -> float:
+    """When the stall of the repair `event` began: the time of the gang's last step before
+    the loss (`LAST_STEP`), else the event's."""
+    found = LAST_STEP.search(str(event.detail or ""))
+    seen = event.at.timestamp()
+    if found is None:
+        return seen
+    began = datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    return min(began.timestamp(), seen)
 
 
 def stalls(events: Sequence[EventRow], placed: Iterable[PlacementRow]
@@ -50,7 +78,7 @@ def stalls(events: Sequence[EventRow], placed: Iterable[PlacementRow]
                      and str(e.detail or "").startswith(f"instance {line.group(1)}:")
                      and any(words in str(e.detail) for words in REPAIR_OVER)), None)
         out.setdefault(placement, []).append(
-            (event.at.timestamp(), math.inf if over is None else over.timestamp()))
+            (_stall_start(event), math.inf if over is None else over.timestamp()))
     return out
 
 

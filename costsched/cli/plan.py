@@ -368,11 +368,12 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                                       start=1)
     ]
     speed = figures.speed_column(work)
-    console.print(table(title, ["#", "offering", "GPUs", "$/h", speed, "preempt/h",
-                                "risk source", *figures.work_columns(work), "vs OD V100"],
-                        rows, detail=["risk source", "preempt/h", speed, "GPUs", "vs OD V100"],
-                        wide=wide),
-                  soft_wrap=wide)
+    columns, rows = figures.dated(["#", "offering", "GPUs", "$/h", speed, "preempt/h",
+                                   "risk source", *figures.work_columns(work), "vs OD V100"],
+                                  rows, shown, result.at, stale_after)  # which row's is old
+    console.print(table(title, columns, rows, detail=[
+        "risk source", "preempt/h", speed, "GPUs", "vs OD V100", figures.PRICE_OF],
+        wide=wide), soft_wrap=wide)
     first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
     hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
             if estimated.any() else "")
@@ -395,9 +396,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                                            (work_cells[-1][0], work_cells[-1][1]), mark))
                      + (f" ({mark} from {' and '.join(why)})" if mark else ""))
     old = stale(shown, result.at, stale_after)
-    if old is not None:
-        notes.append(f"{old.note()}: `costsched collect` or `costsched prices import` "
-                     "brings newer ones (prices.stale_after in the configuration)")
+    if old is not None:  # (and which row's, under PRICE_OF where the rows differ)
+        notes.append(figures.stale_note(old.note(), shown, result.at, stale_after))
     notes.extend(_quota_notes(shown))
     paid = quota_cost(p.ranked)
     if paid is not None:
@@ -526,6 +526,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                     c for c in quota_columns if c in shown)]].assign(
                     price_effective_at=shown["effective_at"],
                     price_age_hours=age_hours(shown["effective_at"], result.at).round(1),
+                    price_stale=figures.stale_rows(shown, result.at, stale_after),
                     preemption_rate_assumed=figures.rates_assumed(shown),
                     **extra)), p.job.work),
                 "stale_prices": 0 if old is None else old.count,

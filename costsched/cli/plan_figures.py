@@ -194,6 +194,54 @@ def price_cells(shown: pd.DataFrame) -> list[str]:
     return [usd(v, places) for v in prices]
 
 
+PRICE_OF = "price of"  # the column of the dates of stale prices, where a row has one
+
+
+def stale_rows(shown: pd.DataFrame, at: object, stale_after: float) -> list[bool]:
+    """Whether each row's price is older than `stale_after` hours at `at` (the rule of
+    `service.staleness.stale`)."""
+    from costsched.service.staleness import age_hours
+
+    if shown.empty or "effective_at" not in shown:
+        return [False] * len(shown)
+    return [bool(v) for v in age_hours(shown["effective_at"], at) > stale_after]  # type: ignore[arg-type]
+
+
+def price_dates(shown: pd.DataFrame, at: object, stale_after: float) -> list[str] | None:
+    """The PRICE_OF column: the date of each row's price that is older than `stale_after`
+    hours ('2026-01-01'; '-' for a newer one), so that a table of fresh and old prices
+    says which row's is old; None where none is, or where every row's is old and of one
+    date (the note under the table says it: no column)."""
+    old = stale_rows(shown, at, stale_after)
+    if not any(old):
+        return None
+    times = pd.to_datetime(shown["effective_at"], utc=True)
+    dates = [f"{t:%Y-%m-%d}" if stale else "-" for t, stale in zip(times, old, strict=True)]
+    return None if all(old) and len(set(dates)) == 1 else dates
+
+
+def dated(columns: list[str], rows: list[list[str]], shown: pd.DataFrame, at: object,
+          stale_after: float) -> tuple[list[str], list[list[str]]]:
+    """The plan table's `columns` and `rows` with the PRICE_OF column after its prices
+    (`price_dates`) where a row's price is older than `stale_after` hours; as they are
+    otherwise."""
+    found = price_dates(shown, at, stale_after)
+    if found is None:
+        return columns, rows
+    at_ = columns.index("$/h") + 1
+    return ([*columns[:at_], PRICE_OF, *columns[at_:]],
+            [[*row[:at_], date, *row[at_:]] for row, date in zip(rows, found, strict=True)])
+
+
+def stale_note(said: str, shown: pd.DataFrame, at: object, stale_after: float) -> str:
+    """The note under a table of stale prices (`said`: `price_ages.Stale.note`), naming
+    the PRICE_OF column where the table has it, and what brings newer prices."""
+    where = (f", each one's date under '{PRICE_OF}'"
+             if price_dates(shown, at, stale_after) is not None else "")
+    return (f"{said}{where}: `costsched collect` or `costsched prices import` brings newer "
+            "ones (prices.stale_after in the configuration)")
+
+
 def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
     """For a job of several nodes: that its speed is the gang's, as its `throughputs:`
     gives it (a figure is never one node's times the nodes), with the first row's figure

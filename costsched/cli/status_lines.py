@@ -18,6 +18,7 @@ from costsched.amounts import (
     decimals,
     given,
     per_hour,
+    product_hours,
     steady_hours,
     store_scale,
     times,
@@ -94,7 +95,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     # The store's scale (`costsched.amounts`): each job's cost is the sum of its parts
     # listed under it as written ($0.0060 and $0.0048 make $0.0108), at one precision.
     scale = view_scale(shown)
-    places, spans = scale.usd, scale.hours
+    places, spans = scale.usd, product_hours(
+        [([p.hours], [p.usd]) for s in shown for p in s.cost.charged if p.end_at is not None],
+        scale.usd, scale.hours)  # hours that make their amounts at their prices
     costs = [charged_usd(_total(s, places), places) for s in shown]
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
@@ -123,7 +126,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s)) else []
-        resumes = [line for line in (s.resumes, s.steps_not_reached) if line]
+        resumes = [line for line in (s.resumes, s.steps_not_reached and (
+            f"{s.steps_not_reached}; `costsched start {s.record.id}` does the rest from its "
+            "newest verified checkpoint")) if line]
         said = problems(s, brief, assumed_figures) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + node_notices(s) + lost_lines(s)  # a gang's node replaced, while it is set up

@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
-from costsched.amounts import Scale, no_noise, store_scale
+from costsched.amounts import Scale, no_noise, product_hours, store_scale
 from costsched.costs import Move, egress_rows
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
@@ -369,9 +369,15 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     }
     repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
                              names, nodes)  # beside the tables: `report.written`
+    parts = row_parts(rows, spent_on)
+    # Its hours at the decimals at which a row's hours times its price make its compute
+    # as written (`amounts.product_hours`).
+    scale = Scale(scale.usd, product_hours(
+        [(made["billed_hours"], made["compute_usd"]) for name in ("jobs", "clouds", "days")
+         for made in parts[name]], scale.usd, scale.hours))
     return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
                                                 "repriced": repriced}, stale=stale,
-                  scale=scale, parts={**row_parts(rows, spent_on), "estimates": estimate_parts(
+                  scale=scale, parts={**parts, "estimates": estimate_parts(
                       estimated, ran, run_egress, {j: made for j, (_, made) in whole.items()})})
 
 

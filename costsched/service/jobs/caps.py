@@ -13,8 +13,10 @@ no more than its budget while the checks keep their pace, and no more than its b
 its price over the time by which a check comes more than a watch interval after the one
 before (a pass that outlasts its interval makes the next one late). Of a named budget's
 jobs, the newest is stopped first: the jobs that were running within the budget keep
-running. A job that has done all its declared steps is never stopped at a cap: it is left
-to end, or, reaching its end as its stop is asked, closed as succeeded.
+running. A job that has done all its declared steps is not stopped at a cap for a watch
+interval after it reported its last step: it is left to end, or, reaching its end as its
+stop is asked, closed as succeeded. One still running after that (it hangs after its
+training) is charged and stopped at its cap like any other job, and closed as succeeded.
 """
 
 from __future__ import annotations
@@ -299,13 +301,14 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     if not states:
         return []
     from costsched.service.jobs.decider import budget_verdict  # with budgets only
-    from costsched.service.jobs.halt import done_all
 
     runs = _runs(store, sorted({j for s in states for j in s.running}))
     mine = {j for j, run in runs.items() if run.launcher == launcher.name}
-    # A job that reported all its declared steps is finishing: left to end by itself (its
-    # cost is what it is), never stopped, nor charged ahead, at a cap.
-    ending = {j for j, run in runs.items() if done_all(run.record)}
+    # A job that reported all its declared steps is finishing: left to end by itself,
+    # neither stopped nor charged ahead at a cap, for a watch interval (`halt.finishing`).
+    from costsched.service.jobs.halt import finishing
+
+    ending = finishing(store, runs, at, configured)
     events: list[JobEvent] = []
     for state in states:
         events += _thresholds(store, state, config.thresholds, at)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from costsched.gang_stalls import last_step_words
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import BOOKED_MARKETS, NODE_RECOVERY
 from costsched.service.jobs.runs import (
@@ -80,7 +81,9 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                                       source=observed_as(launcher.name))
             done = done or f"node {nodes} was preempted: replaced where it ran"
         if done:
-            line = f"instance {instance.id}: {done}"
+            # Where its stall began: the step it reported last before the loss, and when.
+            line = f"instance {instance.id}: {done}" + (last_step_words(
+                instance.step, instance.step_at, when) if counted else "")
             store.jobs.note(job_id, NODE_RECOVERY if counted else EVENT, line, at=when)
             if said is not None:
                 said.append(JobEvent(job_id, "recovery", line,

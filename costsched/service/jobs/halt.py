@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
@@ -15,7 +15,7 @@ from costsched.migration.owned import owned
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
 from costsched.service.jobs.busy import acted_on
 from costsched.service.jobs.node_runs import track_gangs
-from costsched.service.jobs.runs import within_total
+from costsched.service.jobs.runs import RunningJob, within_total
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name
@@ -56,6 +56,25 @@ def done_all(record: JobRecord, step: float | None = None) -> bool:
     not given in its own steps)."""
     total = own_total(record.spec, record.steps_total)
     return total is not None and max(record.steps_done, step or 0.0) >= total
+
+
+def finishing(store: PriceStore, runs: Mapping[int, RunningJob], at: datetime,
+              seconds: float) -> set[int]:
+    """Those of `runs` that have done all their declared steps (`done_all`) and
+    reported the last of them within `seconds` (a watch interval) of `at`: left to end by
+    themselves. One still running after that hangs after its training (its process never
+    exits) and is charged all the while: its cap stops it like any other job, and
+    `caps._stop_at_cap` closes it as succeeded."""
+    done = [j for j, run in runs.items() if done_all(run.record)]
+    if not done:
+        return set()
+    last: dict[int, float] = {}
+    for row in store.jobs.reading_rows(done):  # (.., job, .., .., last step, its time)
+        if row[5] is not None:
+            last[int(row[1])] = max(float(row[5]), last.get(int(row[1]), 0.0))
+    since = at.timestamp() - seconds
+    return {j for j in done
+            if last.get(j, runs[j].record.updated_at.timestamp()) >= since}
 
 
 def finish_job(store: PriceStore, launcher: Launcher, job_id: int, instance: str,

@@ -216,18 +216,26 @@ def _ended_as(record: JobRecord) -> str:
     exited 0 short of its declared steps 'ended short: exited 0 at step 1,000 of 2,000
     (...): ...; its checkpoints are kept' (`work.ended_short`)."""
     total = own_total(record.spec, record.steps_total)
-    if ended_short(record.state == "succeeded", record.steps_done, total) and total:
+    if _short(record) and total:
         return (f"ended short: {short_words(record.steps_done, total)}; its checkpoints "
                 "are kept")
     return state_phrase(record.state)
+
+
+def _short(record: JobRecord) -> bool:
+    """Whether the job exited 0 short of its declared steps (`work.ended_short`): `start`
+    continues it from its newest verified checkpoint, as it does a stopped job."""
+    total = own_total(record.spec, record.steps_total)
+    return ended_short(record.state == "succeeded", record.steps_done, total)
 
 
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,
           at: datetime | str | None = None,
           secrets: Mapping[str, str | None] | None = None,
           budget: float | None = None) -> JobRecord:
-    """Start a stopped job again: from its newest verified checkpoint, with the code and
-    spec it was launched with, on the best offering now (or its deadline policy's).
+    """Start a stopped job again, or one that exited 0 short of its declared steps
+    (`work.ended_short`) to do the rest: from its newest verified checkpoint, with the code
+    and spec it was launched with, on the best offering now (or its deadline policy's).
     `secrets`: values for the job's secrets (`--secret`; None: given alone, not set here),
     else this process's environment gives them; refused, the job left stopped, when one
     has neither. They are held as a launch holds them (`launch_secrets.keep`): the
@@ -238,11 +246,14 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     record = store.jobs.get(job_id)
     _given_secrets(record, secrets or {})  # what the command line says, first
     launcher.check_ready()
-    if record.state != "stopped":
+    short = _short(record)
+    if record.state != "stopped" and not short:
         raise InvalidInput(f"job {job_id} ({record.name}) {_ended_as(record)}: only "
-                           "a stopped job can be started again"
-                           + (f"; {launch_again(record)}" if record.final else ""))
-    done = _ran_to_its_end(store, launcher, record)
+                           "a stopped job, or one that ended short of its steps, can be "
+                           "started again" + (f"; {launch_again(record)}" if record.final
+                                              else ""))
+    # (One that ended short exited 0 on its last instance: its step says what is left.)
+    done = "" if short else _ran_to_its_end(store, launcher, record)
     if done:
         raise InvalidInput(f"job {job_id} ({record.name}) ran to its end: {done}; nothing "
                            f"to start (its final checkpoint is kept); {launch_again(record)}")
@@ -264,8 +275,9 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # Another start of it (or a stop) may have come first: said in the job's words.
     with raced(store, job_id, f"nothing to do here; `costsched status {job_id}` shows how "
                "it stands"):
-        store.jobs.transition(job_id, "pending", at=when, expect="stopped",
-                              detail="started again by the user")
+        store.jobs.transition(job_id, "pending", at=when, expect=record.state,
+                              detail="started again by the user" + (
+                                  " for the rest of its steps" if short else ""))
     resume_from(store, run, None, when)  # its step until it reports: its checkpoint's
     # A start, not a recovery: no instance was lost (it counts in neither the job's
     # recoveries nor the preemption figures).

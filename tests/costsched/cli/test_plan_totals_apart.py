@@ -36,8 +36,10 @@ def test_small_totals_read_apart_and_as_launch_reads_them(cli, tmp_path: Path) -
     ranked = doc["rankings"][0]["ranking"]
     table = rows(shown.stdout)
     assert len(table) == len(ranked) == 6
-    totals = [r[8].rstrip("*!~") for r in table]
-    prices = [r[3] for r in table]
+    header = next(line for line in shown.stdout.splitlines() if line.startswith("┃"))
+    columns = [c.strip() for c in header.split("┃")[1:-1]]  # ('price of' where one is old)
+    totals = [r[columns.index("total $")].rstrip("*!~") for r in table]
+    prices = [r[columns.index("$/h")] for r in table]
     # the chosen offering's total as a launch's budget line writes it
     best = ranked[0]["expected_cost"]
     assert totals[0] == usd(best, decimals_kept([best]))

@@ -94,7 +94,8 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
                                                      "--follow").output
     refused = cli("start", str(job.id))
     assert refused.exit_code != 0
-    assert "has succeeded: only a stopped job can be started again" in refused.output
+    assert ("has succeeded: only a stopped job, or one that ended short of its steps, can be "
+            "started again") in refused.output
 
 
 def test_new_lines_after_a_scrolled_window() -> None:

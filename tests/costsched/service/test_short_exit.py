@@ -173,17 +173,14 @@ def test_status_says_a_job_that_ended_short_did_its_work_by_no_deadline(
     assert "its declared steps not reached" in out and ": met" not in out, out
 
 
-def test_start_of_a_job_that_ended_short_says_so_not_succeeded(
+def test_start_of_a_job_that_ended_short_continues_it(
         store: PriceStore, tmp_path: Path) -> None:
-    """`start` names the state every view shows ('ended short', with the step it reached and
-    that its checkpoints are kept), not 'has succeeded'."""
-    launcher, job = ended(store, tmp_path, 150)
-    with pytest.raises(InvalidInput) as info:
-        service.start(store, launcher, job)
-    said = str(info.value)
-    assert f"job {job} (km) ended short: {SAID}; its checkpoints are kept: " in said, said
-    assert "has succeeded" not in said, said
+    """`start` takes up a job that ended short, for the rest of its steps (it once refused
+    it: 'ended short: ...'); one that did all of its steps is refused, as succeeded."""
     (tmp_path / "done").mkdir()
     _, done = ended(store, tmp_path / "done", STEPS)
+    launcher, job = ended(store, tmp_path, 150)
+    assert service.start(store, launcher, job).state in ("launching", "running")
+    assert list(store.jobs.placements(job)["reason"]) == ["launch", "start"]
     with pytest.raises(InvalidInput, match="has succeeded: only a stopped job"):
         service.start(store, launcher, done)

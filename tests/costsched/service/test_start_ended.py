@@ -1,6 +1,6 @@
 """`start` of a job that has ended (failed or succeeded) names the way to run it again: a
 launch of the file it was launched from, a new job started afresh (a start resumes a
-stopped job only)."""
+stopped job, or one that ended short of its steps, only)."""
 
 from __future__ import annotations
 
@@ -35,9 +35,10 @@ def test_start_of_an_ended_job_names_the_launch_of_its_file(
     with pytest.raises(InvalidInput) as info:
         service.start(store, make_launcher("local"), job)
     said = str(info.value)
-    assert said == (f"job {job} (bigram-fail) has {state}: only a stopped job can be started "
-                    "again; `costsched launch fail.yaml` (the file it was launched from) runs "
-                    "it again as a new job, started afresh")
+    assert said == (f"job {job} (bigram-fail) has {state}: only a stopped job, or one that "
+                    "ended short of its steps, can be started again; `costsched launch "
+                    "fail.yaml` (the file it was launched from) runs it again as a new job, "
+                    "started afresh")
 
 
 def test_without_its_file_the_launch_is_named_alone(

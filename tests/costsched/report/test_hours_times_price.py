@@ -1,0 +1,67 @@
+"""The report's billed hours read at the decimals at which they, times the job's hourly
+price, make its compute as written (an older report read 0.04 billed hours beside
+$0.03 for 0.0356 h at $0.918/h: 0.04 x $0.918 is $0.04), in the text and the HTML
+file, as `status` lists the placement."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from costsched.amounts import as_written
+from costsched.cli import app
+from costsched.store import PriceStore
+from tests.costsched.cli.test_status_amounts import ran
+from tests.costsched.test_costs import EAST_A, observe
+
+PRICE = 0.918
+
+
+def _store(tmp_path: Path) -> str:
+    db = str(tmp_path / "store.sqlite")
+    store = PriceStore(db)
+    observe(store, EAST_A, [(0, PRICE)])
+    ran(store, tmp_path, "tiny", [(EAST_A, PRICE, "launch", 128.16)])  # 0.0356 h
+    store.dispose()
+    return db
+
+
+def _multiplies_out(hours: str, money: str) -> None:
+    places = len(money.partition(".")[2])
+    assert f"${as_written(float(hours) * PRICE, places):.{places}f}" == money, (hours, money)
+
+
+def test_billed_hours_times_the_price_make_the_compute_in_the_text(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    html = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["report", "--db", db, "--wide", "--html", str(html)],
+                                env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    rows = re.findall(r"│ +([0-9.]+) │ +(\$[0-9.]+) │", result.stdout)  # hours, compute
+    assert len(rows) == 3, result.stdout  # per job, per cloud, per day
+    for hours, money in rows:
+        assert hours == "0.036", result.stdout
+        _multiplies_out(hours, money)
+    total = re.search(r"compute (\$[0-9.]+),.* over ([0-9.]+) instance-hours", result.stdout)
+    assert total is not None, result.stdout
+    _multiplies_out(total[2], total[1])
+
+    page = html.read_text()
+    cells = re.findall(r'<td class="num">([0-9.]+)</td><td class="num">(\$[0-9.]+)</td>',
+                       page)
+    assert cells and all(h == "0.036" for h, _ in cells), cells
+    for hours, money in cells:
+        _multiplies_out(hours, money)
+
+
+def test_status_lists_the_same_hours(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    result = CliRunner().invoke(app, ["status", "--db", db, "--no-reconcile"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    found = re.search(r"billed ([0-9.]+) h x \$0\.9180/h = (\$[0-9.]+)", result.stdout)
+    assert found is not None, result.stdout
+    assert found[1] == "0.036", result.stdout  # 0.0356 h as it reads, never 0.03
+    _multiplies_out(found[1], found[2])
