@@ -237,11 +237,22 @@ def check_discovered_fields(path: object, header: Sequence[str]) -> None:
                            f"{', '.join(TYPE_FIELDS)}, regions, zones, source")
 
 
-def _priced(name: str, types: dict[tuple[str, str], dict]) -> list[dict]:
-    """The rows of a bundled price file whose type is a GPU type of `types`, in file order,
-    with the type's GPU model and count, `effective_at` (`as_of_time`) and usd_per_hour."""
+def _rows_of(name: str, cloud: str, instance_type: str) -> list[dict[str, str]]:
+    """The rows of one instance type of a bundled CSV file, as `_read` has them: only they
+    are made dicts (a charge's price date needs its type's rows, not the whole list)."""
+    with resources.files("costsched.data").joinpath(name).open("r", newline="") as fh:
+        rows = csv.reader(fh)
+        header = next(rows)
+        at = header.index("cloud"), header.index("instance_type")
+        return [dict(zip(header, row, strict=True)) for row in rows
+                if row[at[1]] == instance_type and row[at[0]] == cloud]
+
+
+def _priced(rows: Sequence[dict[str, str]], types: dict[tuple[str, str], dict]) -> list[dict]:
+    """The price `rows` whose type is a GPU type of `types`, in their order, with the type's
+    GPU model and count, `effective_at` (`as_of_time`) and usd_per_hour."""
     out = []
-    for row in _read(name):
+    for row in rows:
         kind = types.get((row["cloud"], row["instance_type"]))
         if kind is not None:
             out.append({**row, **kind, "usd_per_hour": float(row["usd_per_hour"]),
@@ -251,7 +262,10 @@ def _priced(name: str, types: dict[tuple[str, str], dict]) -> list[dict]:
 
 @cache
 def _on_demand(stamp: tuple[str, int, int] | None) -> list[dict]:
-    rows = _priced("on_demand_prices.csv", _gpu_types(stamp))
+    return _as_on_demand(_priced(_read("on_demand_prices.csv"), _gpu_types(stamp)))
+
+
+def _as_on_demand(rows: list[dict]) -> list[dict]:
     for row in rows:
         row.update(zone="", market="on_demand", source=CATALOG_SOURCE)
     return sorted(rows, key=lambda r: r["effective_at"])  # stable: file order within a month
@@ -259,7 +273,10 @@ def _on_demand(stamp: tuple[str, int, int] | None) -> list[dict]:
 
 @cache
 def _spot(stamp: tuple[str, int, int] | None) -> list[dict]:
-    rows = _priced("spot_prices.csv", _gpu_types(stamp))
+    return _as_spot(_priced(_read("spot_prices.csv"), _gpu_types(stamp)))
+
+
+def _as_spot(rows: list[dict]) -> list[dict]:
     for row in rows:
         row.update(zone=row["zone"] or "", market="spot",
                    source=f"{SPOT_SNAPSHOT_SOURCE}: {row['source']}")
@@ -332,12 +349,16 @@ def _newest(rows: list[dict], key: tuple[str, ...], when: datetime) -> list[dict
 
 
 @cache
-def _by_offering(stamp: tuple[str, int, int] | None) -> dict[tuple[str, str, str], list[dict]]:
-    """The bundled rows of each (cloud, instance type, market), in their order."""
-    out: dict[tuple[str, str, str], list[dict]] = {}
-    for row in (*_on_demand(stamp), *_spot(stamp)):
-        out.setdefault((row["cloud"], row["instance_type"], row["market"]), []).append(row)
-    return out
+def _offering_rows(stamp: tuple[str, int, int] | None, cloud: str, instance_type: str,
+                   market: str) -> list[dict]:
+    """The bundled rows of one (cloud, instance type, market) as `_on_demand` and `_spot`
+    have them, in their order, read from the rows of that type alone."""
+    name, shaped = {"on_demand": ("on_demand_prices.csv", _as_on_demand),
+                    "spot": ("spot_prices.csv", _as_spot)}.get(market, (None, None))
+    kind = _gpu_types(stamp).get((cloud, instance_type))
+    if name is None or shaped is None or kind is None:
+        return []
+    return shaped(_priced(_rows_of(name, cloud, instance_type), {(cloud, instance_type): kind}))
 
 
 def took_effect(cloud: str, region: str, zone: str, instance_type: str, market: str,
@@ -346,7 +367,7 @@ def took_effect(cloud: str, region: str, zone: str, instance_type: str, market: 
     else its region's; None where none held (as `prices_at` lists them: the last row of
     the place by `when`, unless its type was retired by then). One offering's rows only,
     however many the list has."""
-    rows = _by_offering(_discovered_stamp()).get((cloud, instance_type, market), ())
+    rows = _offering_rows(_discovered_stamp(), cloud, instance_type, market)
     for place in ((region, zone), (region, "")):
         held = [r for r in rows if (r["region"], r["zone"]) == place
                 and r["effective_at"] <= when]

@@ -4,6 +4,8 @@ list per placement), for every offering the list has, at several times."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime, timezone
 
 import pytest
@@ -31,3 +33,19 @@ def test_an_offering_not_listed_then_has_no_date() -> None:
     assert bundled_prices.took_effect(first["cloud"], first["region"], first["zone"],
                                       first["instance_type"], first["market"],
                                       datetime(2000, 1, 1, tzinfo=timezone.utc)) is None
+
+
+def test_one_offering_s_date_reads_only_its_type_s_rows() -> None:
+    """A charge's price date reads the rows of its offering's type, not the whole lists
+    (thousands of rows made dicts for one date): in a fresh interpreter, the lists'
+    reader is not asked for either price file."""
+    probe = ("from datetime import datetime, timezone\nfrom costsched import bundled_prices as b\n"
+             "asked = []\nread = b._read\n"
+             "b._read = lambda name: asked.append(name) or read(name)\n"
+             "when = datetime(2026, 11, 30, tzinfo=timezone.utc)\n"
+             "for market, zone in (('spot', 'us-east-1a'), ('on_demand', '')):\n"
+             "    b.took_effect('aws', 'us-east-1', zone, 'g4dn.xlarge', market, when)\n"
+             "print(' '.join(n for n in asked if 'prices' in n))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == []
