@@ -352,11 +352,13 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     estimated = figures.estimated_figures(shown, p.job)
     b = p.baseline
     # One precision down each column, the baseline's hours and total under it included.
-    work_cells = figures.work_cells(shown, work, estimated,
-                                    None if b is None else (b.hours, b.cost))
+    beside = None if b is None else (b.hours, b.cost)
+    work_cells = figures.work_cells(shown, work, estimated, beside)
     work_cells[:len(shown)] = figures.budget_marked(work_cells[:len(shown)], shown)
     vs = figures.vs_places(shown)  # one precision down the column of ratios
-    prices = figures.price_cells(shown)
+    # Each row's $/h times its hours reads as its total (unless the work is assumed: a
+    # rate per hour of work, no hours).
+    prices = figures.price_cells(shown, beside, products=work is None or not work.assumed)
     rows = [
         [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
@@ -483,8 +485,8 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
             strict=True)]
         console.print(table(title, ["offering", "jobs", "longest h", "total $"], rows))
         return
-    rows = [[r.job, r.offering, span, cost] for r, span, cost in zip(
-        a.itertuples(), hours_all(*a["hours"]), figures.totals(list(a["cost"])), strict=True)]
+    rows = [[r.job, r.offering, span, cost] for r, (span, cost) in zip(
+        a.itertuples(), figures.product_cells(a["hours"], a["cost"]), strict=True)]
     console.print(table(title, ["job", "offering", "hours", "total $"], rows))
     if c.instances is not None:
         from costsched.cli.packing import instances_table

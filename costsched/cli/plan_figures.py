@@ -15,7 +15,9 @@ import shlex
 
 from costsched.amounts import (
     FINEST,
+    HOURS_MOST,
     MAX_DECIMALS,
+    PRICE_MOST,
     decimals,
     decimals_kept,
     finest,
@@ -160,14 +162,52 @@ def work_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series | No
         places = apart_places(per_work, MAX_DECIMALS, FINEST)
         return [[usd(c, places) + m] for c, m in zip(per_work, marks, strict=True)]
     extra = [] if beside is None else [beside]
-    spans = hours_all(*shown["expected_hours"], *(h for h, _ in extra))
+    spans_of = [*shown["expected_hours"], *(h for h, _ in extra)]
     costs = [*shown["expected_cost"], *(c for _, c in extra)]
-    # A cost the user weighs: under a dime at MAX_DECIMALS, as launch writes it, and more
-    # where two of the offerings' totals would read alike ($0.0103, never $0.01).
-    places = apart_places(list(shown["expected_cost"]), decimals_kept(costs))
+    places = _total_places(shown, costs)
     totals = [usd(c, places) for c in costs]
+    _, digits = product_places(shown, places, decimals(spans_of))
+    spans = [hours_of(h, digits) for h in spans_of]
     return [[h + m, c + m] for h, c, m in zip(spans, totals, marks + [""] * len(extra),
                                               strict=True)]
+
+
+def product_places(shown: pd.DataFrame, places: int, least: int) -> tuple[int, int]:
+    """(the $/h column's decimals, the hours column's) at which each row's $/h times its
+    hours, as written, reads as its total at `places` does: the prices at theirs
+    (`apart_places`) and the hours at `least` where those do, else the fewest more (hours
+    first, up to HOURS_MOST, then the prices', up to PRICE_MOST); those where none do. A
+    row whose total is not its price times its hours (a gang's: N instances) is not one to
+    multiply."""
+    prices = [float(v) for v in shown["usd_per_hour"]]
+    first = apart_places(prices, MAX_DECIMALS, FINEST)
+    rows = [(p, float(h), usd(c, places)) for p, h, c in zip(
+        prices, shown["expected_hours"], shown["expected_cost"], strict=True)
+        if abs(float(c) - p * float(h)) <= 1e-9 * max(1.0, abs(float(c)))]
+    for price_digits in range(first, max(first, PRICE_MOST) + 1):
+        for digits in range(least, HOURS_MOST + 1):
+            if all(usd(written_at(p, price_digits) * written_at(h, digits), places) == total
+                   for p, h, total in rows):
+                return price_digits, digits
+    return first, least
+
+
+def product_cells(spans: pd.Series, costs: pd.Series) -> list[tuple[str, str]]:
+    """(hours, total) of each row of a table of offerings' hours and totals without a $/h
+    column (the collection's), as the rankings write the same figures: each at their
+    price, the total over the hours (`product_places`)."""
+    frame = pd.DataFrame({"expected_hours": list(spans), "expected_cost": list(costs)})
+    frame["usd_per_hour"] = frame["expected_cost"] / frame["expected_hours"].where(
+        frame["expected_hours"] > 0)
+    places = _total_places(frame, list(costs))
+    _, digits = product_places(frame.dropna(), places, decimals(list(spans)))
+    return [(hours_of(h, digits), usd(c, places)) for h, c in zip(spans, costs, strict=True)]
+
+
+def _total_places(shown: pd.DataFrame, costs: list[float]) -> int:
+    """A cost the user weighs: under a dime at MAX_DECIMALS, as launch writes it, and more
+    where two of the offerings' totals would read alike ($0.0103, never $0.01)."""
+    return apart_places(list(shown["expected_cost"]), decimals_kept(costs))
 
 
 def apart_places(values: list[float], least: int, most: int | None = None) -> int:
@@ -187,11 +227,19 @@ def totals(costs: list[float]) -> list[str]:
     return [usd(c, places) for c in costs]
 
 
-def price_cells(shown: pd.DataFrame) -> list[str]:
-    """The $/h column: per_hour's decimals, more where two prices would read alike."""
+def price_cells(shown: pd.DataFrame, beside: tuple[float, float] | None = None,
+                products: bool = True) -> list[str]:
+    """The $/h column: per_hour's decimals, more where two prices would read alike, or
+    (`products`: a table of hours and totals) where a row's price times its hours would
+    not read as its total (`product_places`; `beside`: as `work_cells` is given it)."""
     prices = [float(v) for v in shown["usd_per_hour"]]
-    places = apart_places(prices, MAX_DECIMALS, FINEST)
-    return [usd(v, places) for v in prices]
+    if not products:
+        places = apart_places(prices, MAX_DECIMALS, FINEST)
+        return [usd(v, places) for v in prices]
+    costs = [*shown["expected_cost"], *([] if beside is None else [beside[1]])]
+    spans = [*shown["expected_hours"], *([] if beside is None else [beside[0]])]
+    digits, _ = product_places(shown, _total_places(shown, costs), decimals(spans))
+    return [usd(v, digits) for v in prices]
 
 
 PRICE_OF = "price of"  # the column of the dates of stale prices, where a row has one

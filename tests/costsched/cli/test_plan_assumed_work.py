@@ -130,7 +130,7 @@ def test_an_estimated_speed_of_a_bundled_model_points_at_the_throughput_table(
     result = cli("plan", path, "--top", "3", "--wide")
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
-    assert re.search(r"\d\.\d\d\* │\s+\$\d+\.\d\d\*", result.stdout)  # hours, cost marked
+    assert re.search(r"\d\.\d+\* │\s+\$\d+\.\d\d\*", result.stdout)  # hours, cost marked
     argv = _hint(result.stdout)
     assert argv == ["throughput", "show", "--model", "ResNet-50 (batch size 64)"]
     shown = cli(*argv)
