@@ -109,7 +109,8 @@ COMMANDS: dict[str, Entry] = {
                    "credential helpers, instance role; never their values), one harmless "
                    "authenticated call (each bounded by calls.timeout_seconds, the whole check "
                    "by 20 s) and what that enables (collect prices, launch, checkpoints). Exit "
-                   "0 when at least one cloud can launch, else 1."),
+                   "0 when your launcher (launch.launcher) can launch: the local one always "
+                   "can, a cloud's when that cloud can ('clouds': any); else 1."),
     "quotas": Entry("costsched.cli.quotas", "quotas",
                     "The accounts' quotas that GPU instances draw on, per region and market, "
                     "with their limit, use and age (as `collect` read them, or now with "

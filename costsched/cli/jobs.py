@@ -422,10 +422,11 @@ def start(job: JobArgument,
                                "stored or shown.", show_default=False)] = None,
           db: DbOption = None, json_out: JsonOption = False) -> None:
     """Start a stopped job again from its newest verified checkpoint, with the code and
-    spec it was launched with, on the best offering now; a job that ended short of its
-    declared steps (exited 0 early) likewise, to do the rest of them.
+    spec it was launched with, on the best offering now.
 
-    Its secrets' values come from --secret or your environment, as at launch."""
+    A job that ended short of its declared steps (exited 0 early) starts likewise, to do
+    the rest of them. Its secrets' values come from --secret or your environment, as at
+    launch."""
     from costsched.cli.launch_given import given
 
     at_least("--wait", wait, 0.0)
