@@ -393,6 +393,8 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState],
         period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
         spent_in = {"day": " today", "month": " this month"}.get(b.period, "")
         stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
+    unmoved = own_budget.not_moved(why)  # a job its cap was to move: why it was not
+    stopped += f"{own_budget.NOT_MOVED}{unmoved}" if unmoved else ""
     if b.left_usd > 0:  # raised since, or a new period: `start`'s check says what it needs
         return [f"{stopped}; {left} left now: "
                 + (start or f"`costsched start {job}` says whether that is enough, and what "

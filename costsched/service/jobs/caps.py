@@ -335,9 +335,10 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                     said = own_budget.called(None if state.kind == "job" else state.name)
                     moved = (move_at_cap(store, launcher, run, said, why, left, at,
                                          overheads or Overheads())
-                             if at_cap(run, config) == "move" else None)
-                    events += [e for e in [moved or _stop_at_cap(
-                        store, launcher, run, said, why, at)] if e is not None]
+                             if at_cap(run, config) == "move" else "")
+                    events += [e for e in [moved if isinstance(moved, JobEvent) else
+                                           _stop_at_cap(store, launcher, run, said, why, at,
+                                                        moved)] if e is not None]
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
@@ -554,12 +555,13 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
 
 
 def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
-                 why: str, at: datetime) -> JobEvent | None:
+                 why: str, at: datetime, unmoved: str = "") -> JobEvent | None:
     """Ask the job to checkpoint and exit, wait for it (a while), then stop it at the budget
     `called` ('its own budget', 'budget NAME': `own_budget.stopped_at` reads it back): its
     checkpoints are kept, `start` resumes it once the budget allows. One that its instance
     says has done all its steps by then has succeeded (`halt.finish_job`; None: it had
-    ended meanwhile): its exit reads stopped, as asked, but it reached its end."""
+    ended meanwhile): its exit reads stopped, as asked, but it reached its end.
+    `unmoved`: why a job its cap was to move was not (`move_at_cap`), said in its stop."""
     from costsched.service.jobs.halt import done_all, finish_job, stop_job  # `report`: not
 
     job_id = run.record.id
@@ -578,7 +580,8 @@ def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
         if done_all(store.jobs.get(job_id), step):
             return (JobEvent(job_id, "finished", "succeeded")
                     if finish_job(store, launcher, job_id, instance, at) else None)
-    detail = f"stopped at {called}: {why}"
+    detail = f"stopped at {called}: {why}" + (f"{own_budget.NOT_MOVED}{unmoved}"
+                                                if unmoved else "")
     store.jobs.note(job_id, "budget", detail, at=at)
     stop_job(store, launcher, job_id, at, detail=detail)
     return JobEvent(job_id, "budget", detail, level="warning", notify="budget")

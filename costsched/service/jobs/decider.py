@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from costsched import own_budget
 from costsched.amounts import apart, decimals, given, usd
-from costsched.decide.price import fitting
+from costsched.decide.price import cheapest_move, fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -442,13 +442,25 @@ class BudgetDecider(Decider):
                     offering_of({"key": list(job.current), "gpu_model": "", "gpu_count": 0}))
             return Decision(now, self.name, job.current, job.current, here, price,
                             float("nan"), float("nan"),
-                            reason=f"no offering the job allows finishes it within the "
-                                   f"{given(self.left_usd)} left of its budget")
+                            reason=self.none_fits(cheapest_move(view, state, usable, now)))
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
             f"move to {label(found.choice)} at its budget's cap: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
             f"{itemised(found, places)}, within the {given(self.left_usd, places)} left"))
+
+
+    def none_fits(self, cheapest: Decision | None) -> str:
+        """Why no move is made at the cap, in dollars: what is left, and the least a move
+        would cost (`cheapest`; None: no offering the job allows is priced cheaper by the
+        hour than where it runs)."""
+        if cheapest is None:
+            return (f"no offering it allows is cheaper by the hour than where it runs, "
+                    f"to finish it within the {given(self.left_usd)} left")
+        places = apart(cheapest.choice_usd, self.left_usd)  # the cost reads over it
+        return (f"no offering finishes it within the {given(self.left_usd, places)} left "
+                f"(the cheapest: {label(cheapest.choice)}, "
+                f"{usd(cheapest.choice_usd, places)} with the move)")
 
 
 def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:
