@@ -532,6 +532,10 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
     said = [str(e.detail) for e in store.jobs.event_rows([owner], kinds=["budget"])]
     out = []
     called = "its budget" if state.kind == "job" else f"budget {state.name}"
+    # The spend at the decimals at which it reads past each threshold it passed and short
+    # of each it did not ('$0.0775 of $0.10', never '$0.08': 80%, not reached yet).
+    places = max([amounts.decimals_kept([state.spent_usd, state.usd]),
+                  *(amounts.apart(state.spent_usd, share * state.usd) for share in shares)])
     for share in shares:
         if state.spent_usd < share * state.usd:
             break
@@ -545,7 +549,6 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
         if any(line.startswith((f"{called} reached {what}", f"{called} reached {before}",
                                 f"reached {state.name} {before}")) for line in said):
             continue
-        places = amounts.decimals([state.spent_usd, state.usd])
         text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
                 f"{amounts.given(state.usd, places)} spent")
         store.jobs.note(owner, "budget", text, at=at)
