@@ -36,6 +36,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs.cap_move import move_at_cap
+from costsched.service.jobs.rest_pace import rest_pace
 from costsched.service.jobs.runs import (
     JobEvent,
     RunningJob,
@@ -48,6 +49,7 @@ from costsched.service.jobs.runs import (
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
+from costsched.vocabulary import offering_label
 from costsched.work import own_total
 
 if TYPE_CHECKING:
@@ -387,9 +389,15 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     pace = (own_budget.logged_pace(store, record, at)
             if own_total(record.spec, record.steps_total) is not None and not known
             and not judging else None)
-    # How its rest is priced, in words: None at its plan's speed (marked `*`).
-    paced = (f"its measured {known[0]:,.3g} steps/s" if known else
-             pace.said() if pace is not None else None)
+    # How its rest is priced, in words: None at its plan's speed (marked `*`); measured,
+    # at the speed the decider priced it with on the offering it would start on.
+    logged = pace.said() if pace is not None else None
+
+    def paced(gpu: tuple[str, int], where: str) -> str | None:
+        if not known:
+            return logged
+        return rest_pace(job.resolved.table, job.resolved.job.model, record.spec, measured,
+                         *gpu, where) or f"its measured {known[0]:,.3g} steps/s"
 
     def rest_usd(planned_usd: float, per_hour: float, steps_left: float) -> float:
         if pace is None:
@@ -406,7 +414,7 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
             enough(record.name, short.budget.spent_usd, rest_usd(
                 short.expected_usd - start, per_hour, short.steps_left), short.steps_left,
                 start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
-                paced, judging))) from None
+                paced(short.gpu, short.offering), judging))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
@@ -414,7 +422,9 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                         rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
                                           - start, per_hour, job.steps_left),
                         steps_left=job.steps_left, start_usd=start,
-                        start_said=own_budget.start_said(again), paced=paced,
+                        start_said=own_budget.start_said(again),
+                        paced=paced((str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"])),
+                                    offering_label(*cands[0]["key"][:5])),
                         judging=judging)
     if why:
         raise own_budget.StartShort(why)

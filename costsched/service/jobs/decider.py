@@ -270,8 +270,10 @@ class BudgetShort(InvalidInput):
 
     def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
                  expected_usd: float, usd_per_hour: float,
-                 estimate: tuple[str, str] = ("", "")) -> None:  # (`estimate_said`)
+                 estimate: tuple[str, str] = ("", ""),  # (`estimate_said`)
+                 gpu: tuple[str, int] = ("", 0)) -> None:  # its (gpu_model, gpu_count)
         self.budget, self.steps_left, self.offering = budget, steps_left, offering
+        self.gpu = gpu
         self.expected_usd, self.usd_per_hour, self.estimate = expected_usd, usd_per_hour, estimate
         super().__init__(f"job {name}: {self.why}")
 
@@ -297,7 +299,8 @@ def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
         return  # something else (a deadline, its filters) keeps it: its plan says what
     raise BudgetShort(rest.name, job.budget, rest.job.steps, str(cheapest["offering"]),
                       float(cheapest["expected_cost"]), float(cheapest["usd_per_hour"]),
-                      estimate_said(rest, cheapest))
+                      estimate_said(rest, cheapest),
+                      (str(cheapest["gpu_model"]), int(cheapest["gpu_count"])))
 
 
 def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:
