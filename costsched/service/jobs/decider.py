@@ -445,7 +445,8 @@ class BudgetDecider(Decider):
                     offering_of({"key": list(job.current), "gpu_model": "", "gpu_count": 0}))
             return Decision(now, self.name, job.current, job.current, here, price,
                             float("nan"), float("nan"),
-                            reason=self.none_fits(cheapest_move(view, state, usable, now)))
+                            reason=self.none_fits(cheapest_move(view, state, usable, now),
+                                                  priced_here=row is not None))
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
             f"move to {label(found.choice)} at its budget's cap: "
@@ -453,10 +454,13 @@ class BudgetDecider(Decider):
             f"{itemised(found, places)}, within the {given(self.left_usd, places)} left"))
 
 
-    def none_fits(self, cheapest: Decision | None) -> str:
+    def none_fits(self, cheapest: Decision | None, priced_here: bool = True) -> str:
         """Why no move is made at the cap, in dollars: what is left, and the least a move
         would cost (`cheapest`; None: no offering the job allows is priced cheaper by the
-        hour than where it runs)."""
+        hour than where it runs, or, not `priced_here`, where it runs has no price now)."""
+        if not priced_here:
+            return (f"where it runs has no price now to weigh a move against, to finish "
+                    f"it within the {given(self.left_usd)} left")
         if cheapest is None:
             return (f"no offering it allows is cheaper by the hour than where it runs, "
                     f"to finish it within the {given(self.left_usd)} left")
