@@ -26,7 +26,7 @@ def rest_pace(table: ThroughputTable, model: str, stored: Mapping,
     WHERE (estimated: 11.8 measured on A100 x the table's ratio)'; None where no measured
     speed of it is known (its rest is priced at its plan's speed)."""
     rest = rest_table(table, model, stored, measured)
-    if rest is table:
+    if rest is table or not gpu_model:
         return None
     try:
         speed = float(rest.get(model, gpu_model, int(gpu_count)).steps_per_second)
