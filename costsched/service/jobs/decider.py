@@ -65,6 +65,7 @@ from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from he
     itemised,
     label,
     move_reason,
+    none_fits,
 )
 from costsched.service.jobs.reasons import parts as _parts
 from costsched.service.jobs.runs import CANDIDATES, RunningJob, nodes_of
@@ -445,29 +446,14 @@ class BudgetDecider(Decider):
                     offering_of({"key": list(job.current), "gpu_model": "", "gpu_count": 0}))
             return Decision(now, self.name, job.current, job.current, here, price,
                             float("nan"), float("nan"),
-                            reason=self.none_fits(cheapest_move(view, state, usable, now),
-                                                  priced_here=row is not None))
+                            reason=none_fits(self.left_usd,
+                                             cheapest_move(view, state, usable, now),
+                                             priced_here=row is not None))
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
             f"move to {label(found.choice)} at its budget's cap: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
             f"{itemised(found, places)}, within the {given(self.left_usd, places)} left"))
-
-
-    def none_fits(self, cheapest: Decision | None, priced_here: bool = True) -> str:
-        """Why no move is made at the cap, in dollars: what is left, and the least a move
-        would cost (`cheapest`; None: no offering the job allows is priced cheaper by the
-        hour than where it runs, or, not `priced_here`, where it runs has no price now)."""
-        if not priced_here:
-            return (f"where it runs has no price now to weigh a move against, to finish "
-                    f"it within the {given(self.left_usd)} left")
-        if cheapest is None:
-            return (f"no offering it allows is cheaper by the hour than where it runs, "
-                    f"to finish it within the {given(self.left_usd)} left")
-        places = apart(cheapest.choice_usd, self.left_usd)  # the cost reads over it
-        return (f"no offering finishes it within the {given(self.left_usd, places)} left "
-                f"(the cheapest: {label(cheapest.choice)}, "
-                f"{usd(cheapest.choice_usd, places)} with the move)")
 
 
 def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:
