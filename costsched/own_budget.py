@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 RAISED = "raised to $"  # how a budget event says `start --budget` set the budget
 OWN = "its own budget"  # how a job's own budget is named in words (a named one: "budget X")
+NOT_MOVED = "; not moved: "  # a stop of a job its cap was to move: '...; not moved: WHY'
 _STOPPED_AT = "stopped at "  # how a stop at a budget's cap is recorded: 'stopped at OWN: ...'
 
 
@@ -45,6 +46,12 @@ def stopped_at(detail: str | None, job_id: int) -> str | None:
     if said.startswith(f"{_STOPPED_AT}budget "):
         return said[len(f"{_STOPPED_AT}budget "):].split(": ", 1)[0]
     return None
+
+
+def not_moved(detail: str | None) -> str:
+    """Why a stop at a cap (its `detail`) did not move the job (`at_cap = "move"`), as the
+    stop says it after `NOT_MOVED`; '' when it does not."""
+    return (detail or "").partition(NOT_MOVED)[2]
 
 
 def capped_now(store: PriceStore, records: Sequence[JobRecord]) -> dict[int, str]:

@@ -161,11 +161,16 @@ def lost_lines(s: service.JobStatus) -> list[str]:
     """The steps each of its recoveries lost, as its log keeps them (`steps.resume_from`'s
     words): 'recovered at 2026-11-30 17:56 UTC: instance ID: resumes from step 300 (its
     checkpoint's): 78 steps lost' ('at least' for a cloud's instance, gone with its last
-    steps). A restart on error's line too: 'restarted at ... UTC: exited 2 (...): restarted
-    from step 300, 1 of 3 restarts on errors used'."""
-    return [f"{'restarted' if e in s.restarted else 'recovered'} at {e.at:%Y-%m-%d %H:%M} "
-            f"UTC: {e.detail}" for e in sorted((*s.recovered, *s.restarted),
-                                               key=lambda e: e.id)]
+    steps), at the time its recovery began; one that waits to start (a secret), 'preempted
+    at ...: will resume from ..., once its recovery starts' (`recovered.recovery_line`).
+    A restart on error's line too: 'restarted at ... UTC: exited 2 (...): restarted from
+    step 300, 1 of 3 restarts on errors used'."""
+    from costsched.service.jobs.recovered import recovery_line
+
+    placed = [c.placement for c in s.cost.charged]
+    return [f"restarted at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}" if e in s.restarted else
+            recovery_line(e, s.moves, placed, s.waits)
+            for e in sorted((*s.recovered, *s.restarted), key=lambda e: e.id)]
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:
@@ -393,6 +398,8 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState],
         period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
         spent_in = {"day": " today", "month": " this month"}.get(b.period, "")
         stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
+    unmoved = own_budget.not_moved(why)  # a job its cap was to move: why it was not
+    stopped += f"{own_budget.NOT_MOVED}{unmoved}" if unmoved else ""
     if b.left_usd > 0:  # raised since, or a new period: `start`'s check says what it needs
         return [f"{stopped}; {left} left now: "
                 + (start or f"`costsched start {job}` says whether that is enough, and what "

@@ -244,6 +244,20 @@ def fitting(view: MarketView, state: JobState, usable: np.ndarray, left_usd: flo
     job runs, whose expected cost of the steps left, the move included (`move_of`, the one
     move price), is least and fits in `left_usd`; None when none does (or the job's
     offering has no price now)."""
+    return _least_move(view, state, usable, when, left_usd)
+
+
+def cheapest_move(view: MarketView, state: JobState, usable: np.ndarray,
+                  when: datetime) -> Decision | None:
+    """The move `fitting` weighs that costs least, whatever is left to pay for it: what a
+    stop at a cap says when none fits; None when no usable offering cheaper by the hour
+    than where the job runs has a price (or the job's offering has none now)."""
+    return _least_move(view, state, usable, when, None)
+
+
+def _least_move(view: MarketView, state: JobState, usable: np.ndarray, when: datetime,
+                left_usd: float | None) -> Decision | None:
+    """The least-cost move (`fitting`), of those within `left_usd` (None: of any priced)."""
     here = view.row(state.current)
     if here is None:
         return None
@@ -256,7 +270,7 @@ def fitting(view: MarketView, state: JobState, usable: np.ndarray, left_usd: flo
               np.where(np.isnan(view.steps_per_second[rows]), np.nan, 0.0))
     costs = finish + _move_costs(view, state)[rows]
     costs = np.where(np.isfinite(costs), costs, np.inf)
-    fits = costs <= left_usd
+    fits = np.isfinite(costs) if left_usd is None else costs <= left_usd
     if not fits.any():
         return None
     order = np.lexsort((view.tie_order[rows], tie_rounded(costs)))

@@ -236,8 +236,9 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "reported_step": s.reported_step, "resumes": s.resumes or None,
         # A job that exited 0 short of its declared steps: that, in words (else null).
         "steps_not_reached": s.steps_not_reached or None,
-        # The steps each recovery lost, as its log keeps them (`steps.resume_from`).
-        "recovered": [{"at": e.at.isoformat(), "said": e.detail} for e in s.recovered],
+        # The steps each recovery lost, as its log keeps them (`steps.resume_from`), seen
+        # `at`; `waiting`: its recovery waits to start (a secret), else it `began_at`.
+        "recovered": [recovered_of(e, s) for e in s.recovered],
         # Its restarts after its own errors (max_restarts_on_errors), a line each.
         "restarted": [{"at": e.at.isoformat(), "said": e.detail} for e in s.restarted],
         "progress": s.progress, "progress_source": s.progress_source,
@@ -271,6 +272,17 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
                       "end": b.booked.end, "upfront_usd": b.booked.upfront_usd,
                       "detail": b.detail or None} for b in s.bookings],
     }
+
+
+def recovered_of(note: Any, s: JobStatus) -> dict:
+    """One of `s.recovered` in --json: seen `at`, its words (`said`), whether its recovery
+    waits to start (`waiting`) and, once under way, when it began (`began_at`)."""
+    from costsched.service.jobs.recovered import began, waiting
+
+    waits = waiting(note, s.moves)
+    start = None if waits else began(note, [c.placement for c in s.cost.charged])
+    return {"at": note.at.isoformat(), "said": note.detail, "waiting": waits,
+            "began_at": None if start is None else start.isoformat()}
 
 
 def decision_document(decision: StoredDecision | None) -> dict | None:

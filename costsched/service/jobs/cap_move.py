@@ -1,6 +1,7 @@
 """A move at a budget's cap (`at_cap = "move"`): the job moved, under its lease, to the
 offering the budget's decider finds to finish it within what is left
-(`costsched.service.jobs.caps.enforce` stops it when none does)."""
+(`costsched.service.jobs.caps.enforce` stops it when none does, its stop saying why:
+`own_budget.NOT_MOVED`)."""
 
 from __future__ import annotations
 
@@ -26,20 +27,22 @@ if TYPE_CHECKING:
 
 def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
                 why: str, left_usd: float, at: datetime,
-                overheads: Overheads) -> JobEvent | None:
+                overheads: Overheads) -> JobEvent | str:
     """Under the job's lease, move it where the budget (`called`: 'its own budget',
-    'budget NAME') has its decider say it finishes within
-    `left_usd`; None (a stop follows) when no offering fits or the move cannot start."""
+    'budget NAME') has its decider say it finishes within `left_usd`; else why it is not
+    moved, in words its stop says (`not_moved`): no offering fits (the least a move would
+    cost, in dollars), or the move cannot start."""
     from costsched.decide.price import per_instance
-    from costsched.service.jobs.decider import BudgetDecider, JobNow, market_at
+    from costsched.service.jobs.decider import BudgetDecider, JobNow, label, market_at
     from costsched.service.jobs.steps import _start_migration, secret_names
 
     job_id = run.record.id
     with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
         placement = _open_placement(store, job_id)
-        if not mine or placement is None or \
-                any(not m.ended for m in store.moves.of_job(job_id)):
-            return None
+        if not mine or placement is None:
+            return "it could not be moved now: another pass holds it"
+        if any(not m.ended for m in store.moves.of_job(job_id)):
+            return "a move of it is under way"
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
         job = JobNow.of(run, current, _steps_left_of(store, run, at))
@@ -47,11 +50,17 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
             decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
                                                                  at)
             decision = per_instance(decision, run.nodes)  # as its move records it
-        except InvalidInput:
-            return None
-        if not decision.moves or not launcher.can_launch(decision.offering) or \
-                launch_secrets.missing(job_id, secret_names(run)):  # none here to move it
-            return None
+        except InvalidInput as exc:
+            return f"no move could be priced: {exc}"
+        if not decision.moves:
+            return decision.reason
+        if not launcher.can_launch(decision.offering):
+            return (f"the {launcher.name} launcher cannot start {label(decision.choice)}, "
+                    f"where a move would finish it within what is left")
+        lacking = launch_secrets.missing(job_id, secret_names(run))
+        if lacking:  # none here to move it
+            return (f"a move to {label(decision.choice)} needs secret "
+                    f"{', '.join(lacking)}, which this process's environment lacks")
         detail = f"moved at {called}: {why}; {decision.reason}"
         store.jobs.note(job_id, "budget", detail, at=at)
         _start_migration(store, launcher, run, decision, placement, None, fallbacks=False)

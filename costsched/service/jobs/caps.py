@@ -36,6 +36,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs.cap_move import move_at_cap
+from costsched.service.jobs.rest_pace import rest_pace
 from costsched.service.jobs.runs import (
     JobEvent,
     RunningJob,
@@ -48,6 +49,7 @@ from costsched.service.jobs.runs import (
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
+from costsched.vocabulary import offering_label
 from costsched.work import own_total
 
 if TYPE_CHECKING:
@@ -335,9 +337,10 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                     said = own_budget.called(None if state.kind == "job" else state.name)
                     moved = (move_at_cap(store, launcher, run, said, why, left, at,
                                          overheads or Overheads())
-                             if at_cap(run, config) == "move" else None)
-                    events += [e for e in [moved or _stop_at_cap(
-                        store, launcher, run, said, why, at)] if e is not None]
+                             if at_cap(run, config) == "move" else "")
+                    events += [e for e in [moved if isinstance(moved, JobEvent) else
+                                           _stop_at_cap(store, launcher, run, said, why, at,
+                                                        moved)] if e is not None]
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
@@ -386,9 +389,15 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     pace = (own_budget.logged_pace(store, record, at)
             if own_total(record.spec, record.steps_total) is not None and not known
             and not judging else None)
-    # How its rest is priced, in words: None at its plan's speed (marked `*`).
-    paced = (f"its measured {known[0]:,.3g} steps/s" if known else
-             pace.said() if pace is not None else None)
+    # How its rest is priced, in words: None at its plan's speed (marked `*`); measured,
+    # at the speed the decider priced it with on the offering it would start on.
+    logged = pace.said() if pace is not None else None
+
+    def paced(gpu: tuple[str, int], where: str) -> str | None:
+        if not known:
+            return logged
+        return rest_pace(job.resolved.table, job.resolved.job.model, record.spec, measured,
+                         *gpu, where) or f"its measured {known[0]:,.3g} steps/s"
 
     def rest_usd(planned_usd: float, per_hour: float, steps_left: float) -> float:
         if pace is None:
@@ -405,7 +414,7 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
             enough(record.name, short.budget.spent_usd, rest_usd(
                 short.expected_usd - start, per_hour, short.steps_left), short.steps_left,
                 start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
-                paced, judging))) from None
+                paced(short.gpu, short.offering), judging))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
@@ -413,7 +422,9 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                         rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
                                           - start, per_hour, job.steps_left),
                         steps_left=job.steps_left, start_usd=start,
-                        start_said=own_budget.start_said(again), paced=paced,
+                        start_said=own_budget.start_said(again),
+                        paced=paced((str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"])),
+                                    offering_label(*cands[0]["key"][:5])),
                         judging=judging)
     if why:
         raise own_budget.StartShort(why)
@@ -531,6 +542,10 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
     said = [str(e.detail) for e in store.jobs.event_rows([owner], kinds=["budget"])]
     out = []
     called = "its budget" if state.kind == "job" else f"budget {state.name}"
+    # The spend at the decimals at which it reads past each threshold it passed and short
+    # of each it did not ('$0.0775 of $0.10', never '$0.08': 80%, not reached yet).
+    places = max([amounts.decimals_kept([state.spent_usd, state.usd]),
+                  *(amounts.apart(state.spent_usd, share * state.usd) for share in shares)])
     for share in shares:
         if state.spent_usd < share * state.usd:
             break
@@ -544,7 +559,6 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
         if any(line.startswith((f"{called} reached {what}", f"{called} reached {before}",
                                 f"reached {state.name} {before}")) for line in said):
             continue
-        places = amounts.decimals([state.spent_usd, state.usd])
         text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
                 f"{amounts.given(state.usd, places)} spent")
         store.jobs.note(owner, "budget", text, at=at)
@@ -554,12 +568,13 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
 
 
 def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
-                 why: str, at: datetime) -> JobEvent | None:
+                 why: str, at: datetime, unmoved: str = "") -> JobEvent | None:
     """Ask the job to checkpoint and exit, wait for it (a while), then stop it at the budget
     `called` ('its own budget', 'budget NAME': `own_budget.stopped_at` reads it back): its
     checkpoints are kept, `start` resumes it once the budget allows. One that its instance
     says has done all its steps by then has succeeded (`halt.finish_job`; None: it had
-    ended meanwhile): its exit reads stopped, as asked, but it reached its end."""
+    ended meanwhile): its exit reads stopped, as asked, but it reached its end.
+    `unmoved`: why a job its cap was to move was not (`move_at_cap`), said in its stop."""
     from costsched.service.jobs.halt import done_all, finish_job, stop_job  # `report`: not
 
     job_id = run.record.id
@@ -578,7 +593,8 @@ def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
         if done_all(store.jobs.get(job_id), step):
             return (JobEvent(job_id, "finished", "succeeded")
                     if finish_job(store, launcher, job_id, instance, at) else None)
-    detail = f"stopped at {called}: {why}"
+    detail = f"stopped at {called}: {why}" + (f"{own_budget.NOT_MOVED}{unmoved}"
+                                                if unmoved else "")
     store.jobs.note(job_id, "budget", detail, at=at)
     stop_job(store, launcher, job_id, at, detail=detail)
     return JobEvent(job_id, "budget", detail, level="warning", notify="budget")

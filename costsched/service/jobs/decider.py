@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from costsched import own_budget
 from costsched.amounts import apart, decimals, given, usd
-from costsched.decide.price import fitting
+from costsched.decide.price import cheapest_move, fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -65,6 +65,7 @@ from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from he
     itemised,
     label,
     move_reason,
+    none_fits,
 )
 from costsched.service.jobs.reasons import parts as _parts
 from costsched.service.jobs.runs import CANDIDATES, RunningJob, nodes_of
@@ -270,8 +271,10 @@ class BudgetShort(InvalidInput):
 
     def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
                  expected_usd: float, usd_per_hour: float,
-                 estimate: tuple[str, str] = ("", "")) -> None:  # (`estimate_said`)
+                 estimate: tuple[str, str] = ("", ""),  # (`estimate_said`)
+                 gpu: tuple[str, int] = ("", 0)) -> None:  # its (gpu_model, gpu_count)
         self.budget, self.steps_left, self.offering = budget, steps_left, offering
+        self.gpu = gpu
         self.expected_usd, self.usd_per_hour, self.estimate = expected_usd, usd_per_hour, estimate
         super().__init__(f"job {name}: {self.why}")
 
@@ -297,7 +300,8 @@ def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
         return  # something else (a deadline, its filters) keeps it: its plan says what
     raise BudgetShort(rest.name, job.budget, rest.job.steps, str(cheapest["offering"]),
                       float(cheapest["expected_cost"]), float(cheapest["usd_per_hour"]),
-                      estimate_said(rest, cheapest))
+                      estimate_said(rest, cheapest),
+                      (str(cheapest["gpu_model"]), int(cheapest["gpu_count"])))
 
 
 def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:
@@ -442,8 +446,9 @@ class BudgetDecider(Decider):
                     offering_of({"key": list(job.current), "gpu_model": "", "gpu_count": 0}))
             return Decision(now, self.name, job.current, job.current, here, price,
                             float("nan"), float("nan"),
-                            reason=f"no offering the job allows finishes it within the "
-                                   f"{given(self.left_usd)} left of its budget")
+                            reason=none_fits(self.left_usd,
+                                             cheapest_move(view, state, usable, now),
+                                             priced_here=row is not None))
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
             f"move to {label(found.choice)} at its budget's cap: "

@@ -5,7 +5,14 @@ itemised; the amounts of a line at one precision, so that they add up."""
 
 from __future__ import annotations
 
-from costsched.amounts import decimals, decimals_kept, difference_as_written, usd
+from costsched.amounts import (
+    apart,
+    decimals,
+    decimals_kept,
+    difference_as_written,
+    given,
+    usd,
+)
 from costsched.decide.price import Decision
 from costsched.optimize.decision import MovePrice
 from costsched.policies import OfferingKey
@@ -121,3 +128,20 @@ def _itemised(move: MovePrice, places: int | None = None) -> str:
 
 def label(key: OfferingKey) -> str:
     return offering_label(*key[:5])
+
+
+def none_fits(left_usd: float, cheapest: Decision | None, priced_here: bool = True) -> str:
+    """Why no move is made at a budget's cap (`BudgetDecider`), in dollars: what is left
+    (`left_usd`), and the least a move would cost (`cheapest`; None: no offering the job
+    allows is priced cheaper by the hour than where it runs, or, not `priced_here`, where
+    it runs has no price now)."""
+    if not priced_here:
+        return (f"where it runs has no price now to weigh a move against, to finish it "
+                f"within the {given(left_usd)} left")
+    if cheapest is None:
+        return (f"no offering it allows is cheaper by the hour than where it runs, to finish "
+                f"it within the {given(left_usd)} left")
+    places = apart(cheapest.choice_usd, left_usd)  # the cost reads over what is left
+    return (f"no offering finishes it within the {given(left_usd, places)} left (the "
+            f"cheapest: {label(cheapest.choice)}, {usd(cheapest.choice_usd, places)} with the "
+            f"move)")

@@ -25,7 +25,7 @@ from tests.costsched.service.test_jobs import set_prices
 
 HINT = re.compile(r"give it enough: `costsched start fast --budget ([0-9.]+)` \(\$([0-9.]+) "
                   r"spent \+ \$([0-9.]+) expected for its 1,566 steps left at its measured "
-                  r"([0-9.]+) steps/s \+ ")
+                  r"([0-9.]+) steps/s on aws us-east-1a p3\.2xlarge spot \+ ")
 RAN = timedelta(seconds=37)  # 434 steps in 37 s: 11.7 steps/s, its plan says 200
 FIRST = timedelta(seconds=10)  # its first reading, 100 steps in: 334 steps in 27 s after
 

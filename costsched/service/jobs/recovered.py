@@ -1,0 +1,49 @@
+"""A recovery after a preemption in the words of `status`: its job's log keeps the steps it
+lost when the preemption is seen (RECOVERY_NOTE, `steps.resume_from`'s words), but a
+recovery is counted once it is under way, not while it waits to start (a secret this
+process lacks: its move stays planned). While it waits, it is said to come ('preempted
+at ...: will resume from step 100 ...'); once under way, at the time it began: its
+instance's placement, else its move's start."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from costsched.model import lost_steps_said
+from costsched.store.job_rows import EventRow, PlacementRow
+from costsched.store.moves import MoveRecord
+
+_RESUMES = "resumes from "
+
+
+def waiting(note: EventRow, moves: Sequence[MoveRecord]) -> bool:
+    """Whether the recovery of the preemption `note` (a RECOVERY_NOTE) waits to start: its
+    move, of the lost instance, still planned."""
+    instance, _ = lost_steps_said(str(note.detail))
+    return any(m.kind == "recovery" and m.source_instance == instance and m.state == "planned"
+               for m in moves)
+
+
+def began(note: EventRow, placed: Sequence[PlacementRow]) -> datetime:
+    """When the recovery of the preemption `note` began: its first placement after it
+    (a recovery's), else when the preemption was seen."""
+    after = [p.start_at for p in placed if p.reason == "recovery" and p.start_at >= note.at]
+    return min(after, default=note.at)
+
+
+def recovery_line(note: EventRow, moves: Sequence[MoveRecord],
+                  placed: Sequence[PlacementRow], waits: str = "") -> str:
+    """The line of one preemption's recovery (`note`): 'recovered at 2026-11-30 22:46 UTC:
+    instance ID: resumes from step 100 ...' once under way, else 'preempted at ... UTC:
+    instance ID: will resume from step 100 ..., once its recovery starts' (`waits`: what
+    it waits for, the line `status` says it in: 'recovery waits for secret X (...): ...')."""
+    detail = str(note.detail)
+    if not waiting(note, moves):
+        return f"recovered at {began(note, placed):%Y-%m-%d %H:%M} UTC: {detail}"
+    instance, words = lost_steps_said(detail)
+    if words.startswith(_RESUMES):
+        words = "will resume from " + words[len(_RESUMES):]
+    why = waits.partition(" (")[0].removeprefix("recovery ") if waits else ""
+    return (f"preempted at {note.at:%Y-%m-%d %H:%M} UTC: instance {instance}: {words}, once "
+            f"its recovery starts" + (f": it {why}" if why else ""))

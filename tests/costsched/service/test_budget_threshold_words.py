@@ -1,0 +1,50 @@
+"""A budget's threshold line writes its spend at the precision at which the share it says
+and the amounts agree: $0.0775 of $0.10 is past 50%, not yet 80%, and never reads as
+'$0.08 of $0.10' (80%) under a 50% line; a pass whose spend crossed two thresholds at once
+says each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from costsched.service.jobs import caps
+from costsched.store import PriceStore
+
+AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
+
+
+@pytest.fixture
+def store(db_path: Path) -> PriceStore:
+    return PriceStore(f"sqlite:///{db_path}")
+
+
+def _said(store: PriceStore, spent: float, usd: float = 0.10) -> list[str]:
+    job = store.jobs.create("t", {"spec": {"name": "t", "run": "true"}}, 10, at=AT)
+    state = caps.BudgetState(f"job {job} (t)", "job", usd, "total", spent, 0.0, spent,
+                             jobs=(job,), running=(job,))
+    return [e.partition(": ")[2] for e in caps._thresholds(store, state, [0.5, 0.8, 1.0], AT)]  # noqa: SLF001
+
+
+def test_a_threshold_line_s_spend_reads_within_the_share_it_says(store: PriceStore) -> None:
+    assert _said(store, 0.0775) == ["its budget reached 50% of $0.10 (total): $0.0775 of "
+                                    "$0.10 spent"]
+
+
+def test_a_spend_just_under_the_next_threshold_never_reads_as_it(store: PriceStore) -> None:
+    # $79.996 of $100 at cents would read $80.00: 80%, which it has not reached.
+    [line] = _said(store, 79.996, usd=100)
+    assert line.endswith(": $79.996 of $100.00 spent"), line
+
+
+def test_a_pass_that_crosses_two_thresholds_says_each(store: PriceStore) -> None:
+    assert _said(store, 0.085) == [
+        "its budget reached 50% of $0.10 (total): $0.0850 of $0.10 spent",
+        "its budget reached 80% of $0.10 (total): $0.0850 of $0.10 spent"]
+
+
+def test_a_round_spend_reads_at_cents(store: PriceStore) -> None:
+    assert _said(store, 3.0, usd=4.0) == ["its budget reached 50% of $4.00 (total): $3.00 of "
+                                          "$4.00 spent"]
