@@ -45,6 +45,7 @@ from costsched.report.columns import (
     JOB_COLUMNS,
 )
 from costsched.report.moves import gang_events, move_table, target_running_times
+from costsched.report.paces import estimated_lines, placement_paces
 from costsched.report.pieces import (
     Piece,
     charge_parts,
@@ -306,10 +307,11 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     # speed (setup left out: a slow start is no slow training).
     done = {j.id: j.steps_done for j in jobs}
     read_at = {j.id: j.updated_at for j in jobs}
-    paced = speeds(ran, done, read_at, rates, None)
     readings = trained_readings(store, list(names))  # a gang's repairs left out
+    paced, guessed = placement_paces(ran, done, read_at, rates, readings)  # each its own steps
     measured = speeds(ran, done, read_at, rates, readings)
     share = useful.shares(by_id, ran, readings, end)  # the work done, not the overhead
+    each = useful.placement_shares(by_id, ran, readings, end)  # ... on each placement
     stays = static_stays(by_id, ran, cut, start, end, paced, rates, share)
     predicted = estimates.predictions(store, list(names))
     # A job's actual dollars beside its estimate run to the end of the report, as its
@@ -331,7 +333,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
 
     spent_on = [(c, got.hours, got.usd,
                  math.nan if twin.price_source == "placement" else
-                 twin.usd * share.get(c.placement.job_id, 1.0))
+                 twin.usd * each.get(c.placement.id, share.get(c.placement.job_id, 1.0)))
                 for c, got, twin in zip(cut, charged["pieces"], charged["on_demand"],
                                         strict=True)]
     static = {j: got[0] for j, got in group_sums(
@@ -370,13 +372,13 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
                              names, nodes)  # beside the tables: `report.written`
     parts = row_parts(rows, spent_on)
-    # Its hours at the decimals at which a row's hours times its price make its compute
-    # as written (`amounts.product_hours`).
+    # Hours at the decimals at which hours x price make the compute (`amounts.product_hours`)
     scale = Scale(scale.usd, product_hours(
         [(made["billed_hours"], made["compute_usd"]) for name in ("jobs", "clouds", "days")
          for made in parts[name]], scale.usd, scale.hours))
-    return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
-                                                "repriced": repriced}, stale=stale,
+    return Report(since=start, until=end, rows={
+        **{name: rows[name] for name in NAMES}, "repriced": repriced,
+        "estimated_baselines": estimated_lines(job_rows, guessed)}, stale=stale,
                   scale=scale, parts={**parts, "estimates": estimate_parts(
                       estimated, ran, run_egress, {j: made for j, (_, made) in whole.items()})})
 

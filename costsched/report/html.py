@@ -72,6 +72,7 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
         *([f'<p class="note">{escape(report.stale_note())}</p>'] if report.stale else []),
         *(f"<p>throughput: {escape(line)}</p>" for line in report.flags()),
         *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("repriced", ())),
+        *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("estimated_baselines", ())),
         '<div class="figures">',
         *(f'<h2>{escape(title)}</h2><img alt="{escape(title)}" '
           f'src="data:image/png;base64,{png}">' for title, png in figures),
