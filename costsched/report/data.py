@@ -348,8 +348,9 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     run_egress = [m for m in all_moves if m.at <= end]
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
     ran = [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)]
-    job_rows = _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed),
-                          useful.shown_states(jobs, {int(r[1]) for r in readings}))
+    job_rows = _job_table(jobs, spent_on, egress, static, nodes, useful.on_launch_choice(placed),
+                          useful.shown_states(jobs, {int(r[1]) for r in readings}),
+                          useful.on_demand_alone(placed))
     job_parts = row_parts({"jobs": job_rows}, spent_on)["jobs"]
     whole = _one_spend(job_rows, job_parts, placed, start)
     estimated = [row for row in estimates.estimate_table(
@@ -434,37 +435,30 @@ def _rates(jobs: Sequence[JobRecord], ran: set[int]) -> dict[int, JobRate | None
 Spent = tuple[Piece, float, float, float]  # a piece, its hours, usd and on-demand usd
 
 
-def _on_launch_choice(placed: Sequence[PlacementRow]) -> set[int]:
-    """The jobs that ran on their launch choice alone: every placement of theirs on the
-    offering (and GPUs) of their first one."""
-    offerings: dict[int, set] = {}
-    for p in placed:
-        offerings.setdefault(p.job_id, set()).add((p.offering_key, p.gpu_model, p.gpu_count))
-    return {job for job, found in offerings.items() if len(found) == 1}
-
-
 def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequence[Move],
                static: Mapping[int, float], nodes: Mapping[int, int],
-               alone: Collection[int] = (), shown: Mapping[int, str] | None = None
-               ) -> list[dict]:
+               alone: Collection[int] = (), shown: Mapping[int, str] | None = None,
+               on_demand: Collection[int] = ()) -> list[dict]:
     """The per-job rows. `alone`: the jobs that ran on their launch choice alone, whose
     launch choice kept is what they spent, by construction (its own charge, made to
-    another time, may differ by a second's); `shown`: their states as views show them."""
+    another time, may differ by a second's); `shown`: their states as views show them;
+    `on_demand`: the jobs that ran on on-demand alone, whose on-demand baseline is so."""
     keys = [s[0].placement.job_id for s in spent]
     compute = group_sums(keys, [s[1] for s in spent], [s[2] for s in spent])
-    on_demand = group_sums(keys, [s[3] for s in spent], nan_when_none=True)
+    cover_of = group_sums(keys, [s[3] for s in spent], nan_when_none=True)
     out_of = group_sums([m.job_id for m in egress], [m.usd for m in egress])
     rows = []
     for job in jobs:
         if job.id not in compute and job.id not in out_of:
             continue
         billed, paid = compute.get(job.id, [0.0, 0.0])
-        cover = on_demand[job.id][0] if job.id in on_demand else math.nan
+        cover = cover_of[job.id][0] if job.id in cover_of else math.nan
         out = out_of[job.id][0] if job.id in out_of else 0.0
         total = paid + out
         kept = float(static.get(job.id, math.nan))
         if job.id in alone and kept == kept:  # the launch choice kept is what it ran on
             kept = total
+        cover = total if job.id in on_demand and cover == cover else cover
         if not saves(job):  # no baseline, so no saving (a baseline alone makes one again)
             cover = kept = math.nan
         rows.append(dict(zip(JOB_COLUMNS, (

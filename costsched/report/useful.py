@@ -95,3 +95,22 @@ def shown_states(jobs: Sequence[JobRecord], said: Collection[int]) -> dict[int, 
     return {j.id: job_state(j.state, None, ended_short(
         j.state == "succeeded", j.steps_done, own_total(j.spec, j.steps_total),
         j.id in said)) for j in jobs}
+
+
+def on_demand_alone(placed: Sequence[PlacementRow]) -> set[int]:
+    """The jobs that ran on on-demand instances alone: their on-demand baseline is the
+    same charges as their spend in another order (its share of their hours aside, which
+    an instance that is never preempted pays all the same), so it is their spend."""
+    markets: dict[int, set[str]] = {}
+    for p in placed:
+        markets.setdefault(p.job_id, set()).add(p.market)
+    return {job for job, found in markets.items() if found == {"on_demand"}}
+
+
+def on_launch_choice(placed: Sequence[PlacementRow]) -> set[int]:
+    """The jobs that ran on their launch choice alone: every placement of theirs on the
+    offering (and GPUs) of their first one."""
+    offerings: dict[int, set] = {}
+    for p in placed:
+        offerings.setdefault(p.job_id, set()).add((p.offering_key, p.gpu_model, p.gpu_count))
+    return {job for job, found in offerings.items() if len(found) == 1}
