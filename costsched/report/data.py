@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
-from costsched.amounts import Scale, no_noise, product_hours, store_scale
+from costsched.amounts import Scale, no_noise, placement_hours, product_hours, store_scale
 from costsched.costs import Move, egress_rows
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
@@ -377,6 +377,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     scale = Scale(scale.usd, product_hours(
         [(made["billed_hours"], made["compute_usd"]) for name in ("jobs", "clouds", "days")
          for made in parts[name]], scale.usd, scale.hours))
+    parts = row_parts(rows, spent_on, lambda h, usd, live: placement_hours(  # as `status`
+        h, usd, scale.usd, scale.hours, live), {p.id for p in placed if p.end_at is None})
     return Report(since=start, until=end, rows={
         **{name: rows[name] for name in NAMES}, "repriced": repriced,
         "estimated_baselines": estimated_lines(job_rows, guessed)}, stale=stale,
