@@ -452,6 +452,28 @@ def times(span: float, usd_per_hour: float, amount: float | None = None,
     return None
 
 
+def placement_times(span: float, usd_per_hour: float, amount: float, places: int,
+                    least: int, live: bool = False) -> tuple[str, str, str] | None:
+    """A placement's billed hours x its price = its amount, as every view writes it
+    (`status`'s lines under a job, the report's spend tables): `times` from the store's
+    hours (`least`), or while it runs from the decimals at which a product reads as the
+    amount whatever its hours (`steady_hours`), the same call after call."""
+    return times(span, usd_per_hour, amount, places,
+                 steady_hours(usd_per_hour, places, least) if live else least)
+
+
+def placement_hours(span: float, amount: float, places: int, least: int,
+                    live: bool = False) -> float:
+    """A placement's (or a part of one's) hours as `placement_times` writes them, at its
+    price (its `amount` over its hours), as a number: the figure a row made of it adds
+    up; `span` itself where no product is written (no price, an average of many digits,
+    a charge under the scale's last decimal)."""
+    if not (_known(span) and _known(amount)) or span < NOISE or abs(amount) < NOISE:
+        return span
+    found = placement_times(span, amount / span, amount, places, least, live)
+    return span if found is None or "<" in found[2] else float(found[0].replace(",", ""))
+
+
 def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
                 places: int | None = None, least: int | None = None
                 ) -> tuple[str, str, str]:

@@ -149,7 +149,8 @@ def _print(built: Report) -> None:
         console.print(Text(built.stale_note()), highlight=False, soft_wrap=True)
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)
-    for placed in built.rows.get("repriced", ()):  # `report.written.repriced_rows`
+    for placed in (*built.rows.get("repriced", ()),  # `report.written.repriced_rows`
+                   *built.rows.get("estimated_baselines", ())):  # `report.paces`
         console.print(Text(placed["line"]), highlight=False)
     wide = asked_wide()
     for name, title, _ in TABLES:

@@ -18,10 +18,9 @@ from costsched.amounts import (
     decimals,
     given,
     per_hour,
+    placement_times,
     product_hours,
-    steady_hours,
     store_scale,
-    times,
     total_as_written,
     usd_all,
 )
@@ -266,8 +265,7 @@ def _placement_line(p: Any, places: int, spans: int, restart: bool = False) -> s
                f"{so_far}, {money}"
     # Growing, at the decimals at which it adds up call after call; ended, the scale's
     # where they do.
-    found = times(p.hours, price, p.usd, places,
-                  steady_hours(price, places, spans) if live else spans)
+    found = placement_times(p.hours, price, p.usd, places, spans, live)  # as the report's
     if found is None:  # no false product: what it was billed, and the average price
         return (f"{head}{nodes}: billed {charged_hours(p.hours, spans)} h{so_far}, {money}"
                 f" ({per_hour(price)}/h{nodes} on average)")

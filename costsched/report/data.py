@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
-from costsched.amounts import Scale, no_noise, product_hours, store_scale
+from costsched.amounts import Scale, no_noise, placement_hours, product_hours, store_scale
 from costsched.costs import Move, egress_rows
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
@@ -45,6 +45,7 @@ from costsched.report.columns import (
     JOB_COLUMNS,
 )
 from costsched.report.moves import gang_events, move_table, target_running_times
+from costsched.report.paces import estimated_lines, placement_paces
 from costsched.report.pieces import (
     Piece,
     charge_parts,
@@ -306,10 +307,11 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     # speed (setup left out: a slow start is no slow training).
     done = {j.id: j.steps_done for j in jobs}
     read_at = {j.id: j.updated_at for j in jobs}
-    paced = speeds(ran, done, read_at, rates, None)
     readings = trained_readings(store, list(names))  # a gang's repairs left out
+    paced, guessed = placement_paces(ran, done, read_at, rates, readings)  # each its own steps
     measured = speeds(ran, done, read_at, rates, readings)
     share = useful.shares(by_id, ran, readings, end)  # the work done, not the overhead
+    each = useful.placement_shares(by_id, ran, readings, end)  # ... on each placement
     stays = static_stays(by_id, ran, cut, start, end, paced, rates, share)
     predicted = estimates.predictions(store, list(names))
     # A job's actual dollars beside its estimate run to the end of the report, as its
@@ -331,7 +333,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
 
     spent_on = [(c, got.hours, got.usd,
                  math.nan if twin.price_source == "placement" else
-                 twin.usd * share.get(c.placement.job_id, 1.0))
+                 twin.usd * each.get(c.placement.id, share.get(c.placement.job_id, 1.0)))
                 for c, got, twin in zip(cut, charged["pieces"], charged["on_demand"],
                                         strict=True)]
     static = {j: got[0] for j, got in group_sums(
@@ -346,8 +348,9 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     run_egress = [m for m in all_moves if m.at <= end]
     held = _in_period(jobs, placed, start, end)  # the speeds and estimates of these alone
     ran = [(p, got.usd) for p, got in zip(runs, charged["runs"], strict=True)]
-    job_rows = _job_table(jobs, spent_on, egress, static, nodes, _on_launch_choice(placed),
-                          useful.shown_states(jobs, {int(r[1]) for r in readings}))
+    job_rows = _job_table(jobs, spent_on, egress, static, nodes, useful.on_launch_choice(placed),
+                          useful.shown_states(jobs, {int(r[1]) for r in readings}),
+                          useful.on_demand_alone(placed))
     job_parts = row_parts({"jobs": job_rows}, spent_on)["jobs"]
     whole = _one_spend(job_rows, job_parts, placed, start)
     estimated = [row for row in estimates.estimate_table(
@@ -370,13 +373,15 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
                              names, nodes)  # beside the tables: `report.written`
     parts = row_parts(rows, spent_on)
-    # Its hours at the decimals at which a row's hours times its price make its compute
-    # as written (`amounts.product_hours`).
+    # Hours at the decimals at which hours x price make the compute (`amounts.product_hours`)
     scale = Scale(scale.usd, product_hours(
         [(made["billed_hours"], made["compute_usd"]) for name in ("jobs", "clouds", "days")
          for made in parts[name]], scale.usd, scale.hours))
-    return Report(since=start, until=end, rows={**{name: rows[name] for name in NAMES},
-                                                "repriced": repriced}, stale=stale,
+    parts = row_parts(rows, spent_on, lambda h, usd, live: placement_hours(  # as `status`
+        h, usd, scale.usd, scale.hours, live), {p.id for p in placed if p.end_at is None})
+    return Report(since=start, until=end, rows={
+        **{name: rows[name] for name in NAMES}, "repriced": repriced,
+        "estimated_baselines": estimated_lines(job_rows, guessed)}, stale=stale,
                   scale=scale, parts={**parts, "estimates": estimate_parts(
                       estimated, ran, run_egress, {j: made for j, (_, made) in whole.items()})})
 
@@ -432,37 +437,30 @@ def _rates(jobs: Sequence[JobRecord], ran: set[int]) -> dict[int, JobRate | None
 Spent = tuple[Piece, float, float, float]  # a piece, its hours, usd and on-demand usd
 
 
-def _on_launch_choice(placed: Sequence[PlacementRow]) -> set[int]:
-    """The jobs that ran on their launch choice alone: every placement of theirs on the
-    offering (and GPUs) of their first one."""
-    offerings: dict[int, set] = {}
-    for p in placed:
-        offerings.setdefault(p.job_id, set()).add((p.offering_key, p.gpu_model, p.gpu_count))
-    return {job for job, found in offerings.items() if len(found) == 1}
-
-
 def _job_table(jobs: Sequence[JobRecord], spent: Sequence[Spent], egress: Sequence[Move],
                static: Mapping[int, float], nodes: Mapping[int, int],
-               alone: Collection[int] = (), shown: Mapping[int, str] | None = None
-               ) -> list[dict]:
+               alone: Collection[int] = (), shown: Mapping[int, str] | None = None,
+               on_demand: Collection[int] = ()) -> list[dict]:
     """The per-job rows. `alone`: the jobs that ran on their launch choice alone, whose
     launch choice kept is what they spent, by construction (its own charge, made to
-    another time, may differ by a second's); `shown`: their states as views show them."""
+    another time, may differ by a second's); `shown`: their states as views show them;
+    `on_demand`: the jobs that ran on on-demand alone, whose on-demand baseline is so."""
     keys = [s[0].placement.job_id for s in spent]
     compute = group_sums(keys, [s[1] for s in spent], [s[2] for s in spent])
-    on_demand = group_sums(keys, [s[3] for s in spent], nan_when_none=True)
+    cover_of = group_sums(keys, [s[3] for s in spent], nan_when_none=True)
     out_of = group_sums([m.job_id for m in egress], [m.usd for m in egress])
     rows = []
     for job in jobs:
         if job.id not in compute and job.id not in out_of:
             continue
         billed, paid = compute.get(job.id, [0.0, 0.0])
-        cover = on_demand[job.id][0] if job.id in on_demand else math.nan
+        cover = cover_of[job.id][0] if job.id in cover_of else math.nan
         out = out_of[job.id][0] if job.id in out_of else 0.0
         total = paid + out
         kept = float(static.get(job.id, math.nan))
         if job.id in alone and kept == kept:  # the launch choice kept is what it ran on
             kept = total
+        cover = total if job.id in on_demand and cover == cover else cover
         if not saves(job):  # no baseline, so no saving (a baseline alone makes one again)
             cover = kept = math.nan
         rows.append(dict(zip(JOB_COLUMNS, (

@@ -51,6 +51,7 @@ th { background: #f0f0f0; text-align: left; } td.num { text-align: right; }
 .figures img { max-width: 100%; display: block; margin: 0.5em 0; }
 .note { color: #666; }
 details { margin: 0.3em 0 0.8em; } summary { color: #444; cursor: pointer; }
+.word { white-space: nowrap; }
 """
 
 
@@ -72,6 +73,7 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
         *([f'<p class="note">{escape(report.stale_note())}</p>'] if report.stale else []),
         *(f"<p>throughput: {escape(line)}</p>" for line in report.flags()),
         *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("repriced", ())),
+        *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("estimated_baselines", ())),
         '<div class="figures">',
         *(f'<h2>{escape(title)}</h2><img alt="{escape(title)}" '
           f'src="data:image/png;base64,{png}">' for title, png in figures),
@@ -130,9 +132,20 @@ def _cells_table(columns: list[str], cells: list[dict], places: dict[str, int]) 
             value = record[column]
             numeric = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
             css = ' class="num"' if numeric else ""
-            shown.append(f"<td{css}>{escape(format_cell(column, value, places))}</td>")
+            text = format_cell(column, value, places)
+            shown.append(f"<td{css}>{_whole(text) if column in WHOLE else escape(text)}</td>")
         body.append("<tr>" + "".join(shown) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+# A job's name and its state ("charlm-native", "ended-short") never break at a hyphen.
+WHOLE = ("name", "state")
+
+
+def _whole(text: str) -> str:
+    """`text` escaped, each hyphenated word of it kept on one line (it wraps at spaces)."""
+    return " ".join(f'<span class="word">{escape(w)}</span>' if "-" in w else escape(w)
+                    for w in text.split(" "))
 
 
 def _written_table(headings: list[str], rows: list[list[str]]) -> str:
@@ -179,13 +192,27 @@ def _over_time(report: Report) -> str:
     names = days.drop_duplicates("job_id").set_index("job_id")["name"]
     x = np.arange(len(per))
     bottom = np.zeros(len(per))
-    for job_id in per.columns:
-        ax.bar(x, per[job_id], bottom=bottom, label=_label(f"{job_id} {names[job_id]}"))
+    for job_id, colour in zip(per.columns, job_colours(len(per.columns)), strict=True):
+        ax.bar(x, per[job_id], bottom=bottom, label=_label(f"{job_id} {names[job_id]}"),
+               color=colour)
         bottom += per[job_id].to_numpy()
     ax.set_xticks(x, [f"{d:%Y-%m-%d}" for d in per.index], rotation=30, ha="right")
     ax.set_ylabel("USD per day")
     _legend(ax)
     return _png(fig)
+
+
+# Lightness and saturation in turn, so that jobs of near hues still read apart.
+_SHADES = ((0.45, 0.70), (0.62, 0.60), (0.33, 0.65), (0.54, 0.85))
+
+
+def job_colours(count: int) -> list[tuple[float, float, float]]:
+    """`count` colours (RGB, 0-1), none twice however many: hues a golden angle apart
+    (never coming round to one already given), with lightness and saturation in turn."""
+    import colorsys
+
+    return [colorsys.hls_to_rgb((0.6 + n * 0.618033988749895) % 1.0, *_SHADES[n % 4])
+            for n in range(count)]
 
 
 def _per_job(report: Report) -> str:

@@ -13,6 +13,7 @@ from datetime import datetime
 from costsched.gang_stalls import trained_readings as trained_readings  # (`report.data`'s)
 from costsched.measured import (
     MEASURING,
+    MIN_TRAINING_SECONDS,
     JobRate,
     Rate,
     Speed,
@@ -53,10 +54,10 @@ def _longest(rows: Sequence[Speed]) -> Speed | None:
 def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
                 rates: Mapping[int, JobRate | None], plans: Mapping[int, dict],
                 factor: float) -> list[dict]:
-    """SPEED_COLUMNS per job with a measured speed, by job id: it beside the figure its
-    plan used (the plan kept at launch, else its throughput table's) on the GPU it ran
-    longest, and whether it is off by more than `factor`. `jobs`: the job records by id;
-    `plans`: the predictions kept at launch, by job id."""
+    """SPEED_COLUMNS per job with a measured speed, by job id, and GPU it trained on
+    (the longest first): its speed there beside the figure its plan used (the plan kept
+    at launch, else its throughput table's), and whether it is off by more than `factor`.
+    `jobs`: the job records by id; `plans`: the predictions kept at launch, by job id."""
     rows = []
     for job_id, found in sorted(by(measured, lambda s: s.job_id).items()):
         job = jobs[job_id]
@@ -73,34 +74,43 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
                                    False, "",
                                    f"job {job_id} ({name}): {words}"))
             continue
-        top = _longest([s for s in found if s.measured_sps == s.measured_sps
-                        and s.planned_sps == s.planned_sps and s.hours > 0])
-        if top is None:
-            continue
-        # A gang's speed worded as `status` words it: 'on 2 nodes of 1xA100'.
-        nodes = spec_nodes(job.spec)  # type: ignore[attr-defined]
-        check = checked(top, name, "", "", factor, nodes)
-        gpu, count = check.gpu_model, check.gpu_count
-        basis = rate.basis(gpu, count) if rate is not None else ""
-        planned = check.planned_sps
-        plan = plans.get(int(job_id))
-        if plan is not None and plan["gpu_model"] == gpu and int(plan["gpu_count"]) == count:
-            planned, basis = float(plan["steps_per_second"]), str(plan["throughput_source"])
-        words = basis_words(basis)
-        if assumed_basis(basis) or not own_steps(job.spec):  # type: ignore[attr-defined]
-            # An assumed hour's, or a reference GPU's, relative speed: not in the job's
-            # steps, no plan to compare with.
-            planned = math.nan
-            words = ASSUMED_WORDS if job.steps_total is None else words  # type: ignore[attr-defined]
-        check = replace(check, planned_sps=planned, basis=words)  # NaN: never flagged
-        ratio = check.measured_sps / check.planned_sps if check.planned_sps else math.nan
-        line = check.line() if check.flagged else ""
-        if job.steps_total is None:  # type: ignore[attr-defined]
-            line = (f"job {job_id} ({name}): {NOT_KNOWN}. Its steps/s are its own, with no "
-                    "plan's beside them, and its run has no estimate")
-        rows.append(_speed_row(int(job_id), check.name, gpu, count, nodes, check.planned_sps,
-                               check.measured_sps, ratio, check.flagged, check.basis, line))
+        # Each GPU it trained on, longest first (a GPU's speed carried from another by
+        # the table's ratio is no measure of it: left out).
+        ran = [s for s in found if s.measured_sps == s.measured_sps
+               and s.planned_sps == s.planned_sps and s.hours > 0]
+        tops = [top for top in sorted(ran, key=lambda s: -s.hours)
+                if len(ran) < 2 or top.hours * 3600 >= MIN_TRAINING_SECONDS]
+        rows.extend(_gpu_row(job, int(job_id), top, rate, plans, factor) for top in tops)
     return rows
+
+
+def _gpu_row(job: object, job_id: int, top: Speed, rate: JobRate | None,
+             plans: Mapping[int, dict], factor: float) -> dict:
+    """The SPEED_COLUMNS row of one GPU a job trained on (`speed_table`)."""
+    name = job.name  # type: ignore[attr-defined]
+    # A gang's speed worded as `status` words it: 'on 2 nodes of 1xA100'.
+    nodes = spec_nodes(job.spec)  # type: ignore[attr-defined]
+    check = checked(top, name, "", "", factor, nodes)
+    gpu, count = check.gpu_model, check.gpu_count
+    basis = rate.basis(gpu, count) if rate is not None else ""
+    planned = check.planned_sps
+    plan = plans.get(int(job_id))
+    if plan is not None and plan["gpu_model"] == gpu and int(plan["gpu_count"]) == count:
+        planned, basis = float(plan["steps_per_second"]), str(plan["throughput_source"])
+    words = basis_words(basis)
+    if assumed_basis(basis) or not own_steps(job.spec):  # type: ignore[attr-defined]
+        # An assumed hour's, or a reference GPU's, relative speed: not in the job's
+        # steps, no plan to compare with.
+        planned = math.nan
+        words = ASSUMED_WORDS if job.steps_total is None else words  # type: ignore[attr-defined]
+    check = replace(check, planned_sps=planned, basis=words)  # NaN: never flagged
+    ratio = check.measured_sps / check.planned_sps if check.planned_sps else math.nan
+    line = check.line() if check.flagged else ""
+    if job.steps_total is None:  # type: ignore[attr-defined]
+        line = (f"job {job_id} ({name}): {NOT_KNOWN}. Its steps/s are its own, with no "
+                "plan's beside them, and its run has no estimate")
+    return _speed_row(int(job_id), check.name, gpu, count, nodes, check.planned_sps,
+                      check.measured_sps, ratio, check.flagged, check.basis, line)
 
 
 def _speed_row(*values: object) -> dict:

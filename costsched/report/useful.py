@@ -51,6 +51,43 @@ def shares(jobs: Mapping[int, JobRecord], ran: Sequence[PlacementRow],
     return out
 
 
+def placement_shares(jobs: Mapping[int, JobRecord], ran: Sequence[PlacementRow],
+                     readings: Sequence[tuple], end: datetime) -> dict[int, float]:
+    """{placement id: the share of its hours up to `end` the baselines count}, for each
+    job that ran on more than one placement, each with step readings: the training it did
+    there (its own steps, the step it reached there less the step reached before, at the
+    pace read between its readings) and, on the first placement of each run, one setup,
+    never more than its hours. The on-demand baseline so charges each offering for the
+    work done on it, not the job's one share of all its hours."""
+    out: dict[int, float] = {}
+    read = {int(r[0]): r for r in readings}
+    for job_id, placed in by(ran, lambda p: p.job_id).items():
+        job = jobs.get(job_id)
+        if job is None or len(placed) < 2 or any(p.id not in read for p in placed):
+            continue
+        placed = sorted(placed, key=lambda p: (p.start_at, p.id))
+        span = trained_span([read[p.id] for p in placed], column_sum)
+        if span is None:
+            continue
+        first = read[placed[0].id]
+        setup = max(float(first[3]) - placed[0].start_at.timestamp()
+                    - float(first[2]) * span[1] / span[0], 0.0)
+        reached = 0.0
+        for n, p in enumerate(placed):
+            r = read[p.id]
+            last = max(float(r[4]), float(job.steps_done)) if n == len(placed) - 1 \
+                else float(r[4])
+            made, reached = max(last - reached, 0.0), max(reached, last)
+            steps, took = float(r[4]) - float(r[2]), float(r[5]) - float(r[3])
+            pace = steps / took if steps > 0 and took > 0 else span[0] / span[1]
+            billed = max(seconds(min(end if p.end_at is None else p.end_at, end)
+                                 - p.start_at), 0.0)
+            if billed > 0:
+                starts = setup if n == 0 or p.reason == "start" else 0.0
+                out[p.id] = min((made / pace + starts) / billed, 1.0)
+    return out
+
+
 def shown_states(jobs: Sequence[JobRecord], said: Collection[int]) -> dict[int, str]:
     """{job id: its state as every view shows it (`vocabulary.job_state`): ended-short
     for one that exited 0 short of its declared steps}. `said`: the jobs that reported a
@@ -58,3 +95,22 @@ def shown_states(jobs: Sequence[JobRecord], said: Collection[int]) -> dict[int, 
     return {j.id: job_state(j.state, None, ended_short(
         j.state == "succeeded", j.steps_done, own_total(j.spec, j.steps_total),
         j.id in said)) for j in jobs}
+
+
+def on_demand_alone(placed: Sequence[PlacementRow]) -> set[int]:
+    """The jobs that ran on on-demand instances alone: their on-demand baseline is the
+    same charges as their spend in another order (its share of their hours aside, which
+    an instance that is never preempted pays all the same), so it is their spend."""
+    markets: dict[int, set[str]] = {}
+    for p in placed:
+        markets.setdefault(p.job_id, set()).add(p.market)
+    return {job for job, found in markets.items() if found == {"on_demand"}}
+
+
+def on_launch_choice(placed: Sequence[PlacementRow]) -> set[int]:
+    """The jobs that ran on their launch choice alone: every placement of theirs on the
+    offering (and GPUs) of their first one."""
+    offerings: dict[int, set] = {}
+    for p in placed:
+        offerings.setdefault(p.job_id, set()).add((p.offering_key, p.gpu_model, p.gpu_count))
+    return {job for job, found in offerings.items() if len(found) == 1}

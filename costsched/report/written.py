@@ -6,7 +6,7 @@ exact figures; these lists (`Report.parts`) are not in it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 # The tables of charged figures, written at the store's scale (`costsched.amounts`).
@@ -40,11 +40,17 @@ def parts_of(tables: object, name: str) -> list[dict] | None:
 PART_COLUMNS = {"compute_usd": "usd", "billed_hours": "hours", "usd": "usd"}
 
 
-def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, float, float]]
-              ) -> dict[str, list[dict[str, list[float]]]]:
+def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, float, float]],
+              written: Callable[[float, float, bool], float] | None = None,
+              live: Collection[int] = ()) -> dict[str, list[dict[str, list[float]]]]:
     """For each row of the spend tables (`rows`: "jobs", "clouds", "days"), the exact
     charges its compute and billed hours are made of (PART_COLUMNS), in the rows' order.
-    `spent`: (piece, hours, usd, on-demand usd) of each piece of a placement."""
+    `spent`: (piece, hours, usd, on-demand usd) of each piece of a placement. `written`:
+    (hours, usd, whether its placement is `live`) to its hours as `status` writes a
+    placement's (`amounts.placement_hours`), for each placement (a day's row: each piece)."""
+    def hours_of(h: float, usd: float, placement: int) -> float:
+        return h if written is None else written(h, usd, placement in live)
+
     placed: dict[int, list] = {}  # placement id: [job, cloud, hours, usd]
     day_of: dict[tuple, list[tuple[float, float]]] = {}
     for piece, hours, usd, _ in spent:
@@ -52,11 +58,13 @@ def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, 
         found = placed.setdefault(p.id, [p.job_id, p.cloud, 0.0, 0.0])
         found[2] += hours
         found[3] += usd
-        day_of.setdefault((piece.day, p.job_id, p.cloud), []).append((hours, usd))
+        day_of.setdefault((piece.day, p.job_id, p.cloud), []).append(
+            (hours_of(hours, usd, p.id), usd))
 
     by_job: dict[Any, list[list]] = {}
     by_cloud: dict[Any, list[list]] = {}
-    for c in placed.values():  # grouped once: a report of many jobs is one pass
+    for placement, c in placed.items():  # grouped once: a report of many jobs is one pass
+        c[2] = hours_of(c[2], c[3], placement)
         by_job.setdefault(c[0], []).append(c)
         by_cloud.setdefault(c[1], []).append(c)
 

@@ -46,6 +46,8 @@ def test_launch_choice_kept_counts_the_same_work(any_store: PriceStore) -> None:
     preempted(any_store, WEST)
     [row] = build(any_store, now=at(3)).jobs.to_dict("records")
     assert row["usd"] == pytest.approx(1.5)  # 1 h x $1.0 + 1 h x $0.5
-    assert row["on_demand_usd"] == pytest.approx((3.0 + 2.5) * 1.25 / 2)
+    # Each offering for the work done on it: EAST its setup and 0.5 h of training (0.75
+    # h x $3.0), WEST its 0.5 h (x $2.5); one share of all the hours on each read $3.44.
+    assert row["on_demand_usd"] == pytest.approx(3.0 * 0.75 + 2.5 * 0.5)
     # 1.25 h on EAST at $1.0; was 2 h (the pace over all billed hours)
     assert row["static_usd"] == pytest.approx(1.25)

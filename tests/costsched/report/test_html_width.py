@@ -125,3 +125,57 @@ def test_every_table_of_the_spend_page_fits_1280_pixels(long_names, browser) -> 
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
         server.stop()
+
+
+# Each hyphenated word of the Spend per job table's name and state cells ("charlm-native",
+# "ended-short") that the page breaks over two lines.
+BROKEN_HYPHENATED = """
+(() => {
+  const heads = Array.from(document.querySelectorAll('h2'));
+  const title = heads.find((h) => h.innerText === 'Spend per job');
+  let table = title.nextElementSibling;
+  while (table.tagName !== 'TABLE') table = table.nextElementSibling;
+  const names = Array.from(table.tHead.rows[0].cells).map((c) => c.innerText);
+  const columns = [names.indexOf('name'), names.indexOf('state')];
+  return Array.from(table.tBodies[0].rows).flatMap((row) => columns.flatMap((n) => {
+    const cell = row.cells[n];
+    const broken = [];
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const m of node.data.matchAll(/[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+        if (tops.size > 1) broken.push(m[0]);
+      }
+    }
+    return broken;
+  }));
+})()"""
+
+
+def test_job_names_and_states_keep_their_words_whole_at_1280_pixels(
+        long_names, cli, browser, tmp_path: Path) -> None:  # noqa: ANN001, F811
+    """A job named charlm-native that exited 0 short of its steps (ended-short), among
+    jobs with long offering names: neither its name nor its state wraps at a hyphen."""
+    store = PriceStore(str(long_names))
+    spec = {"name": "charlm-native", "throughputs": {"T4": 1.0}, "steps": 1e6}
+    short = store.jobs.create("charlm-native", {"spec": spec, "source": "test"}, 1e6,
+                              at=at(-1))
+    store.jobs.place(short, LONG_B, gpu_model="T4", gpu_count=1, at=at(1), usd_per_hour=0.6,
+                     reason="launch", instance="s-1")
+    store.jobs.record_step(short, 100.0, at=at(2))
+    store.jobs.end_placement(short, at(2))
+    store.jobs.transition(short, "succeeded", at=at(2))
+    store.dispose()
+    page = tmp_path / "report.html"
+    cli("report", "--until", at(NOW).isoformat(), "--html", page)
+    assert "ended-short" in page.read_text()
+    try:
+        open_file(browser, page)
+        assert browser.js(BROKEN_HYPHENATED) == []
+        assert browser.js(WIDER) == []
+        assert browser.problems == []
+    finally:
+        browser.send("Page.navigate", {"url": "about:blank"}, session=True)
