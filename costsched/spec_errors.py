@@ -172,7 +172,7 @@ def all_errors(source: str, exc: ValidationError, sky: bool, root: type[BaseMode
 
 
 def _one_error(error: Mapping[str, Any], sky: bool, root: type[BaseModel]) -> str:
-    field = ".".join(str(p) for p in error["loc"])
+    field = ".".join(_key(p) for p in error["loc"])
     msg = error_words(error, _max_length(error["loc"], root))
     if not field:  # a rule across fields: named by the field its words begin with
         head = msg.split(" ", 1)[0].rstrip(":")
@@ -188,6 +188,13 @@ def _one_error(error: Mapping[str, Any], sky: bool, root: type[BaseModel]) -> st
     if not field and sky:  # a rule across a task's keys: they go in its costsched: section
         named = "its `costsched:` section: "
     return f"{named}{msg}"
+
+
+def _key(part: object) -> str:
+    """A part of a field's path as the file wrote it, quoted with escapes where it holds
+    a character that is not printable (a key '\n' is "'\\n'"): the line stays one line."""
+    text = str(part)
+    return text if text.isprintable() else repr(text)
 
 
 def _section_of(name: str, root: type[BaseModel]) -> str:

@@ -120,3 +120,15 @@ def test_an_env_name_a_shell_cannot_read_is_refused(cli, tmp_path) -> None:  # n
         assert f"error: {path}: job 't': field envs: '" in said
         assert ("expected an environment variable name (letters, digits and _, not starting "
                 "with a digit)") in said
+
+
+@pytest.mark.parametrize("key", ["\n", "a\tb", "\x1b[31m"])
+def test_a_key_with_a_control_character_is_named_on_one_line(key: str) -> None:
+    """A sweep key '\\n' (found by the fuzz test) is named quoted with its escapes: the
+    refusal stays one line."""
+    with pytest.raises(InvalidInput) as caught:
+        parse({"name": "j", "model": "ResNet-50 (batch size 64)", "steps": 10,
+               "run": "x", "sweep": {key: None}}, "job.yaml")
+    text = str(caught.value)
+    assert "\n" not in text and "\t" not in text and "\x1b" not in text, text
+    assert f"field sweep.{key!r}: " in text, text
