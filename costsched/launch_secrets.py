@@ -194,9 +194,10 @@ def missing(job_id: int, names: Sequence[str]) -> list[str]:
 
 def start_refusal(job: str, names: Sequence[str]) -> str:
     """Why `costsched start` refuses a job whose secrets `names` it has no value for, and
-    how to give them (the job is left stopped). Worded so that no word follows a secret's
-    name after '=' or ':' (the one rule for secrets, costsched.redact, would mask it)."""
-    return (f"job {job} stays stopped: its {_secrets(names)} "
+    how to give them (the job is left as it was: stopped, or ended short of its steps).
+    Worded so that no word follows a secret's name after '=' or ':' (the one rule for
+    secrets, costsched.redact, would mask it)."""
+    return (f"job {job} is not started: its {_secrets(names)} "
             f"{'has' if len(names) == 1 else 'have'} no value in this shell; set "
             f"{' and '.join(names)} in your environment and run `costsched start {job}` "
             "again (or give each with --secret NAME=VALUE)")

@@ -35,7 +35,7 @@ def test_start_without_the_value_says_how_to_give_it_and_leaves_the_job_stopped(
     refused = cli("start", "sec", "--wait", "0")
     assert refused.exit_code == 2
     assert refused.output == (
-        "error: job sec stays stopped: its secret KM_TOKEN has no value in this shell; set "
+        "error: job sec is not started: its secret KM_TOKEN has no value in this shell; set "
         "KM_TOKEN in your environment and run `costsched start sec` again (or give each "
         "with --secret NAME=VALUE)\n")
     assert store.jobs.get(sec).state == "stopped"

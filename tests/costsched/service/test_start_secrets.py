@@ -73,7 +73,7 @@ def test_a_start_without_the_secret_is_refused_before_anything_changes(jobs) -> 
     moves = len(store.moves.of_job(sec))
     with pytest.raises(InvalidInput) as refused:
         service.start(store, launcher, sec)
-    line = ("job sec stays stopped: its secret KM_TOKEN has no value in this shell; set "
+    line = ("job sec is not started: its secret KM_TOKEN has no value in this shell; set "
             "KM_TOKEN in your environment and run `costsched start sec` again (or give "
             "each with --secret NAME=VALUE)")
     assert str(refused.value) == line
