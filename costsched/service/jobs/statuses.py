@@ -34,7 +34,7 @@ from costsched.service.jobs.runs import (
     unknown_instance_fix,
 )
 from costsched.service.jobs.steps import SECRET_NOTE, _step_news, reported_at, secret_names
-from costsched.service.jobs.stories import instance_stories
+from costsched.service.jobs.stories import STATE_EVENT, instance_stories
 from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -516,7 +516,8 @@ def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int =
     record = store.jobs.get(job_id)
     placed = store.jobs.placement_rows([job_id])
     stories = instance_stories(placed, store.moves.of_jobs([job_id]).get(job_id, []),
-                               record, store.jobs.event_rows([job_id], [RECOVERY_NOTE]))
+                               record, store.jobs.event_rows([job_id],
+                                                             [RECOVERY_NOTE, STATE_EVENT]))
     out = []
     for instance in dict.fromkeys(str(p.instance) for p in placed):
         parts = _node_logs(launcher, instance, nodes_of(record.spec), tail)

@@ -11,6 +11,19 @@ from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import RESTART_MARK
+from costsched.work import ended_short, own_total
+
+STATE_EVENT = "state"  # the job log's kind of a state change (`JobStore.transition`)
+CAP_STOP = "stopped at "  # how a stop at a budget's cap begins its detail (`caps`)
+
+
+def shown_state(record: JobRecord) -> str:
+    """An ended job's state as every view shows it: 'ended-short' for one stored succeeded
+    short of its declared steps (`work.ended_short`)."""
+    total = own_total(record.spec, record.steps_total)
+    if record.state == "succeeded" and total and ended_short(True, record.steps_done, total):
+        return "ended-short"
+    return record.state
 
 _CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
          "start": "started again"}
@@ -24,19 +37,40 @@ _RESTARTED = {"": "restarted on the next instance (a restart on error)",
               "failed": "not restarted, its restart failed"}
 
 
+def _before_start(start: PlacementRow, states: Sequence[EventRow], ended: str) -> str:
+    """How the instance before a `start` ended, from the job's state changes (`states`):
+    'ended short ... (exited 0 before its declared steps)' where the start took up a job
+    that exited 0 short of them, 'stopped ... at the cap of its own budget' where a cap
+    stopped it, else 'stopped ...'."""
+    taken = [e for e in states if e.to_state == "pending" and e.at <= start.start_at
+             and e.from_state in ("stopped", "succeeded")]
+    if taken and taken[-1].from_state == "succeeded":
+        return f"ended short{ended} (exited 0 before its declared steps)"
+    stops = [e for e in states if e.to_state == "stopped" and e.at <= start.start_at]
+    detail = str(stops[-1].detail or "") if stops else ""
+    if detail.startswith(CAP_STOP):  # 'stopped at its own budget: $... would pass ...'
+        return f"stopped{ended} at the cap of {detail[len(CAP_STOP):].split(':', 1)[0]}"
+    return f"stopped{ended}"
+
+
 def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord],
                      record: JobRecord, notes: Iterable[EventRow] = ()) -> dict[str, str]:
     """Per instance the job ran on, how it came and how it ended, in words: "recovered here
     2026-03-01 10:00Z, preempted 2026-03-01 11:30Z: recovered on the next instance" (an
     instance lost says what the recovery saw: preempted, or stopped or terminated behind
-    costsched's back; a recovery a stop cancelled, that it was not recovered). A migration
+    costsched's back; a recovery a stop cancelled, that it was not recovered; one a start
+    followed, whether it was stopped (at a budget's cap) or ended short of the job's steps,
+    from the job's state changes among `notes`; the last, the job's state as every view
+    shows it). A migration
     cancelled (a stop, its source unable to stop) or failed moved nothing: its source reads
     as it really ended, stopped where an instance followed it. The instance a recovery
     came to says the steps it lost, as the job's log keeps them (`notes`, its
     RECOVERY_NOTE events): "recovered here ..., succeeded ..., resumes from step 300 (its
     checkpoint's): 78 steps lost"."""
+    notes = list(notes)
     lost = {m.source_instance: m for m in moves if m.kind == "recovery" and m.source_instance}
     said = dict(lost_steps_said(e.detail) for e in notes if e.kind == RECOVERY_NOTE)
+    states = [e for e in notes if e.kind == STATE_EVENT]
     came_from = {m.target_instance: m.source_instance for m in lost.values()}
     restarted = {m.target_instance for m in lost.values() if is_restart(m)}
     migrations = [m for m in moves if m.kind == "migration" and m.source_instance]
@@ -59,12 +93,14 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
             went = f"{seen}{ended}: {words.get(move.state, words[''])}"
         elif instance in moved:
             went = f"moved away{ended}"
-        elif after is not None and (after.reason == "start" or instance in halted):
+        elif after is not None and after.reason == "start":
+            went = _before_start(after, states, ended)
+        elif after is not None and instance in halted:
             went = f"stopped{ended}"
         elif last.end_at is None:
             went = "running"
         else:  # the job's end, or (a job between instances) the instance's
-            went = f"{record.state if record.final else 'ended'}{ended}"
+            went = f"{shown_state(record) if record.final else 'ended'}{ended}"
         lost_here = said.get(came_from.get(instance, "")) if first.reason == "recovery" else ""
         came = "restarted here" if instance in restarted else _CAME.get(first.reason,
                                                                          first.reason)

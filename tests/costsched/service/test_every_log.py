@@ -110,3 +110,37 @@ def test_a_migration_that_moved_nothing_leaves_its_source_running(store: PriceSt
                         detail="cannot ask the source to stop: throttled")
     assert service.every_log(store, OneLog(), job) == (
         "--- instance i-1 (launched 2026-03-01 00:00Z, running)\noutput on i-1\n")
+
+
+def test_an_instance_before_a_start_says_why_it_ended(store: PriceStore) -> None:
+    """Before a start: stopped at a budget's cap says so, and an instance whose job exited
+    0 short of its steps reads 'ended short', never 'stopped'; the last instance of a job
+    that ended short reads 'ended-short', as every view shows it."""
+    spec = {"spec": {"name": "trainer", "steps": 10}}
+    job = store.jobs.create("trainer", spec, 10, at=T0)
+    store.jobs.transition(job, "running", at=T0)
+    place = partial(_place, store, job)
+    place(0, "launch", "i-1")
+    store.jobs.end_placement(job, T0 + timedelta(hours=1))
+    store.jobs.transition(job, "stopped", at=T0 + timedelta(hours=1),
+                          detail="stopped at its own budget: $1.00 spent + $0.10 for the "
+                                 "next watch interval would pass the budget of $1.05")
+    store.jobs.transition(job, "pending", at=T0 + timedelta(hours=2))
+    store.jobs.transition(job, "running", at=T0 + timedelta(hours=2))
+    place(2, "start", "i-2")
+    store.jobs.record_step(job, 4, at=T0 + timedelta(hours=2, minutes=30))
+    store.jobs.end_placement(job, T0 + timedelta(hours=3))
+    store.jobs.transition(job, "succeeded", at=T0 + timedelta(hours=3))
+    said = service.every_log(store, OneLog(), job)
+    assert said.endswith(
+        "--- instance i-2 (started again 2026-03-01 02:00Z, ended-short 2026-03-01 03:00Z)\n"
+        "output on i-2\n"), said
+    store.jobs.transition(job, "pending", at=T0 + timedelta(hours=4),
+                          detail="started again by the user for the rest of its steps")
+    store.jobs.transition(job, "running", at=T0 + timedelta(hours=4))
+    place(4, "start", "i-3")
+    assert service.every_log(store, OneLog(), job).startswith(
+        "--- instance i-1 (launched 2026-03-01 00:00Z, stopped 2026-03-01 01:00Z at the "
+        "cap of its own budget)\noutput on i-1\n"
+        "--- instance i-2 (started again 2026-03-01 02:00Z, ended short 2026-03-01 03:00Z "
+        "(exited 0 before its declared steps))\n")
