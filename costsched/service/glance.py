@@ -60,9 +60,8 @@ def _holds_bookings(conn: sqlite3.Connection) -> bool:
 
 def last_instance(db: str | None, job: str) -> tuple[str, str, dict] | None:
     """(launcher name, instance, the job as stored: `remember_secrets` reads it) of the
-    newest placement
-    of `job`: an id, or a name that only one job has; None when it cannot be told this way
-    (several jobs of that name, no such job, no placement yet)."""
+    newest placement of `job`: an id, or a name that only one job has; None when it cannot
+    be told this way (several jobs of that name, no such job, no placement yet)."""
     with _reading(db) as conn:
         if conn is None:
             return None
