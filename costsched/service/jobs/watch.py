@@ -367,6 +367,9 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     store.jobs.end_placement(job_id, lost)  # with no placement
     # Its step until it reports again: where the next instance resumes, its checkpoint's.
     resumed = resume_from(store, run, instance.checkpoint_step, when)
+    if not resumed and instance.step is None:  # lost before it reported a step (its setup)
+        resumed = (f"resumes from step {store.jobs.get(job_id).steps_done:,.0f} (its newest "
+                   "checkpoint's, as before it): no step lost (it reported none)")
     if resumed:
         store.jobs.note(job_id, RECOVERY_NOTE, f"instance {instance.id}: {resumed}", at=when)
     return _recover(store, launcher, run, at, placement, instance.id, why, resumed)

@@ -74,3 +74,46 @@ def test_a_job_lost_before_its_first_step_says_its_recovery_too(world) -> None: 
     assert after.recoveries == 1
     [doc] = status_document([after])
     assert [r["said"] for r in doc["recovered"]] == [f"instance {instance}: {said}"], doc
+
+
+# Checkpoints at step 50 and reports 67 the first time; run again, reports nothing (a
+# replacement lost in its setup).
+AFTER_A_CHECKPOINT = PREAMBLE + """\
+ran = Path(sys.argv[1])
+if not ran.exists():
+    ran.touch()
+    (saved / "step.txt").write_text("50")
+    report(50)
+    report(67)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def test_a_replacement_lost_in_its_setup_says_its_recovery_too(world) -> None:  # noqa: F811
+    """Its second recovery, of an instance that reported no step, is said with the step it
+    resumes from again, never counted but silent."""
+    store, launcher, tmp = world
+    script = tmp / "again.py"
+    script.write_text(AFTER_A_CHECKPOINT)
+    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} "
+                                                      f"{tmp / 'ran'}"),
+                           launcher=launcher, wait_seconds=20,
+                           checkpoint_root=str(tmp / "checkpoints"))
+    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    wait_for(lambda: launcher.status(first).step == 67)
+    launcher.preempt(first)
+    wait_for(lambda: launcher.status(first).state == "preempted")
+    service.reconcile(store, launcher)
+    second = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    step = store.jobs.get(job.id).steps_done
+    launcher.preempt(second)
+    wait_for(lambda: launcher.status(second).state == "preempted")
+    lines = service.reconcile(store, launcher)
+    said = (f"resumes from step {step:,.0f} (its newest checkpoint's, as before it): no "
+            "step lost (it reported none)")
+    assert any(said in line for line in lines), lines
+    [after] = service.status(store, launcher, job.id)
+    [doc] = status_document([after])
+    assert after.recoveries == 2 and len(doc["recovered"]) == 2, doc
+    assert doc["recovered"][-1]["said"] == f"instance {second}: {said}", doc
