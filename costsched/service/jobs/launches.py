@@ -40,6 +40,7 @@ from costsched.service.jobs.steps import (
     check_checkpoint_root,
     resume_from,
 )
+from costsched.service.jobs.stories import record_ended_short
 from costsched.service.jobs.watch import settle
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
@@ -50,7 +51,7 @@ from costsched.store.jobs import JobRecord
 from costsched.store.leases import holder_name
 from costsched.store.scope import store_scope
 from costsched.throughput import ThroughputTable
-from costsched.work import ended_short, own_total, short_words
+from costsched.work import own_total, short_words
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -216,17 +217,10 @@ def _ended_as(record: JobRecord) -> str:
     exited 0 short of its declared steps 'ended short: exited 0 at step 1,000 of 2,000
     (...): ...; its checkpoints are kept' (`work.ended_short`)."""
     total = own_total(record.spec, record.steps_total)
-    if _short(record) and total:
+    if record_ended_short(record) and total:
         return (f"ended short: {short_words(record.steps_done, total)}; its checkpoints "
                 "are kept")
     return state_phrase(record.state)
-
-
-def _short(record: JobRecord) -> bool:
-    """Whether the job exited 0 short of its declared steps (`work.ended_short`): `start`
-    continues it from its newest verified checkpoint, as it does a stopped job."""
-    total = own_total(record.spec, record.steps_total)
-    return ended_short(record.state == "succeeded", record.steps_done, total)
 
 
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,
@@ -246,7 +240,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     record = store.jobs.get(job_id)
     _given_secrets(record, secrets or {})  # what the command line says, first
     launcher.check_ready()
-    short = _short(record)
+    short = record_ended_short(record)  # `start` continues it, as a stopped job
     if record.state != "stopped" and not short:
         raise InvalidInput(f"job {job_id} ({record.name}) {_ended_as(record)}: only "
                            "a stopped job, or one that ended short of its steps, can be "

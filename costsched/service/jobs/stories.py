@@ -17,13 +17,17 @@ STATE_EVENT = "state"  # the job log's kind of a state change (`JobStore.transit
 CAP_STOP = "stopped at "  # how a stop at a budget's cap begins its detail (`caps`)
 
 
+def record_ended_short(record: JobRecord) -> bool:
+    """Whether a stored job exited 0 short of its declared steps (`work.ended_short`, of
+    its record: stored succeeded, its step below its total in its own steps)."""
+    return ended_short(record.state == "succeeded", record.steps_done,
+                       own_total(record.spec, record.steps_total))
+
+
 def shown_state(record: JobRecord) -> str:
     """An ended job's state as every view shows it: 'ended-short' for one stored succeeded
-    short of its declared steps (`work.ended_short`)."""
-    total = own_total(record.spec, record.steps_total)
-    if record.state == "succeeded" and total and ended_short(True, record.steps_done, total):
-        return "ended-short"
-    return record.state
+    short of its declared steps (`record_ended_short`)."""
+    return "ended-short" if record_ended_short(record) else record.state
 
 _CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
          "start": "started again"}

@@ -42,6 +42,7 @@ from costsched.service.jobs.steps import (
     secret_names,
     waiting_for_secrets,
 )
+from costsched.service.jobs.stories import record_ended_short
 from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
 from costsched.service.values import as_time
@@ -49,7 +50,7 @@ from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import RESTART_MARK
-from costsched.work import ended_short, own_total, short_words
+from costsched.work import own_total, short_words
 
 log = logging.getLogger("costsched.watch")
 # The states of a job a pass looks at the instance of: running, and recovering with no
@@ -488,7 +489,7 @@ def _landed(store: PriceStore, job_id: int, at: datetime | None) -> None:
 def _succeeded_as(record: JobRecord) -> str:
     """A job closed as succeeded, in the words every view shows it: 'succeeded', or
     'ended-short: exited 0 at step 150 of 1,200 ...' (`work.ended_short`)."""
-    total = own_total(record.spec, record.steps_total)
-    if total and ended_short(True, record.steps_done, total):
+    if record_ended_short(record):
+        total = own_total(record.spec, record.steps_total)
         return f"ended-short: {short_words(record.steps_done, total)}"
     return "succeeded"
