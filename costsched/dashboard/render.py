@@ -22,6 +22,7 @@ from costsched.amounts import (
 )
 from costsched.amounts import age as age_of
 from costsched.bundled_prices import age_text
+from costsched.dashboard import placed
 from costsched.measured import sps
 from costsched.model import SHOWN_FINAL
 from costsched.report.cells import period_words
@@ -141,10 +142,9 @@ def spent_all(jobs: list[dict], places: dict[str, int]) -> str:
 
 def leg_costs(job: dict, places: dict[str, int]) -> list[str]:
     """The job's placements' costs at the page's precision (`job_places`: the store's
-    scale), each as it reads everywhere: they visibly add up to its spend (`spent`)."""
-    return [cell("usd", charging(float(p["usd"]), not p.get("end_at"))
-                 if isinstance(p.get("usd"), (int, float)) else p.get("usd"), places)
-            for p in job.get("placements") or []]
+    scale), each as it reads everywhere (`placed.rows`): they visibly add up to its spend
+    (`spent`)."""
+    return [row.usd for row in placed.rows(job, places)]
 
 
 def age(value: Any, at: datetime | None = None) -> str:
@@ -242,6 +242,7 @@ FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_
            "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
            "per_hour": per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
+FILTERS["placed"] = placed.rows  # `job | placed(places)`: (hours, rate, usd) as `status`'s
 FILTERS["forecast"] = forecast  # `job | forecast(value, places)`: never below its spend
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).

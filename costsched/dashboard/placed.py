@@ -1,0 +1,76 @@
+"""A job's placements as its page's table writes them, by `status`'s rule for the lines
+under a job (`costsched.amounts.placement_times`): the hours, the hourly price charged and
+the cost of each, such that the hours times the price, as written, read as the cost; the
+same figures `status JOB` prints."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from costsched.amounts import (
+    NOISE,
+    charged_hours,
+    charging,
+    per_hour,
+    placement_times,
+    product_hours,
+)
+from costsched.report.html import format_cell
+
+
+class Placed(NamedTuple):
+    hours: str  # '0.0189'
+    rate: str  # '$0.07962', a gang's '$0.6000 for 2 nodes', a re-priced one's with words
+    usd: str  # '$0.00150'
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else math.nan
+
+
+def spans(placements: list[dict], places: dict[str, int]) -> int:
+    """The decimals of the ended placements' hours, as `status` reads them: from the
+    store's scale (`places["hours"]`), the fewest at which each one's hours times its
+    price make its amount as written at `places["usd"]` (`amounts.product_hours`)."""
+    ended = [([_number(p.get("hours"))], [_number(p.get("usd"))]) for p in placements
+             if p.get("end_at")]
+    return product_hours(ended, places["usd"], places["hours"])
+
+
+def rows(job: dict, places: dict[str, int]) -> list[Placed]:
+    """Each of the job's placements (its status document's) as `status` bills it: its
+    hours and its average price charged (all its nodes') at the decimals at which they
+    multiply out to its cost at the store's scale (`places`: `render.job_places`), while
+    it runs at those that do call after call (`amounts.steady_hours`); where no product
+    reads as its cost (an average price of many digits, a charge under the scale's last
+    decimal), its hours and the price in words (`costs.rate_words`), no product."""
+    from costsched.costs import rate_words
+
+    placements = job.get("placements") or []
+    least = spans(placements, places)
+    return [_row(p, places, least, rate_words(
+        p.get("usd_per_hour"), p.get("charged_usd_per_hour"), p.get("nodes") or 1))
+        for p in placements]
+
+
+def _row(p: dict, places: dict[str, int], least: int, words: str) -> Placed:
+    live = not p.get("end_at")
+    hours, amount = _number(p.get("hours")), _number(p.get("usd"))
+    # Its cost as it reads everywhere (an open one never zero): the figure of its leg.
+    money = format_cell("usd", charging(amount, live) if math.isfinite(amount)
+                        else p.get("usd"), places)
+    nodes = max(int(p.get("nodes") or 1), 1)
+    price = _number(p.get("charged_usd_per_hour")) * nodes
+    found = None
+    if math.isfinite(price) and math.isfinite(hours) and money.startswith("$") and (
+            live or abs(hours) >= NOISE):
+        found = placement_times(hours, price, amount, places["usd"], least, live)
+    if found is None:
+        return Placed(charged_hours(charging(hours, live) if "<" in money else hours, least),
+                      words, money)
+    span, rate, _ = found
+    # The price charged as it multiplies ('$0.07962'), where the words write it at four
+    # decimals ('$0.0796'); the rest of the words (its nodes, the price when placed) kept.
+    head = per_hour(price)
+    return Placed(span, rate + words[len(head):] if words.startswith(head) else words, money)
