@@ -75,9 +75,15 @@ def masked(job: dict, stored: dict | None = None) -> dict:
     output, a checkpoint store's error, the daemon's details) passed through
     `costsched.redact`: a job's output may print a credential; the dashboard never shows
     one. Its output also masks the --secret values of `stored` (the job's stored spec), or
-    is withheld where they cannot be known (`job_output`). Figures and names are left as
-    they are."""
-    out = dict(job)
+    is withheld where they cannot be known (`job_output`). The values of the envs its file
+    names like a secret's are masked in all of them first, as `status` masks them
+    (`glance.remember_secrets`): a job's first page never shows one. Figures and names are
+    left as they are."""
+    from costsched.service.glance import remember_secrets
+
+    remember_secrets(stored or {})
+    out = {**job, **{k: redact(job[k]) for k in ("trouble", "waits", "instance_detail")
+                     if job.get(k)}}
     if job.get("failure"):
         failure = job["failure"]
         out["failure"] = {**failure, "detail": redact(failure["detail"] or ""),
