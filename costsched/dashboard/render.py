@@ -25,6 +25,7 @@ from costsched.bundled_prices import age_text
 from costsched.dashboard import placed
 from costsched.measured import sps
 from costsched.model import SHOWN_FINAL
+from costsched.optimize.unmatched_estimates import ESTIMATED_MARK
 from costsched.report.cells import period_words
 from costsched.report.html import (
     format_cell,
@@ -213,6 +214,13 @@ def price_moves(changes: list[dict]) -> dict[str, dict]:
     return {when(c["at"]): c for c in changes if per_hour(c["from"]) != per_hour(c["to"])}
 
 
+def estimated(report: dict) -> set[int]:
+    """The jobs of a report's document (`report --json`'s) whose launch choice kept rests
+    on an estimated speed: those its `estimated_baselines` lines speak of, whose figure
+    the pages mark `ESTIMATED_MARK`, the mark those lines begin with."""
+    return {int(r["job_id"]) for r in report.get("estimated_baselines") or []}
+
+
 def chart_json(data: Any) -> str:
     """Chart data for a `<script type="application/json">` block: JSON with '<', '>' and
     '&' escaped, so no value can close the block."""
@@ -242,13 +250,14 @@ FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_
            "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
            "per_hour": per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
+FILTERS["estimated"] = estimated
 FILTERS["placed"] = placed.rows  # `job | placed(places)`: (hours, rate, usd) as `status`'s
 FILTERS["forecast"] = forecast  # `job | forecast(value, places)`: never below its spend
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, tables)`: the report's totals at its spend tables' precision.
 GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures, "work_not_known": NOT_KNOWN,
-           "period_words": period_words}
+           "period_words": period_words, "estimated_mark": ESTIMATED_MARK}
 
 
 def timeline(placements: list[dict]) -> dict:

@@ -162,6 +162,18 @@ def test_the_spend_page_marks_an_estimated_baseline_as_the_report_does(
         server.stop()
 
 
+def test_the_job_page_says_its_baseline_is_estimated_as_report_job_does(
+        store: PriceStore, client: TestClient, cli) -> None:  # noqa: ANN001
+    from html import unescape
+
+    job = moved(store)
+    said = " ".join(cli("report", "--job", str(job)).output.split())
+    [line] = [r["line"] for r in client.get(f"/api/jobs/{job}").json()["report"]
+              ["estimated_baselines"]]
+    assert line in said
+    assert line in unescape(client.get(f"/jobs/{job}").text)
+
+
 # Each occurrence of `words` in a table cell of the page whose rendered boxes stand on more
 # than one line: a word broken at its hyphen.
 BROKEN_AT_HYPHEN = """
