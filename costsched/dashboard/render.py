@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from costsched.amounts import (
     MAX_DECIMALS,
@@ -28,6 +29,7 @@ from costsched.model import SHOWN_FINAL
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK
 from costsched.report.cells import period_words
 from costsched.report.html import (
+    WHOLE,
     format_cell,
     heading,
     places_of,
@@ -37,6 +39,7 @@ from costsched.report.html import (
     totals_figures,
     totals_line,
 )
+from costsched.report.html import _whole as whole_words
 from costsched.report.written import scale_of
 from costsched.service.views import NOT_REACHED, due_hours, due_words, dumps, job_progress
 from costsched.vocabulary import ENDED_SHORT, counted, offering_label
@@ -214,6 +217,13 @@ def price_moves(changes: list[dict]) -> dict[str, dict]:
     return {when(c["at"]): c for c in changes if per_hour(c["from"]) != per_hour(c["to"])}
 
 
+def whole(text: Any) -> Markup:
+    """`text` escaped, each hyphenated word of it kept on one line ('ended-short',
+    'charlm-native': `<span class="word">`), wrapping at spaces: the report's HTML's rule
+    for a job's name and state (`report.html.WHOLE`), the same in every table here."""
+    return Markup(whole_words("" if text is None else str(text)))  # (escaped by it)
+
+
 def estimated(report: dict) -> set[int]:
     """The jobs of a report's document (`report --json`'s) whose launch choice kept rests
     on an estimated speed: those its `estimated_baselines` lines speak of, whose figure
@@ -251,13 +261,15 @@ FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_
            "per_hour": per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 FILTERS["estimated"] = estimated
+FILTERS["whole"] = whole  # a name or a state, never broken at a hyphen
 FILTERS["placed"] = placed.rows  # `job | placed(places)`: (hours, rate, usd) as `status`'s
 FILTERS["forecast"] = forecast  # `job | forecast(value, places)`: never below its spend
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, tables)`: the report's totals at its spend tables' precision.
 GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures, "work_not_known": NOT_KNOWN,
-           "period_words": period_words, "estimated_mark": ESTIMATED_MARK}
+           "period_words": period_words, "estimated_mark": ESTIMATED_MARK,
+           "whole_columns": WHOLE}
 
 
 def timeline(placements: list[dict]) -> dict:
