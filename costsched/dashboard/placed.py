@@ -38,23 +38,32 @@ def spans(placements: list[dict], places: dict[str, int]) -> int:
     return product_hours(ended, places["usd"], places["hours"])
 
 
-def rows(job: dict, places: dict[str, int]) -> list[Placed]:
+def rows(job: dict, places: dict[str, int], unit: str = "") -> list[Placed]:
     """Each of the job's placements (its status document's) as `status` bills it: its
     hours and its average price charged (all its nodes') at the decimals at which they
     multiply out to its cost at the store's scale (`places`: `render.job_places`), while
     it runs at those that do call after call (`amounts.steady_hours`); where no product
     reads as its cost (an average price of many digits, a charge under the scale's last
-    decimal), its hours and the price in words (`costs.rate_words`), no product."""
+    decimal), its hours and the price in words (`costs.rate_words`), no product. `unit`:
+    '/h' after each price."""
     from costsched.costs import rate_words
 
     placements = job.get("placements") or []
     least = spans(placements, places)
-    return [_row(p, places, least, rate_words(
-        p.get("usd_per_hour"), p.get("charged_usd_per_hour"), p.get("nodes") or 1))
+    return [_row(p, places, least, unit, rate_words(
+        p.get("usd_per_hour"), p.get("charged_usd_per_hour"), p.get("nodes") or 1, unit))
         for p in placements]
 
 
-def _row(p: dict, places: dict[str, int], least: int, words: str) -> Placed:
+def open_rate(job: dict, places: dict[str, int]) -> str | None:
+    """The hourly price charged of the placement the job runs on now, as its row writes it
+    (`rows`), '/h' after it; None where none is open."""
+    found = [r for p, r in zip(job.get("placements") or [], rows(job, places, "/h"),
+                               strict=True) if not p.get("end_at")]
+    return found[-1].rate if found else None
+
+
+def _row(p: dict, places: dict[str, int], least: int, unit: str, words: str) -> Placed:
     live = not p.get("end_at")
     hours, amount = _number(p.get("hours")), _number(p.get("usd"))
     # Its cost as it reads everywhere (an open one never zero): the figure of its leg.
@@ -72,5 +81,6 @@ def _row(p: dict, places: dict[str, int], least: int, words: str) -> Placed:
     span, rate, _ = found
     # The price charged as it multiplies ('$0.07962'), where the words write it at four
     # decimals ('$0.0796'); the rest of the words (its nodes, the price when placed) kept.
-    head = per_hour(price)
-    return Placed(span, rate + words[len(head):] if words.startswith(head) else words, money)
+    head = per_hour(price) + unit
+    return Placed(span, rate + unit + words[len(head):] if words.startswith(head) else words,
+                  money)

@@ -18,7 +18,9 @@ from costsched.amounts import (
     given,
     hours,
     per_hour,
+    price_places,
     total_as_written,
+    usd,
     usd_all,
 )
 from costsched.amounts import age as age_of
@@ -214,7 +216,13 @@ def price_moves(changes: list[dict]) -> dict[str, dict]:
     price, by when: a migration (a move for price) with what it saves, a recovery or a
     start onto another price as that; one at the same price (a recovery in place) is no
     price change and is left out, never '$0.0796/h -> $0.0796/h (saves $0.00/h)'."""
-    return {when(c["at"]): c for c in changes if per_hour(c["from"]) != per_hour(c["to"])}
+    return {when(c["at"]): c for c in changes if price(c["from"]) != price(c["to"])}
+
+
+def price(value: float | None) -> str:
+    """A price per hour at its own decimals (`amounts.price_places`), as a placement's row
+    writes the price its hours multiply: '$0.07962', '$1.0000'."""
+    return usd(value, price_places(value)) if value is not None else "-"
 
 
 def whole(text: Any) -> Markup:
@@ -262,6 +270,8 @@ FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 FILTERS["estimated"] = estimated
 FILTERS["whole"] = whole  # a name or a state, never broken at a hyphen
+FILTERS["price"] = price
+FILTERS["open_rate"] = placed.open_rate
 FILTERS["placed"] = placed.rows  # `job | placed(places)`: (hours, rate, usd) as `status`'s
 FILTERS["forecast"] = forecast  # `job | forecast(value, places)`: never below its spend
 # `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').

@@ -85,6 +85,9 @@ def test_placement_rows_read_as_status_writes_them(store: PriceStore, db_path: P
         assert [(r[5], r[4], r[6]) for r in rows] == [(h, rate, cost)
                                                       for h, rate, cost in said]
         assert all(_reads_as(r[5], r[4], r[6]) for r in rows), rows
+        # The same prices read alike in the note of its move (never '$0.0796/h' there).
+        text = browser.js("document.querySelector('main').innerText")
+        assert "$0.07962/h → $0.0412/h (saves $0.03842/h)" in text
         assert browser.problems == []
     finally:
         browser.leave()
@@ -107,6 +110,7 @@ def test_a_running_placement_multiplies_out(store: PriceStore, client: TestClien
     cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', row)
     rate, hours, cost = cells
     assert rate == "$0.07962" and _reads_as(hours, rate, cost), cells
+    assert "spot at $0.07962/h since" in page  # where it runs now, at the same price
 
 
 def moved(store: PriceStore) -> int:
