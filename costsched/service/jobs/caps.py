@@ -21,6 +21,7 @@ training) is charged and stopped at its cap like any other job, and closed as su
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -297,9 +298,12 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     configured = interval_seconds
     if last is not None:
         interval_seconds = max(interval_seconds, _LAST_CHECK[key] - last)
-    # Spend is kept in whole seconds: the second under way is counted whole, or a check a
-    # moment before a second's end would leave that second's charge to pass the cap.
-    states = budget_states(store, config, _second_begun(at), interval_seconds)
+    # Spend is kept in whole seconds (`costs.charge`): what was spent is charged to `at`,
+    # as a stop now ends its placements and bills it, so the stop's figures are the bill's;
+    # the interval ahead is charged in whole seconds, up to the second the next check
+    # falls in, which is the most a stop then bills.
+    interval_seconds = float(math.ceil(interval_seconds))
+    states = budget_states(store, config, at, interval_seconds)
     if not states:
         return []
     from costsched.service.jobs.decider import budget_verdict  # with budgets only
@@ -326,7 +330,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
             why = budget_verdict(state.name, state.spent_usd, charged, state.usd, claims,
                                  own_budget.ahead_said(interval_seconds,
                                                        charged * 3600 / interval_seconds,
-                                                       configured))
+                                                       math.ceil(configured)))
             if why is None:
                 break
             ahead.pop(job_id, None)
@@ -344,11 +348,6 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
-
-
-def _second_begun(at: datetime) -> datetime:
-    """`at`, counted to the end of the second it falls in."""
-    return at if not at.microsecond else at.replace(microsecond=0) + timedelta(seconds=1)
 
 
 def _claims(state: BudgetState, job_ids: Sequence[int]) -> float:
