@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
 _LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last check's clock
+LATE_SECONDS = 0.5  # a check this much later than its interval is on time (jitter)
 
 
 @dataclass(frozen=True)
@@ -291,17 +292,16 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     the budget's decider finds to finish it within what is left (`BudgetDecider`; priced
     with `overheads`), a stop when none does. The next interval is charged for
     `interval_seconds`, or for as long as the time since this process's last check when
-    that was longer (a slow pass): the cap holds however long a pass takes."""
+    that was longer by more than a scheduler's jitter (`LATE_SECONDS`: a slow pass): the
+    cap holds however long a pass takes. Spend is billed by the whole second: what was
+    spent is charged to `at`, as a stop now ends its placements and bills them (a stop's
+    figures are its bill), the interval ahead in whole seconds (rounded up)."""
     key = (store.url, launcher.name)
     last = _LAST_CHECK.get(key)
     _LAST_CHECK[key] = time.monotonic()
     configured = interval_seconds
-    if last is not None:
-        interval_seconds = max(interval_seconds, _LAST_CHECK[key] - last)
-    # Spend is kept in whole seconds (`costs.charge`): what was spent is charged to `at`,
-    # as a stop now ends its placements and bills it, so the stop's figures are the bill's;
-    # the interval ahead is charged in whole seconds, up to the second the next check
-    # falls in, which is the most a stop then bills.
+    if last is not None and _LAST_CHECK[key] - last > configured + LATE_SECONDS:
+        interval_seconds = _LAST_CHECK[key] - last
     interval_seconds = float(math.ceil(interval_seconds))
     states = budget_states(store, config, at, interval_seconds)
     if not states:

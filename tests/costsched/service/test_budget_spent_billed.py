@@ -95,3 +95,26 @@ def test_a_check_charges_ahead_to_the_whole_second_of_the_next(
     billed = costs.job_cost(store, job_id, now=at + timedelta(hours=1),
                             checkpoint_gb=1.0).total_usd
     assert spent == billed  # the same figure, not one summed again
+
+
+@pytest.mark.parametrize(("since", "charged"), [(30.2, 30), (31.4, 32)])
+def test_a_check_on_time_but_for_jitter_charges_its_interval(
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, since: float,
+        charged: int) -> None:
+    """A check 30.2 s after the one before (a scheduler's jitter) charges the 30 s
+    interval ahead and says so; 31.4 s after it (a slow pass), 32 s, as long as since the
+    last check in whole seconds, and says why."""
+    job_id, launcher = _launched(store, tmp_path)
+    [placed] = store.jobs.placement_rows([job_id])
+    per_second = placed.usd_per_hour / 3600
+    raise_budget(store, job_id, per_second * 10, at=placed.start_at)  # stopped at once
+    monkeypatch.setitem(caps._LAST_CHECK, (store.url, launcher.name), 1000.0)
+    monkeypatch.setattr(caps.time, "monotonic", lambda: 1000.0 + since)
+    seen = _verdicts(monkeypatch)
+    at = placed.start_at.replace(microsecond=0) + timedelta(seconds=5.5)
+    caps.enforce(store, launcher, BudgetsConfig(), at, WATCH)
+    assert store.jobs.get(job_id).state == "stopped"
+    _, ahead, why = seen[-1]
+    assert ahead == pytest.approx(per_second * charged)
+    assert why is not None
+    assert (f"({charged:g} s at " in why) == (charged == 30), why
