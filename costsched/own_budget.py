@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from costsched import checkpoint_sizes
 from costsched.amounts import apart, decimals, decimals_kept, given, usd
-from costsched.costs import charge, egress_rows
+from costsched.costs import charge, egress_rows, job_costs
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
@@ -271,9 +271,16 @@ def spent(store: PriceStore, placed: Sequence[PlacementRow], since: datetime | N
           ) -> dict[int, float]:
     """Each job's compute (each of its `nodes`) and egress (its checkpoint as measured in
     its store, else its declared `sizes`, copied at each move, once) in [since, at] from
-    the stored prices."""
+    the stored prices. Over a whole life (`since` None) it is the job's bill to `at`
+    (`costs.job_costs`, as `status` and the reports bill it), the same figure: a stop at a
+    cap ends its placements at `at` and is then billed what it was decided on."""
     if not placed:
         return {}
+    if since is None:
+        ids = sorted({p.job_id for p in placed})
+        billed = job_costs(store, ids, now=at, placements=placed, nodes=nodes,
+                           checkpoint_gb={j: sizes.get(j, 0.0) for j in ids})
+        return {int(j): float(cost.total_usd) for j, cost in billed.items()}
     moves = egress_rows(placed, checkpoint_gb={p.job_id: sizes.get(p.job_id, 0.0)
                                                for p in placed},
                         measured=checkpoint_sizes.of_moved(store, placed))

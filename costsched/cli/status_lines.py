@@ -204,7 +204,8 @@ def _amounts(s: service.JobStatus) -> list[float]:
     open one never zero, `costsched.amounts.charging`), egress, capacity booked; a job
     placed and not charged yet, '<$0.0001' from its first moment."""
     out = [charging(p.usd, p.end_at is None) for p in s.cost.charged]
-    if not any(p.end_at is None for p in s.cost.charged) and s.open_placement is not None:
+    if s.open_placement is not None and all(p.id != s.open_placement["id"]
+                                            for p in s.cost.charged):
         out.append(charging(0.0))  # placed, not charged yet
     return out + [v for v in (s.cost.egress_usd, s.booked_usd) if v]
 

@@ -15,9 +15,12 @@ are what its instances were billed (setup included), its spend as "Spend per job
 period cuts, over its whole life), against the plan's expected cost as
 `plan` and `launch` showed it, which counts the job's first start once: the dollars it
 predicted beyond its hours at its price (none in a prediction kept before plans counted
-it). The start is assumed, and on every launcher alike: a job on the local launcher,
-which boots no instance, pays only its setup, and reads under the estimate it was shown
-by as much.
+it). That start is a cloud instance's, assumed (its boot, set-up and warm-up): a job on a
+launcher that runs it on this machine (the local launcher, `launchers.runs_here`) boots
+no instance, and what getting it going took there (its setup) is in its dollars as
+billed: its expected dollars leave the plan's start out (`expected_start_usd`), like for
+like, and the table's note says so; else every job there would read 'cost under' by the
+start alone.
 
 A job that has not finished is compared on the work it has done: its plan's figures times
 the share of its steps it reported (a job half done after 6 hours, planned at 8, is
@@ -129,9 +132,9 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
             steps_done(job.steps_done, total, succeeded, said) / total
         hours = usd = math.nan
-        start = started_usd(p)
+        planned = started_usd(p)  # the plan's start, counted whole (paid once)
         expected_hours = p["expected_hours"] * done
-        expected_usd = start + (p["expected_usd"] - start) * done
+        expected_usd = expected_start_usd(p, job) + (p["expected_usd"] - planned) * done
         if spent is not None and job_id in spent:  # the spend table's figure itself
             usd = float(spent[job_id])
         elif mine:  # what it spent over its whole life, however much it did
@@ -167,6 +170,18 @@ def gpus_of(predicted: Mapping, lives: Sequence[PlacementRow]) -> str:
     ran = list(dict.fromkeys(f"{life.gpu_count}x{life.gpu_model}" for life in lives
                              if getattr(life, "gpu_model", None)))
     return planned if not ran or ran == [planned] else THEN.join(ran)
+
+
+def expected_start_usd(predicted: Mapping, job: object) -> float:
+    """The start a job's expected dollars count: its plan's (`started_usd`), a cloud
+    instance's boot and setup; none where it ran on this machine (the local launcher,
+    `launchers.runs_here`), which boots no instance: its setup is in its billed dollars."""
+    from launchers import runs_here
+
+    stored = getattr(job, "spec", None)
+    launcher = stored.get("launcher") if isinstance(stored, Mapping) else None
+    here = isinstance(launcher, str) and runs_here(launcher)
+    return 0.0 if here else started_usd(predicted)
 
 
 def started_usd(predicted: Mapping) -> float:

@@ -30,7 +30,8 @@ TABLES = (
     ReportTable("estimates", "Estimate versus actual, per job", "what the plan predicted "
                 "at launch for the work done so far, beside what it took; ratio = actual / "
                 "expected; expected $ is the plan's, as shown at launch: its first start (an "
-                "instance's boot and setup, assumed) included, on every launcher; total $ "
+                "instance's boot and setup, assumed) included, but on the local launcher, "
+                "which boots none: there the start is left out, its setup in total $; total $ "
                 "is its spend as above (over its whole life where the period cuts it), a "
                 "running job's up to now, its share done up to the step it last reported"),
     ReportTable("calibration", "Estimate versus actual, by model and GPU", "the median "

@@ -21,6 +21,7 @@ training) is charged and stopped at its cap like any other job, and closed as su
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
 _LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last check's clock
+LATE_SECONDS = 0.5  # a check this much later than its interval is on time (jitter)
 
 
 @dataclass(frozen=True)
@@ -290,16 +292,18 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     the budget's decider finds to finish it within what is left (`BudgetDecider`; priced
     with `overheads`), a stop when none does. The next interval is charged for
     `interval_seconds`, or for as long as the time since this process's last check when
-    that was longer (a slow pass): the cap holds however long a pass takes."""
+    that was longer by more than a scheduler's jitter (`LATE_SECONDS`: a slow pass): the
+    cap holds however long a pass takes. Spend is billed by the whole second: what was
+    spent is charged to `at`, as a stop now ends its placements and bills them (a stop's
+    figures are its bill), the interval ahead in whole seconds (rounded up)."""
     key = (store.url, launcher.name)
     last = _LAST_CHECK.get(key)
     _LAST_CHECK[key] = time.monotonic()
     configured = interval_seconds
-    if last is not None:
-        interval_seconds = max(interval_seconds, _LAST_CHECK[key] - last)
-    # Spend is kept in whole seconds: the second under way is counted whole, or a check a
-    # moment before a second's end would leave that second's charge to pass the cap.
-    states = budget_states(store, config, _second_begun(at), interval_seconds)
+    if last is not None and _LAST_CHECK[key] - last > configured + LATE_SECONDS:
+        interval_seconds = _LAST_CHECK[key] - last
+    interval_seconds = float(math.ceil(interval_seconds))
+    states = budget_states(store, config, at, interval_seconds)
     if not states:
         return []
     from costsched.service.jobs.decider import budget_verdict  # with budgets only
@@ -326,7 +330,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
             why = budget_verdict(state.name, state.spent_usd, charged, state.usd, claims,
                                  own_budget.ahead_said(interval_seconds,
                                                        charged * 3600 / interval_seconds,
-                                                       configured))
+                                                       math.ceil(configured)))
             if why is None:
                 break
             ahead.pop(job_id, None)
@@ -344,11 +348,6 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
     return events
-
-
-def _second_begun(at: datetime) -> datetime:
-    """`at`, counted to the end of the second it falls in."""
-    return at if not at.microsecond else at.replace(microsecond=0) + timedelta(seconds=1)
 
 
 def _claims(state: BudgetState, job_ids: Sequence[int]) -> float:
