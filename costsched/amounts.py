@@ -88,6 +88,7 @@ FINEST = 6  # the most decimals a store's scale takes (its smallest charge under
 COMPARED_MOST = 8  # the most decimals two amounts compared in words take to differ
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
 PRICE_MOST = 6  # the most decimals a price per hour takes in a product (`price_places`)
+SUMS_MOST = 8  # the most decimals charged figures take for a total to read as its rows'
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
 # dollars, far below a second's charge): a just-launched job's few milliseconds read
 # '<$0.0001', as they do a moment later, not '$0.00'.
@@ -297,6 +298,20 @@ def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Sca
     settled): the decimals each needs for two significant digits, between 2 and FINEST;
     MAX_DECIMALS while none has settled."""
     return Scale(_scale_decimals(smallest_usd), _scale_decimals(smallest_hours))
+
+
+def adding_scale(scale: Scale, sums: Iterable[tuple[float, Sequence[float]]]) -> Scale:
+    """`scale` with the decimals of money at which every total of `sums` (an exact total
+    and the charges it is made of: a job's cost and its placements', egress and bookings)
+    reads as it does alone, rounded once from its exact figure (JSON's), and as the sum of
+    its parts as written (`adding_up`): the fewest from the scale's, SUMS_MOST at most
+    ($0.000755 and $0.000749 make $0.001504, never $0.00076 + $0.00075 = $0.00151 beside
+    a total of $0.00150). Every view that writes charged figures (`status`, `report` and
+    its HTML file, the dashboard) writes them at it, a total by `total_as_written`. A
+    total with a part still charging (it grows) sets nothing: the caller leaves it out."""
+    groups = [(t, list(parts)) for t, parts in sums]
+    found = adding_up(groups, scale.usd, max(scale.usd, SUMS_MOST)) if groups else scale.usd
+    return Scale(SUMS_MOST if found is None else found, scale.hours)
 
 
 def charged_usd(value: float | None, places: int) -> str:
