@@ -21,9 +21,13 @@ HTML), the dashboard and every message.
   (it grows): below the scale's last decimal it reads '<$0.0001' ('-<$0.0001' below
   zero), never zero, from its first moment. Zero reads at the scale's decimals
   (`charged_usd`, `charged_hours`: '$0.0000' beside '$0.0092'). A total is the sum of its
-  parts as written (`total_as_written`), so that a figure reads the same wherever it
-  stands and a line that itemises visibly adds up; a finished figure changes only when a
-  smaller charge settles, and then everywhere alike. The same scale writes the figures
+  parts as written (`total_as_written`), so that a line that itemises visibly adds up,
+  and its exact figure (JSON's) rounded once: money reads at the scale's decimals or the
+  fewest more at which both hold for every settled total shown (`adding_scale`: $0.000755
+  and $0.000749 make $0.001504, never $0.00076 + $0.00075 = $0.00151 beside an exact
+  $0.001504), so that a figure reads the same wherever it stands, at the decimals shown;
+  a finished figure changes only when a smaller charge settles, or beside one that needs
+  more decimals. The same scale writes the figures
   set beside charges: the report's estimate-versus-actual hours and dollars, a budget's
   spent and forecast (no fewer decimals than the jobs' spend beside it), and a running
   job's forecast on the dashboard (its spend as written plus the rest as written: never
