@@ -60,7 +60,9 @@ HTML), the dashboard and every message.
   that adds figures up to it ('$1.9950 spent + $0.0100 would pass the budget of $2.00').
 - Figures that are not charges (a plan's expected costs, a bill's lines), in a table:
   each column at the precision it needs (`usd_all` down the column), and an amount
-  written beside the table at no fewer decimals than the column it is read against.
+  written beside the table at no fewer decimals than the column it is read against; a
+  plan's baseline, the same figure in every plan of its job, at MAX_DECIMALS as its price
+  is (more where its column takes more): '$0.7590' under a column of '$0.759' as of '$0.0123'.
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
   '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0;
   charged hours at the store's scale for hours.
