@@ -21,9 +21,13 @@ HTML), the dashboard and every message.
   (it grows): below the scale's last decimal it reads '<$0.0001' ('-<$0.0001' below
   zero), never zero, from its first moment. Zero reads at the scale's decimals
   (`charged_usd`, `charged_hours`: '$0.0000' beside '$0.0092'). A total is the sum of its
-  parts as written (`total_as_written`), so that a figure reads the same wherever it
-  stands and a line that itemises visibly adds up; a finished figure changes only when a
-  smaller charge settles, and then everywhere alike. The same scale writes the figures
+  parts as written (`total_as_written`), so that a line that itemises visibly adds up,
+  and its exact figure (JSON's) rounded once: money reads at the scale's decimals or the
+  fewest more at which both hold for every settled total shown (`adding_scale`: $0.000755
+  and $0.000749 make $0.001504, never $0.00076 + $0.00075 = $0.00151 beside an exact
+  $0.001504), so that a figure reads the same wherever it stands, at the decimals shown;
+  a finished figure changes only when a smaller charge settles, or beside one that needs
+  more decimals. The same scale writes the figures
   set beside charges: the report's estimate-versus-actual hours and dollars, a budget's
   spent and forecast (no fewer decimals than the jobs' spend beside it), and a running
   job's forecast on the dashboard (its spend as written plus the rest as written: never
@@ -56,7 +60,9 @@ HTML), the dashboard and every message.
   that adds figures up to it ('$1.9950 spent + $0.0100 would pass the budget of $2.00').
 - Figures that are not charges (a plan's expected costs, a bill's lines), in a table:
   each column at the precision it needs (`usd_all` down the column), and an amount
-  written beside the table at no fewer decimals than the column it is read against.
+  written beside the table at no fewer decimals than the column it is read against; a
+  plan's baseline, the same figure in every plan of its job, at MAX_DECIMALS as its price
+  is (more where its column takes more): '$0.7590' under a column of '$0.759' as of '$0.0123'.
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
   '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0;
   charged hours at the store's scale for hours.
@@ -88,6 +94,7 @@ FINEST = 6  # the most decimals a store's scale takes (its smallest charge under
 COMPARED_MOST = 8  # the most decimals two amounts compared in words take to differ
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
 PRICE_MOST = 6  # the most decimals a price per hour takes in a product (`price_places`)
+SUMS_MOST = 8  # the most decimals charged figures take for a total to read as its rows'
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
 # dollars, far below a second's charge): a just-launched job's few milliseconds read
 # '<$0.0001', as they do a moment later, not '$0.00'.
@@ -297,6 +304,20 @@ def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Sca
     settled): the decimals each needs for two significant digits, between 2 and FINEST;
     MAX_DECIMALS while none has settled."""
     return Scale(_scale_decimals(smallest_usd), _scale_decimals(smallest_hours))
+
+
+def adding_scale(scale: Scale, sums: Iterable[tuple[float, Sequence[float]]]) -> Scale:
+    """`scale` with the decimals of money at which every total of `sums` (an exact total
+    and the charges it is made of: a job's cost and its placements', egress and bookings)
+    reads as it does alone, rounded once from its exact figure (JSON's), and as the sum of
+    its parts as written (`adding_up`): the fewest from the scale's, SUMS_MOST at most
+    ($0.000755 and $0.000749 make $0.001504, never $0.00076 + $0.00075 = $0.00151 beside
+    a total of $0.00150). Every view that writes charged figures (`status`, `report` and
+    its HTML file, the dashboard) writes them at it, a total by `total_as_written`. A
+    total with a part still charging (it grows) sets nothing: the caller leaves it out."""
+    groups = [(t, list(parts)) for t, parts in sums]
+    found = adding_up(groups, scale.usd, max(scale.usd, SUMS_MOST)) if groups else scale.usd
+    return Scale(SUMS_MOST if found is None else found, scale.hours)
 
 
 def charged_usd(value: float | None, places: int) -> str:

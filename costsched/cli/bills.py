@@ -31,6 +31,8 @@ from costsched.service.stores import using
 from costsched.vocabulary import counted, word
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from costsched.report.billed import BilledReport
 
 app = typer.Typer(help="The clouds' billing exports: import them and match them to the jobs "
@@ -170,16 +172,27 @@ _BILLED_TABLES = [  # (attribute, title, columns left out of the terminal)
 
 
 def _line_places(built: BilledReport, figures: list[float]) -> int:
-    """The decimals of the totals line: its own (`usd_all`'s), and no fewer than the
-    tables it sums (the jobs', the unmatched lines'), so that it reads against their
-    figures ('$0.0612' above a column of '$0.0541' and '$0.0071', not '$0.06')."""
-    from costsched.report.html import table_places
-
-    places = [decimals(figures)]
+    """The decimals of the totals line: its own (`usd_all`'s), no fewer than the tables
+    it sums (the jobs', the unmatched lines'), so that it reads against their figures
+    ('$0.0612' above a column of '$0.0541' and '$0.0071', not '$0.06'), nor than the
+    cost report's scale (`_scaled`)."""
+    places = [decimals(figures)] + ([] if built.scale is None else [built.scale.usd])
     for frame in (built.jobs, built.unmatched):
         if not frame.empty:
-            places.append(table_places(frame)["usd"])
+            places.append(_scaled(built, frame)["usd"])
     return max(places)
+
+
+def _scaled(built: BilledReport, frame: pd.DataFrame) -> dict[str, int]:
+    """A table's precision (`table_places`), its money at no fewer decimals than the cost
+    report's scale (`Report.scale`): the estimate is the report's charges, written as the
+    report writes them ('$0.00651', never '$0.01' beside a report at five decimals)."""
+    from costsched.report.html import table_places
+
+    places = table_places(frame)
+    if built.scale is not None:
+        places["usd"] = max(places["usd"], built.scale.usd)
+    return places
 
 
 def print_billed(db: str | None, *, since: str | None, until: str | None, job: str | None,
@@ -212,7 +225,8 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         f"{counted(totals['unmatched_lines'], 'line')} "
         f"({unmatched}) matched to no job"), highlight=False)
     if totals["not_covered_usd"]:
-        console.print(Text(f"not compared: {usd(totals['not_covered_usd'])} estimated on "
+        covered = usd(totals["not_covered_usd"], _line_places(built, figures))
+        console.print(Text(f"not compared: {covered} estimated on "
                            "days no imported export covers"
                            + ("; import the clouds' bills with `costsched bills import`"
                               if built.jobs.empty and built.unmatched.empty else "")),
@@ -225,6 +239,7 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         frame = getattr(built, name)
         if frame.empty:
             continue
-        headings, rows = report_cells(frame, [c for c in frame.columns if c not in hidden])
+        shown = [c for c in frame.columns if c not in hidden]
+        headings, rows = report_cells(frame, shown, _scaled(built, frame[shown]))
         console.print(table(title.format(threshold=built.threshold), headings, rows,
                             detail=list(reversed(headings[3:]))))

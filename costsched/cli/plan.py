@@ -30,6 +30,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.cli.plan_cells import ranking_cells
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
 from costsched.taskfile import read_jobs
@@ -351,14 +352,10 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     shown = with_budget_risk(p.job, result.ranking(index).head(top))
     estimated = figures.estimated_figures(shown, p.job)
     b = p.baseline
-    # One precision down each column, the baseline's hours and total under it included.
-    beside = None if b is None else (b.hours, b.cost)
-    work_cells = figures.work_cells(shown, work, estimated, beside)
-    work_cells[:len(shown)] = figures.budget_marked(work_cells[:len(shown)], shown)
+    # One precision down each column, the baseline's hours and total under it included;
+    # each row's $/h times its hours reads as its total.
+    work_cells, prices, baseline = ranking_cells(shown, work, estimated, b, steps_estimated)
     vs = figures.vs_places(shown)  # one precision down the column of ratios
-    # Each row's $/h times its hours reads as its total (unless the work is assumed: a
-    # rate per hour of work, no hours).
-    prices = figures.price_cells(shown, beside, products=work is None or not work.assumed)
     rows = [
         [str(i), r.offering + (QUOTA_MARK if getattr(r, "quota", "") else ""),
          (f"{r.nodes} nodes x " if getattr(r, "nodes", 1) > 1 else "")
@@ -386,17 +383,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *filter(None, [figures.rate_note(shown),
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown)])]
-    if b is not None:
-        mark = figures.ESTIMATED_MARK if b.estimated or steps_estimated else ""
-        why = [*(["an estimated V100 speed"] if b.estimated else []),
-               *(["the estimated steps"] if steps_estimated else [])]
-        notes.append(f"baseline: {b.basis}, "
-                     + (f"at {per_hour(b.usd_per_hour)}/h: {per_hour(b.cost / work.hours)}"
-                        f"{mark} per {work.unit()}"
-                        if work is not None and work.assumed and work.hours else
-                        figures.times_line(b.hours, b.usd_per_hour, b.cost,
-                                           (work_cells[-1][0], work_cells[-1][1]), mark))
-                     + (f" ({mark} from {' and '.join(why)})" if mark else ""))
+    if baseline:
+        notes.append(baseline)
     old = stale(shown, result.at, stale_after)
     if old is not None:  # (and which row's, under PRICE_OF where the rows differ)
         notes.append(figures.stale_note(old.note(), shown, result.at, stale_after))

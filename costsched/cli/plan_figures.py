@@ -65,16 +65,20 @@ def speed_cell(r: object) -> str:
                else ""))
 
 
+def written_places(text: str) -> int | None:
+    """The decimals of a figure as a table writes it ('$0.759*': 3), marks aside; None
+    for one without decimals."""
+    return len(text.partition(".")[2].rstrip("*!~+")) if "." in text else None
+
+
 def times_line(span: float, usd_per_hour: float, cost: float,
                written: tuple[str, str] | None = None, mark: str = "") -> str:
     """'1.6561 h x $2.8600/h = $4.74': hours times a price making the amount as written
     (`amounts.hours_times`); `written`: (hours, amount) as the table's columns beside it
     write them: their decimals are kept, the hours' where the product reads so; `mark`
     after each figure made from an estimate."""
-    def places(text: str) -> int | None:
-        return len(text.partition(".")[2].rstrip("*!~+")) if "." in text else None
-
-    hours_places, usd_places = (None, None) if written is None else map(places, written)
+    hours_places, usd_places = (None, None) if written is None else map(written_places,
+                                                                          written)
     hours, rate, money = hours_times(span, usd_per_hour, cost, usd_places)
     if hours_places is not None and usd(written_at(span, hours_places) * written_at(
             usd_per_hour, MAX_DECIMALS), usd_places) == money:  # the column's, adding up
@@ -149,25 +153,26 @@ def work_columns(work: Work | None) -> list[str]:
     return [PER_WORK_HOUR] if work is not None and work.assumed else ["hours", "total $"]
 
 
-def work_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series | None = None,
+def work_cells(shown: pd.DataFrame, work: Work | None, places: tuple[int, int],
+               estimated: pd.Series | None = None,
                beside: tuple[float, float] | None = None) -> list[list[str]]:
     """Each row's cells under `work_columns`, each column at one precision (the money rule
     of `costsched.amounts`), marked where `estimated` (default: where the speed is).
-    `beside`: (hours, cost) written under the table (the baseline's), read at the same
-    precision as the columns, and returned as a last row ([hours, cost])."""
+    `places`: the totals' decimals and the hours' (`total_places`, `product_places`: as
+    the $/h column reads them, `plan_cells.ranking_cells`). `beside`: (hours, cost)
+    written under the table (the baseline's), at the same precision as the columns, and
+    returned as a last row ([hours, cost])."""
     flags = shown["throughput_estimated"] if estimated is None else estimated
     marks = [ESTIMATED_MARK if e else "" for e in flags]
     if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals at least
         per_work = list(shown["expected_cost"] / (work.hours or 1.0))
-        places = apart_places(per_work, MAX_DECIMALS, FINEST)
-        return [[usd(c, places) + m] for c, m in zip(per_work, marks, strict=True)]
+        rate_places = apart_places(per_work, MAX_DECIMALS, FINEST)
+        return [[usd(c, rate_places) + m] for c, m in zip(per_work, marks, strict=True)]
     extra = [] if beside is None else [beside]
     spans_of = [*shown["expected_hours"], *(h for h, _ in extra)]
     costs = [*shown["expected_cost"], *(c for _, c in extra)]
-    places = _total_places(shown, costs)
-    totals = [usd(c, places) for c in costs]
-    _, digits = product_places(shown, places, decimals(spans_of))
-    spans = [hours_of(h, digits) for h in spans_of]
+    totals = [usd(c, places[0]) for c in costs]
+    spans = [hours_of(h, places[1]) for h in spans_of]
     return [[h + m, c + m] for h, c, m in zip(spans, totals, marks + [""] * len(extra),
                                               strict=True)]
 
@@ -199,12 +204,12 @@ def product_cells(spans: pd.Series, costs: pd.Series) -> list[tuple[str, str]]:
     frame = pd.DataFrame({"expected_hours": list(spans), "expected_cost": list(costs)})
     frame["usd_per_hour"] = frame["expected_cost"] / frame["expected_hours"].where(
         frame["expected_hours"] > 0)
-    places = _total_places(frame, list(costs))
+    places = total_places(frame, list(costs))
     _, digits = product_places(frame.dropna(), places, decimals(list(spans)))
     return [(hours_of(h, digits), usd(c, places)) for h, c in zip(spans, costs, strict=True)]
 
 
-def _total_places(shown: pd.DataFrame, costs: list[float]) -> int:
+def total_places(shown: pd.DataFrame, costs: list[float]) -> int:
     """A cost the user weighs: under a dime at MAX_DECIMALS, as launch writes it, and more
     where two of the offerings' totals would read alike ($0.0103, never $0.01)."""
     return apart_places(list(shown["expected_cost"]), decimals_kept(costs))
@@ -227,18 +232,13 @@ def totals(costs: list[float]) -> list[str]:
     return [usd(c, places) for c in costs]
 
 
-def price_cells(shown: pd.DataFrame, beside: tuple[float, float] | None = None,
-                products: bool = True) -> list[str]:
+def price_cells(shown: pd.DataFrame, digits: int | None = None) -> list[str]:
     """The $/h column: per_hour's decimals, more where two prices would read alike, or
-    (`products`: a table of hours and totals) where a row's price times its hours would
-    not read as its total (`product_places`; `beside`: as `work_cells` is given it)."""
+    (`digits`: a table of hours and totals, `product_places`' decimals of the prices) those
+    at which a row's price times its hours reads as its total."""
     prices = [float(v) for v in shown["usd_per_hour"]]
-    if not products:
-        places = apart_places(prices, MAX_DECIMALS, FINEST)
-        return [usd(v, places) for v in prices]
-    costs = [*shown["expected_cost"], *([] if beside is None else [beside[1]])]
-    spans = [*shown["expected_hours"], *([] if beside is None else [beside[0]])]
-    digits, _ = product_places(shown, _total_places(shown, costs), decimals(spans))
+    if digits is None:
+        digits = apart_places(prices, MAX_DECIMALS, FINEST)
     return [usd(v, digits) for v in prices]
 
 

@@ -31,7 +31,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from costsched.amounts import no_noise
+from costsched.amounts import Scale, no_noise
 from costsched.bills import rates
 from costsched.report import build
 from costsched.report.data import reported_jobs
@@ -73,6 +73,9 @@ class BilledReport:
     other_currency: int = 0
     not_covered_usd: float = 0.0
     placed: bool = True  # whether anything was placed in the period (`Report.placed`)
+    # The cost report's scale for charged figures (`Report.scale`): its money is written
+    # at no fewer decimals, as the report beside it writes the same charges.
+    scale: Scale | None = None
 
     @property
     def totals(self) -> dict[str, float | int]:
@@ -124,7 +127,7 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
         rates=rates.billed_rates(store, mine, placed, end),
         other_currency=int((~usd).sum()),
         not_covered_usd=float(est.loc[~compared.to_numpy(), "usd"].sum()),
-        placed=estimated.placed)
+        placed=estimated.placed, scale=estimated.scale)
 
 
 def _days(estimate: pd.DataFrame, lines: pd.DataFrame, names: dict) -> pd.DataFrame:

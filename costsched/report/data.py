@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
-from costsched.amounts import Scale, no_noise, placement_hours, product_hours, store_scale
+from costsched.amounts import Scale, no_noise, store_scale
 from costsched.costs import Move, egress_rows
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
@@ -56,7 +56,7 @@ from costsched.report.pieces import (
 from costsched.report.speeds import speed_table, speeds, trained_readings
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
-from costsched.report.written import estimate_parts, repriced_rows, row_parts
+from costsched.report.written import estimate_parts, repriced_rows, row_parts, scaled_parts
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
@@ -372,13 +372,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     }
     repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
                              names, nodes)  # beside the tables: `report.written`
-    parts = row_parts(rows, spent_on)
-    # Hours at the decimals at which hours x price make the compute (`amounts.product_hours`)
-    scale = Scale(scale.usd, product_hours(
-        [(made["billed_hours"], made["compute_usd"]) for name in ("jobs", "clouds", "days")
-         for made in parts[name]], scale.usd, scale.hours))
-    parts = row_parts(rows, spent_on, lambda h, usd, live: placement_hours(  # as `status`
-        h, usd, scale.usd, scale.hours, live), {p.id for p in placed if p.end_at is None})
+    scale, parts = scaled_parts(rows, spent_on, scale, [p for p in placed if p.end_at is None])
     return Report(since=start, until=end, rows={
         **{name: rows[name] for name in NAMES}, "repriced": repriced,
         "estimated_baselines": estimated_lines(job_rows, guessed)}, stale=stale,

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from costsched import file_limits, own_budget
-from costsched.amounts import MAX_DECIMALS, hours_all, hours_times, usd_all
+from costsched.amounts import (
+    MAX_DECIMALS,
+    decimals,
+    hours,
+    hours_times,
+    sum_as_written,
+    usd_all,
+)
 from costsched.config import effective
 from costsched.jobspec import (
     JobSpec,
@@ -146,18 +153,23 @@ class PlanResult:
         span, rate, cost = hours_times(r["expected_hours"], r["usd_per_hour"],
                                        r["expected_cost"], MAX_DECIMALS)
         full, rest = _segments(float(r["work_hours"]), plan.job.checkpoint_hours)
-        work, tau, restart, start, left = hours_all(
-            r["work_hours"], plan.job.checkpoint_hours, plan.job.restart_hours,
-            r["start_hours"], rest)
+        figures = (r["work_hours"], plan.job.checkpoint_hours, plan.job.restart_hours,
+                   r["start_hours"], rest)
+        places = decimals(figures)  # one line, one precision
+        work, tau, restart, start, left = (hours(v, places) for v in figures)
+        # What the hours would be were the rate 0, the sum of its terms as written.
+        still = hours(sum_as_written([r["work_hours"]] if plan.job.work_assumed else
+                                     [r["work_hours"], r["start_hours"]], places), places)
         lines.append(work_line(plan.job, r, work))
-        lines.append(  # one line, one precision
+        lines.append(
             f"expected hours = (n x expm1(rate x tau) + expm1(rate x rest)) x (1/rate + "
             f"restart) + start with work {work} h, tau {tau} h, n = floor(work / tau) = "
             f"{full:,.0f}, rest {left} h, restart {restart} h, rate "
             f"{r['preemptions_per_hour']:.4g}/h, " + (
                 "start left out" if plan.job.work_assumed else f"start {start} h")
-            + f": {span} h (work alone" + ("" if plan.job.work_assumed else " and the start")
-            + " if rate is 0)")
+            + f": expected {span} h (" + ("the work alone" if plan.job.work_assumed else
+                                          "the work and the start")
+            + f", {still} h, if the rate were 0)")
         interval = self.interval(job)
         if interval is not None:
             lines.append(interval.said(tau))

@@ -74,12 +74,16 @@ def test_a_deadline_reads_at_its_own_precision_beside_placements() -> None:
     now = datetime(2026, 11, 29, 22, 50, tzinfo=timezone.utc)
     record = SimpleNamespace(final=True, state="succeeded", updated_at=now)
     placement = SimpleNamespace(hours=0.0031, usd=0.001, end_at=now)
-    ran = SimpleNamespace(record=record, due=None, cost=SimpleNamespace(charged=(placement,)),
-                          scale=None)  # (read without the store's: its own charges')
+    ran = SimpleNamespace(record=record, due=None, scale=None, open_placement=None,
+                          booked_usd=0.0,  # (read without the store's: its own charges')
+                          cost=SimpleNamespace(charged=(placement,), total_usd=0.001,
+                                               egress_usd=0.0))
     running = SimpleNamespace(record=SimpleNamespace(final=False, state="running",
                                                      updated_at=now),
-                              due=now + timedelta(hours=1.9793),
-                              cost=SimpleNamespace(charged=()), scale=None)
+                              due=now + timedelta(hours=1.9793), open_placement=None,
+                              booked_usd=0.0, scale=None,
+                              cost=SimpleNamespace(charged=(), total_usd=0.0,
+                                                   egress_usd=0.0))
     shown = [ran, running]
     assert view_scale(shown).hours == 4  # type: ignore[arg-type]
     assert due_places(shown, now) == 2  # type: ignore[arg-type]

@@ -44,3 +44,22 @@ class _Null:
 
     def __exit__(self, *_: object) -> None:
         return None
+
+
+def test_the_totals_read_at_the_reports_scale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside a report whose charges read at five decimals, the billed totals read so too:
+    never '$0.00 estimated' nor '$0.01 estimated on days no imported export covers'."""
+    from costsched.amounts import Scale
+
+    jobs = pd.DataFrame(columns=JOB_COLUMNS)
+    built = BilledReport(since=None, until=pd.Timestamp("2026-01-02", tz="UTC"),
+                         threshold=0.1, days=pd.DataFrame(), jobs=jobs,
+                         unmatched=pd.DataFrame(columns=UNMATCHED_COLUMNS),
+                         rates=pd.DataFrame(), not_covered_usd=0.006512, scale=Scale(5, 2))
+    monkeypatch.setattr(billed, "build_billed", lambda store, **_: built)
+    monkeypatch.setattr(bills, "using", lambda db: _Null())
+    with console.capture() as captured:
+        bills.print_billed(None, since=None, until=None, job=None, json_out=False)
+    out = captured.get()
+    assert "estimated $0.00000, billed $0.00000, difference $0.00000" in out, out
+    assert "not compared: $0.00651 estimated on days" in out, out
