@@ -32,9 +32,11 @@ class Stale:
 
     def note(self) -> str:
         """'2 of the 5 prices are older than 7 days (the oldest from 2020-02-29, 2,094
-        days old)'; 'all 3 prices are ...', 'the price is ...'."""
+        days old)'; 'all 3 prices are ...', 'both prices are ...', 'the price is ...'."""
         if self.total == 1:
             which = "the price is"
+        elif self.count == self.total == 2:
+            which = "both prices are"
         elif self.count == self.total:
             which = f"all {self.total} prices are"
         else:

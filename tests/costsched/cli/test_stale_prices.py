@@ -87,5 +87,6 @@ def test_the_stale_note_counts_in_words_that_agree() -> None:
         "2 of the 5 prices are older than 7 days (the oldest from 2026-01-01, 69 mo old)")
     assert Stale(1, 5, at, 60, 36).note().startswith("1 of the 5 prices is older than 36 h")
     assert Stale(3, 3, at, 60, 168).note().startswith("all 3 prices are older than 7 days")
+    assert Stale(2, 2, at, 60, 168).note().startswith("both prices are older than 7 days")
     assert Stale(1, 1, at, 84, 12.5).note() == (
         "the price is older than 12.5 h (the oldest from 2026-01-01, 4 days old)")
