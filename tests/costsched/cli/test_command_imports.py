@@ -109,6 +109,7 @@ def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str,
     assert codes == [0, 0, 0]
     assert "pandas" in loaded and "sqlalchemy" in loaded  # the probe sees what loads
     assert not set(loaded) & {*NEVER, *SCHEDULER}, loaded
+    assert "pyarrow" not in loaded  # pandas's strings are Python's: no Arrow to load
 
 
 def test_plan_loads_no_launch_machinery(env: dict[str, str]) -> None:
