@@ -17,10 +17,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from costsched.lazy import arrowless_pandas
-
-arrowless_pandas()  # pandas, once loaded, keeps its strings without pyarrow (costsched.lazy)
-
 # Package name -> (module, name). `backtest` and `prices` are subpackages' names here, so
 # their operations are `replay` and `prices_as_of`.
 _API = {

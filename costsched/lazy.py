@@ -45,8 +45,9 @@ class ArrowlessPandas:
     Once pandas is loaded, pyarrow imports as usual, for the Parquet files read and
     written (pandas converts their strings).
 
-    Installed by `import costsched` (`arrowless_pandas`); a process that imported pandas
-    or pyarrow before costsched keeps them as they are. (A finder needs only find_spec:
+    Installed by the `costsched` command (`costsched.cli`, `arrowless_pandas`), not by
+    the Python API: a notebook's pandas stays as the user has it. A process that
+    imported pandas or pyarrow before keeps them as they are. (A finder needs only find_spec:
     importlib.abc's base class would cost an import of its own.)"""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
