@@ -53,7 +53,7 @@ def _existing(typed: list[str]) -> list[Path]:
     refused: as a Path it would be the current folder, read whole."""
     try:
         if any(not p for p in typed):
-            raise InvalidInput("PATHS '': expected a file or a directory of recorded logs")
+            raise InvalidInput("paths '': expected a file or a directory of recorded logs")
         paths = [Path(p) for p in typed]
         check_paths(paths)
     except InvalidInput as exc:
@@ -65,8 +65,7 @@ def _existing(typed: list[str]) -> list[Path]:
 @friendly_errors
 def import_(
     paths: Annotated[list[str], typer.Argument(help="Files or directories of recorded logs.",
-                                               callback=_existing, is_eager=True,
-                                               metavar="PATHS")],
+                                               callback=_existing, is_eager=True)],
     trace_start: Annotated[str | None, typer.Option(
         "--trace-start", help="Start of spot traces whose folder names no day (ISO 8601); "
         "default midnight UTC of the day their folder names (aws-02-15-2023).",
@@ -272,14 +271,13 @@ def history(
 @app.command()
 @friendly_errors
 def export(
-    path: Annotated[str, typer.Argument(help="Output file: .csv or .parquet.",
-                                        metavar="PATH")],
+    path: Annotated[str, typer.Argument(help="Output file: .csv or .parquet.")],
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Write the whole price history to a CSV or Parquet file that `prices import` reads."""
     if not path:
-        raise InvalidInput("PATH '': expected a .csv or .parquet path")
+        raise InvalidInput("path '': expected a .csv or .parquet path")
     rows = export_prices(db, path)
     if json_out:
         print_json({"path": str(path), "rows": rows})

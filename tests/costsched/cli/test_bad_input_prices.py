@@ -75,7 +75,7 @@ def test_an_empty_path_to_import_is_refused_not_read_as_the_current_folder(
     (tmp_path / "good.csv").write_text(f"{HEADER}\n{ROW}\n")
     db = tmp_path / "s.db"
     line = _one_error_line(_run("prices", "import", "good.csv", "", "--db", str(db)))
-    assert line == "error: PATHS '': expected a file or a directory of recorded logs"
+    assert line == "error: paths '': expected a file or a directory of recorded logs"
     assert not db.exists()
 
 
@@ -83,4 +83,4 @@ def test_an_empty_path_to_export_to_is_refused(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     line = _one_error_line(_run("prices", "export", "", "--db", str(_store(tmp_path))))
-    assert line == "error: PATH '': expected a .csv or .parquet path"
+    assert line == "error: path '': expected a .csv or .parquet path"
