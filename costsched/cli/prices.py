@@ -235,6 +235,9 @@ def history(
 ) -> None:
     """Every known price change of an instance type, oldest first: the store's and the
     bundled catalog's dated prices, each with its source."""
+    if since and until and parse_time(since, "--since") >= parse_time(until, "--until"):
+        raise InvalidInput(f"--since {since}: expected a time before --until {until} (the end "
+                           "of the period)")
     with options(since="--since", until="--until", market="--market", region="--region"):
         frame = price_history(db, instance, regions=split_csv(region),
                               markets=[market] if market else [], since=since or None,

@@ -84,3 +84,12 @@ def test_an_empty_path_to_export_to_is_refused(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     line = _one_error_line(_run("prices", "export", "", "--db", str(_store(tmp_path))))
     assert line == "error: path '': expected a .csv or .parquet path"
+
+
+def test_a_history_whose_since_is_after_its_until_is_refused(tmp_path: Path) -> None:
+    """Not answered 'no known prices' for a type that has some."""
+    line = _one_error_line(_run("prices", "history", "--instance", "p3.2xlarge", "--since",
+                                "2026-12-01", "--until", "2026-01-01", "--db",
+                                str(_store(tmp_path))))
+    assert line == ("error: --since 2026-12-01: expected a time before --until 2026-01-01 "
+                    "(the end of the period)")
