@@ -378,7 +378,7 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
 
 def budget_short_said(job: Workload, row: pd.Series, raise_to: str = "") -> str:
     """'job NAME: budget $0.012 is $0.0721 short: the cheapest offering it allows, OFFERING,
-    costs $0.0841, $0.0838 of it to start it (first start 0.08333 h: ... + 5 min warm-up
+    costs $0.0841 ($0.0838 of it to start it; first start 0.08333 h: ... + 5 min warm-up
     ([migration] warmup_minutes)); raise constraints.budget in job.yaml to 0.10'. The
     figures at the plan's table's precision (under a dime at four decimals: '$0.0125', not
     '$0.01'); `row`: the offering priced (`planner.budget_short`); `raise_to`: the budget
@@ -397,7 +397,7 @@ def budget_short_said(job: Workload, row: pd.Series, raise_to: str = "") -> str:
              else "offering it allows")  # a job without a deadline is not told of one
     mark, said = estimate_said(job, row)  # as the plan's table marks its figures
     # the start rests on no estimated speed: its hours are the restart model's
-    start = (f", {usd(start_usd, places)} of it to start it ({job.start_said()})"
+    start = (f" ({usd(start_usd, places)} of it to start it; {job.start_said()})"
              if start_usd > 0 else "")
     fix = change(job, ["budget"], "raise")
     return (f"job {job.name}: budget {budget} is {short}{mark} short: the cheapest {which}, "

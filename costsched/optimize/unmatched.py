@@ -269,7 +269,8 @@ def _retired(job: Workload, market: pd.DataFrame, at: datetime,
     return Missing(f"{_types(c.instance_types)} retired by {clouds} "
                    f"{'on' if len(days) == 1 else 'by'} {day:%Y-%m-%d}: not rented as of "
                    f"{when}", instead,
-                   change=change(job, ["instance_types", "gpu_models", "clouds"]))
+                   change=change(job, ["gpu_models", "clouds"] if getattr(job, "sky", False)
+                                 else ["instance_types"]))  # (a task's come of those)
 
 
 def _unknown_value(job: Workload, market: pd.DataFrame, when: str) -> Missing | None:

@@ -131,7 +131,7 @@ def _reason(tmp_path: Path, text: str) -> tuple[str, str]:
 def test_a_budget_short_names_its_start_and_the_budget_that_launches_it(
         tmp_path: Path) -> None:
     reason, path = _reason(tmp_path, BUDGET)
-    found = re.search(r"costs \$(\d+\.\d+), \$(\d+\.\d+) of it to start it \(first start "
+    found = re.search(r"costs \$(\d+\.\d+) \(\$(\d+\.\d+) of it to start it; first start "
                       r"(\d+\.\d+) h: .*5 min warm-up \(\[migration\] warmup_minutes\)\)",
                       reason)
     assert found is not None, reason
