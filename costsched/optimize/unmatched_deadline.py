@@ -13,6 +13,7 @@ from costsched.model import Constraints
 from costsched.optimize.job import Workload
 from costsched.optimize.no_plan_keys import change
 from costsched.optimize.rank import zone_allowed
+from costsched.optimize.unmatched_estimates import estimate_said
 from costsched.vocabulary import word
 
 __all__ = ["deadline_missed", "deadline_said", "faster_left_out"]
@@ -96,9 +97,10 @@ def faster_left_out(ranked: pd.DataFrame, deadline_hours: float,
     p3.16xlarge on-demand needs 1.9 h)': the cheapest offering that a job's GPU model, GPU
     count or market filters leave out and that would meet its deadline (its expected
     hours, its start counted in them); else, where one of those is faster than the fastest
-    the job allows, the deadline the fastest of them would meet ('one at least 7.25 h from
-    now with 4 GPUs allowed by ...'); '' when none is faster. `job`: whose filters it fails
-    are each said, with their keys in its file (else the first that leaves it out)."""
+    the job allows, of the GPU models it allows, the deadline the fastest of them would meet
+    ('one at least 7.25 h from now with 4 GPUs allowed by ...', its hours marked where they
+    rest on an estimated speed); '' when none is faster. `job`: whose filters it fails are
+    each said, with their keys in its file (else the first that leaves it out)."""
     wider = ranked[ranked["excluded"].isin(_LEFT_OUT) & ranked["expected_hours"].notna()]
     if job is not None:  # (those its other filters leave out too are no way to a plan)
         wider = wider[_within_others(wider, job.job.constraints)]
@@ -109,14 +111,20 @@ def faster_left_out(ranked: pd.DataFrame, deadline_hours: float,
                 f"{hours(float(row['expected_hours']))} h)")
     allowed = ranked.loc[ranked["excluded"].isin(["", "misses deadline", "over budget"]),
                          "expected_hours"].dropna()
+    models = job.job.constraints.gpu_models if job is not None else ()
+    if models:  # of its own GPUs: the prices its plan reads (a launch reads every one)
+        wider = wider[wider["gpu_model"].isin(list(models))]
     if allowed.empty or wider.empty:
         return ""
     row = wider.loc[wider["expected_hours"].idxmin()]
     if float(row["expected_hours"]) >= float(allowed.min()):
         return ""
-    need = hours(math.ceil(float(row["expected_hours"]) * 100 - 1e-7) / 100, 2)  # met at it
-    return (f"one at least {need} h from now {_allowed(row, job)} ({row['offering']} needs "
-            f"{need} h)")
+    took = float(row["expected_hours"])
+    places = _places_needed(took, deadline_hours)  # one figure: its need, the deadline met
+    need = hours(math.ceil(took * 10 ** places - 1e-7) / 10 ** places, places)
+    mark, said = estimate_said(job, row) if job is not None else ("", "")
+    return (f"one at least {need}{mark} h from now {_allowed(row, job)} ({row['offering']} "
+            f"needs {need}{mark} h{said})")
 
 
 def _within_others(rows: pd.DataFrame, c: Constraints) -> pd.Series:

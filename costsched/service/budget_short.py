@@ -5,11 +5,13 @@ offering the refusal prices (`planner.budget_short`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TypeVar
 
 from costsched import own_budget
 from costsched.jobspec import ResolvedJob
+from costsched.optimize.no_plan_keys import in_file, key
 from costsched.optimize.planner import JobPlan, budget_short, budget_short_said
 
 W = TypeVar("W", bound=ResolvedJob)
@@ -35,3 +37,13 @@ def with_budget_raised(plan: JobPlan[W], interval_seconds: float | None = None) 
     amount, digits = fit.enough()
     return replace(plan, reason=plan.reason.replace(
         said, budget_short_said(job, row, f"{amount:.{digits}f}"), 1))
+
+
+def with_options_said(plan: JobPlan[W], given: Iterable[str]) -> JobPlan[W]:
+    """`plan` with the keys its reason names that a command's option gave (`given`: the
+    `Constraints` fields `plan --budget` and `--deadline` set) said as that option: 'raise
+    --budget to 0.10', not a key of its file, which the option overrides."""
+    reason = plan.reason
+    for field in given:
+        reason = reason.replace(f"{key(plan.job, field)}{in_file(plan.job)}", f"--{field}")
+    return plan if reason == plan.reason else replace(plan, reason=reason)

@@ -168,21 +168,23 @@ def test_a_missed_deadline_names_the_key_that_admits_a_faster_offering(
     reason, path = _reason(tmp_path, DEADLINE)
     assert "cannot meet its deadline of 2 h" in reason, reason
     assert f"at least 28.03 h from now (constraints.deadline in {path})" in reason, reason
-    # the fastest offering its GPU filters leave out: each filter it fails, by its key
-    found = re.search(rf", or one at least (\d+\.\d+) h from now with (\w+) and (\d+) GPUs "
-                      rf"allowed by constraints\.gpu_models and constraints\.gpu_counts in "
-                      rf"{re.escape(path)} \(.* needs (\d+\.\d+) h\)$", reason)
+    # the fastest offering of its GPU that its count leaves out, by the count's key
+    found = re.search(rf", or one at least (\d+\.\d+)\* h from now with (\d+) GPUs allowed by "
+                      rf"constraints\.gpu_counts in {re.escape(path)} \(aws \S+ \S+ "
+                      rf"on-demand needs (\d+\.\d+)\* h \(\* from an estimated speed on ",
+                      reason)
     assert found is not None, reason
-    assert found.group(1) == found.group(4) and float(found.group(1)) < 28.03, reason
-    assert int(found.group(3)) > 1, reason
-    # with the count its only filter, the key named is the count's
-    counted = _reason(tmp_path, DEADLINE.replace("gpu_models: [T4], ", ""))[0]
-    assert re.search(r"with \d+ GPUs allowed by constraints\.gpu_counts in ", counted), counted
+    assert found.group(1) == found.group(3) and float(found.group(1)) < 28.03, reason
+    assert int(found.group(2)) > 1, reason
+    # each filter an offering fails is said, by its key
+    both = _reason(tmp_path, DEADLINE.replace("deadline: 2h", "deadline: 2h, "
+                                              "markets: [spot]"))[0]
+    assert re.search(r"with on-demand and \d+ GPUs allowed by constraints\.markets and "
+                     r"constraints\.gpu_counts in ", both), both
 
 
 def test_a_missed_deadline_with_nothing_faster_left_out_names_no_key(tmp_path: Path) -> None:
-    # no GPU filter: its fastest is the fastest there is
-    reason, _ = _reason(tmp_path, DEADLINE.replace("gpu_models: [T4], gpu_counts: [1], ", "")
-                        .replace("steps: 2000000", "steps: 2000000000"))
+    # any count of its GPU: its fastest is its GPU's fastest
+    reason, _ = _reason(tmp_path, DEADLINE.replace("gpu_counts: [1], ", ""))
     assert "cannot meet its deadline of 2 h" in reason, reason
     assert "allowed by" not in reason, reason
