@@ -276,7 +276,7 @@ def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) ->
     record = store.jobs.get(job_id)
     usd = own_budget.checked(usd)
     old = own_budget.budgets(store, [record]).get(job_id)
-    store.jobs.note(job_id, "budget", f"{own_budget.RAISED}{usd:.6g} (was {old})", at=at)
+    store.jobs.note(job_id, "budget", own_budget.raised_said(usd, old), at=at)
     return float("nan") if old is None else old
 
 
@@ -527,7 +527,12 @@ def named_fix(name: str, period: str) -> str:
 
 def at_cap(run: RunningJob, config: BudgetsConfig) -> str:
     """What a cap does to the job: its own `constraints.at_cap`, else the config's."""
-    said = (_spec(run.record.spec).get("constraints") or {}).get("at_cap")
+    return at_cap_of(run.record.spec, config)
+
+
+def at_cap_of(stored: Mapping, config: BudgetsConfig) -> str:
+    """What a cap does to the job whose stored spec is `stored` (`at_cap`)."""
+    said = (_spec(stored).get("constraints") or {}).get("at_cap")
     return said if said in ("stop", "move") else config.at_cap
 
 
