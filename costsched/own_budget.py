@@ -254,6 +254,17 @@ def raised_said(usd: float, old: float | None) -> str:
     return f"{RAISED}{written[1:]} ({was})"
 
 
+def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) -> float:
+    """Set job `job_id`'s own budget to `usd` (kept in its events, read by
+    `own_budget.budgets`; its spec is as it was launched): a job stopped at its cap can
+    then be started again. Returns the old one (NaN: it had none)."""
+    record = store.jobs.get(job_id)
+    usd = checked(usd)
+    old = budgets(store, [record]).get(job_id)
+    store.jobs.note(job_id, "budget", raised_said(usd, old), at=at)
+    return float("nan") if old is None else old
+
+
 def budgets(store: PriceStore, records: Sequence[JobRecord], *, every: bool = False
             ) -> dict[int, float]:
     """The own budget as it stands of each of `records` that has one (`every`: `records`

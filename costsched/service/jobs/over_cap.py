@@ -54,12 +54,12 @@ def said(states: Sequence[BudgetState], record: JobRecord, progress: float | Non
     where = "before its end" if share is None else f"at about {share:.0%} of its steps"
     more = (f"`costsched start {record.name} --budget USD` after its stop" if own else
             f"raise budgets.named.{state.name}.usd in the configuration")
-    if at_cap == "move":
-        return (f"forecast {forecast} passes {budget}: at its cap, {where}, it is moved "
-                f"where a move finishes it within what is left then, else stopped "
-                f"(at_cap: move); to let it finish here, {more}")
-    return f"forecast {forecast} passes {budget}: it will be stopped {where} unless " \
-        f"given more ({more})"
+    stop = f"it will be stopped {where} unless given more ({more})"
+    if at_cap == "move":  # weighed at every check from now (`cap_move.move_ahead`)
+        return (f"forecast {forecast} passes {budget}: it is moved where its rest, the "
+                f"move included, fits what is left, once a move does (at_cap: move); "
+                f"else {stop}")
+    return f"forecast {forecast} passes {budget}: {stop}"
 
 
 def of_status(s: JobStatus, states: Sequence[BudgetState] | None,
