@@ -238,8 +238,31 @@ def raised(store: PriceStore, job_ids: Sequence[int] | None) -> dict[int, float]
     """Each job's own budget as `start --budget` last set it (one read; None: every job's)."""
     rows = store.jobs.event_rows(None if job_ids is None else [int(j) for j in job_ids],
                                  kinds=["budget"])
-    return {e.job_id: float(e.detail[len(RAISED):].split(" ", 1)[0])
+    return {e.job_id: float(e.detail[len(RAISED):].split(" ", 1)[0].replace(",", ""))
             for e in rows if (e.detail or "").startswith(RAISED)}  # the last wins
+
+
+def raised_said(usd: float, old: float | None) -> str:
+    """The event of a budget `start --budget` set to `usd` (`old`: the one it had, None
+    when it had none), both as the user gives budgets ('raised to $0.27 (was $0.10)'):
+    `raised` reads it back, so an amount its decimals do not write exactly is written
+    whole."""
+    written = given(usd)
+    if float(written[1:].replace(",", "")) != usd:
+        written = f"${usd:.12g}"
+    was = "it had none" if old is None else f"was {given(old)}"
+    return f"{RAISED}{written[1:]} ({was})"
+
+
+def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) -> float:
+    """Set job `job_id`'s own budget to `usd` (kept in its events, read by
+    `own_budget.budgets`; its spec is as it was launched): a job stopped at its cap can
+    then be started again. Returns the old one (NaN: it had none)."""
+    record = store.jobs.get(job_id)
+    usd = checked(usd)
+    old = budgets(store, [record]).get(job_id)
+    store.jobs.note(job_id, "budget", raised_said(usd, old), at=at)
+    return float("nan") if old is None else old
 
 
 def budgets(store: PriceStore, records: Sequence[JobRecord], *, every: bool = False

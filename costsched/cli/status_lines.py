@@ -66,6 +66,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     is {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
     "held_bookings": [...]}. Returns the decimals of the cost column (None when no table
     was printed), at which a table printed beside it writes the same amounts."""
+    from costsched.service.jobs import over_cap
     from costsched.service.speeds import short_work
     from costsched.service.speeds import status_flags as speed_flags
 
@@ -131,6 +132,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
             "newest verified checkpoint")) if line]
         said = problems(s, brief, assumed_figures) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
+            + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
             + node_notices(s) + lost_lines(s)  # a gang's node replaced, while it is set up
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)

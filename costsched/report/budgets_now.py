@@ -14,6 +14,7 @@ TITLE = "Budgets now"
 HEADINGS = ["budget", "period", "cap $", "spent $", "committed $", "forecast $", "running",
             "stopped at cap"]
 DETAIL = ["committed $", "period"]  # what a narrow view leaves out first
+FIGURES = ("spent_usd", "committed_usd", "forecast_usd")  # a budget's dollars, read together
 
 
 def budget_cells(states: Sequence[Any], spent_places: int | None = None,
@@ -28,9 +29,8 @@ def budget_cells(states: Sequence[Any], spent_places: int | None = None,
     '$0.00185', not '$0.0019'). `written`: each job's cost, exact and as written at that
     scale (the sum of its parts as written), by id, which a job's own budget's spent
     reads as, and a stopped job's forecast (its spend) too."""
-    figures = [[getattr(s, f) for s in states]
-               for f in ("spent_usd", "committed_usd", "forecast_usd")]
-    places = max(decimals([v for values in figures for v in values]), spent_places or 0)
+    figures = [[getattr(s, f) for s in states] for f in FIGURES]
+    places = figure_places(states, spent_places)
     columns = [[usd(v, places) for v in values] for values in figures]
     for i, s in enumerate(states):  # a job's own budget: its spend as the job's cost reads
         found = (written or {}).get(s.jobs[0]) if s.kind == "job" and len(s.jobs) == 1 \
@@ -41,6 +41,12 @@ def budget_cells(states: Sequence[Any], spent_places: int | None = None,
                 columns[2][i] = columns[0][i]
     return [[s.name, s.period, given(s.usd), *(c[i] for c in columns), _jobs(s.running),
              _jobs(s.stopped)] for i, s in enumerate(states)]
+
+
+def figure_places(states: Sequence[Any], spent_places: int | None = None) -> int:
+    """The decimals at which the budgets `states` write their spent, committed and
+    forecast dollars (`budget_cells`), wherever they are said."""
+    return max(decimals([getattr(s, f) for f in FIGURES for s in states]), spent_places or 0)
 
 
 def _jobs(ids: Sequence[int]) -> str:

@@ -157,6 +157,7 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
     budget now under "budgets" (`budgets_document`), with `held` the capacity paid for
     that no job shown uses under "held_bookings" (`costsched.service.booking.held_unused`)."""
     from costsched.costs import charged_records
+    from costsched.service.jobs import over_cap
     from costsched.service.speeds import status_flags, status_rests
 
     flags = status_flags(shown)  # measured speed far from the plan's: {job id: words}
@@ -164,6 +165,8 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
     charged = charged_records(s.cost for s in shown)  # not a frame per job
     jobs = [finite(exact_money(_job(s, flags.get(s.record.id), charged[s.cost.job_id],
                                     rests.get(s.record.id)))) for s in shown]
+    for s, job in zip(shown, jobs, strict=True):  # its budget's forecast past its cap
+        job["over_cap"] = over_cap.of_status(s, budgets) or None
     if scheduled is None and budgets is None:
         return jobs
     out: dict = {"jobs": jobs}

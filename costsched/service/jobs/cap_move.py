@@ -1,14 +1,17 @@
 """A move at a budget's cap (`at_cap = "move"`): the job moved, under its lease, to the
 offering the budget's decider finds to finish it within what is left
 (`costsched.service.jobs.caps.enforce` stops it when none does, its stop saying why:
-`own_budget.NOT_MOVED`)."""
+`own_budget.NOT_MOVED`). Such a move is weighed, the same way, from the watch at which its
+budget's forecast first passes the cap (`move_ahead`): at the cap itself what is left is
+about one watch interval's charge, which no move with its start fits."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from costsched import launch_secrets
+from costsched import amounts, launch_secrets, own_budget
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
@@ -23,6 +26,44 @@ from costsched.store import PriceStore
 
 if TYPE_CHECKING:
     from costsched.policies import OfferingKey
+    from costsched.service.jobs.caps import BudgetState
+
+
+def move_ahead(store: PriceStore, launcher: Launcher, state: BudgetState,
+               runs: Sequence[RunningJob], at: datetime,
+               overheads: Overheads) -> list[JobEvent]:
+    """Of `runs` (running jobs of budget `state` that its cap moves, not stopped at it
+    this pass), each whose budget's forecast passes the cap and whose cost to its end here
+    does not fit what is left of it (less the other running jobs' claims to their end),
+    moved where the budget's decider finds its rest, the move included, fits
+    (`move_at_cap`); one no move fits is left running, for its cap to stop it."""
+    from costsched.service.jobs.runs import trouble
+
+    if not state.forecast_usd > state.usd:  # (NaN: its forecast cannot be priced)
+        return []
+    out: list[JobEvent] = []
+    for run in runs:
+        job_id = run.record.id
+        others = [j for j in state.running if j != job_id]
+        left = state.usd - state.spent_usd - sum(
+            usd for j in others if (usd := state.to_end_usd.get(j, 0.0)) == usd)
+        stay = state.to_end_usd.get(job_id, float("nan"))
+        if not stay > left or store.jobs.get(job_id).state != "running":
+            continue  # staying fits (or its rest is not priced)
+        # (What is left is said by the move's own line, at its figures' precision.)
+        places = amounts.decimals_kept([state.forecast_usd, stay, state.usd])
+        forecast, here = (amounts.usd(v, places) for v in (state.forecast_usd, stay))
+        why = (f"its forecast {forecast} passes the budget of "
+               f"{amounts.given(state.usd, places)}: {here} to finish here")
+        called = own_budget.called(None if state.kind == "job" else state.name)
+        try:
+            moved = move_at_cap(store, launcher, run, called, why, left, at, overheads)
+        except Exception as exc:  # noqa: BLE001 - this job's: the others go on
+            out.append(trouble(job_id, exc))
+            continue
+        if isinstance(moved, JobEvent):
+            out.append(moved)
+    return out
 
 
 def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,

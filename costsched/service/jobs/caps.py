@@ -36,7 +36,8 @@ from costsched.measured import MEASURING, measuring
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
-from costsched.service.jobs.cap_move import move_at_cap
+from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
+from costsched.service.jobs.cap_move import move_ahead, move_at_cap
 from costsched.service.jobs.rest_pace import rest_pace
 from costsched.service.jobs.runs import (
     JobEvent,
@@ -269,17 +270,6 @@ def _resolved(run: RunningJob) -> ResolvedJob | None:
         return None
 
 
-def raise_budget(store: PriceStore, job_id: int, usd: float, *, at: datetime) -> float:
-    """Set job `job_id`'s own budget to `usd` (kept in its events, read by
-    `own_budget.budgets`; its spec is as it was launched): a job stopped at its cap can
-    then be started again. Returns the old one (NaN: it had none)."""
-    record = store.jobs.get(job_id)
-    usd = own_budget.checked(usd)
-    old = own_budget.budgets(store, [record]).get(job_id)
-    store.jobs.note(job_id, "budget", f"{own_budget.RAISED}{usd:.6g} (was {old})", at=at)
-    return float("nan") if old is None else old
-
-
 # --- at every watch ------------------------------------------------------------------------
 
 
@@ -323,6 +313,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
         # stops the oldest only when it alone would pass it.
         ahead = {j: usd for j, usd in state.next_usd.items() if j not in ending}
         running = [j for j in state.running if j not in ending]
+        capped: set[int] = set()
         while running:
             job_id = running.pop()
             claims = _claims(state, running)
@@ -333,6 +324,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                                                        math.ceil(configured)))
             if why is None:
                 break
+            capped.add(job_id)
             ahead.pop(job_id, None)
             if job_id in mine and store.jobs.get(job_id).state == "running":
                 run = runs[job_id]
@@ -347,6 +339,9 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                                                         moved)] if e is not None]
                 except Exception as exc:  # noqa: BLE001 - this job's: the others go on
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
+        events += move_ahead(store, launcher, state, [
+            runs[j] for j in state.running if j in mine and j not in ending | capped
+            and at_cap(runs[j], config) == "move"], at, overheads or Overheads())
     return events
 
 
@@ -527,7 +522,12 @@ def named_fix(name: str, period: str) -> str:
 
 def at_cap(run: RunningJob, config: BudgetsConfig) -> str:
     """What a cap does to the job: its own `constraints.at_cap`, else the config's."""
-    said = (_spec(run.record.spec).get("constraints") or {}).get("at_cap")
+    return at_cap_of(run.record.spec, config)
+
+
+def at_cap_of(stored: Mapping, config: BudgetsConfig) -> str:
+    """What a cap does to the job whose stored spec is `stored` (`at_cap`)."""
+    said = (_spec(stored).get("constraints") or {}).get("at_cap")
     return said if said in ("stop", "move") else config.at_cap
 
 

@@ -451,7 +451,7 @@ class BudgetDecider(Decider):
                                              priced_here=row is not None))
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return replace(found, reason=(
-            f"move to {label(found.choice)} at its budget's cap: "
+            f"move to {label(found.choice)}: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
             f"{itemised(found, places)}, within the {given(self.left_usd, places)} left"))
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from costsched.model import RECOVERY_NOTE, lost_steps_said
 from costsched.service.jobs.restarts import is_restart
@@ -50,7 +51,14 @@ def _before_start(start: PlacementRow, states: Sequence[EventRow], ended: str) -
              and e.from_state in ("stopped", "succeeded")]
     if taken and taken[-1].from_state == "succeeded":
         return f"ended short{ended} (exited 0 before its declared steps)"
-    stops = [e for e in states if e.to_state == "stopped" and e.at <= start.start_at]
+    return _stopped(states, start.start_at, ended)
+
+
+def _stopped(states: Sequence[EventRow], by: datetime | None, ended: str) -> str:
+    """'stopped ... at the cap of its own budget' where the job's last stop up to `by`
+    (None: its last) was a budget's cap's, whichever pass carried it out (the watch's or
+    a `status`'s: one stop, one detail), else 'stopped ...'."""
+    stops = [e for e in states if e.to_state == "stopped" and (by is None or e.at <= by)]
     detail = str(stops[-1].detail or "") if stops else ""
     if detail.startswith(CAP_STOP):  # 'stopped at its own budget: $... would pass ...'
         return f"stopped{ended} at the cap of {detail[len(CAP_STOP):].split(':', 1)[0]}"
@@ -103,6 +111,8 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
             went = f"stopped{ended}"
         elif last.end_at is None:
             went = "running"
+        elif record.state == "stopped":  # the job's end: by the user, or at a cap
+            went = _stopped(states, None, ended)
         else:  # the job's end, or (a job between instances) the instance's
             went = f"{shown_state(record) if record.final else 'ended'}{ended}"
         lost_here = said.get(came_from.get(instance, "")) if first.reason == "recovery" else ""
