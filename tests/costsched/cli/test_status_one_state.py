@@ -89,12 +89,15 @@ def _shown(db: str, store: PriceStore, job: int) -> tuple[list[str], dict, dict]
     return [cells[2], cells[4]], doc, api
 
 
-@pytest.mark.parametrize(("run", "instance_state", "shown"), [
-    ("sleep 1", "succeeded", "finishing"), ("sleep 1; exit 3", "failed", "failing")])
+@pytest.mark.parametrize(("code", "instance_state", "shown"), [
+    (0, "succeeded", "finishing"), (3, "failed", "failing")])
 def test_a_job_whose_command_exited_reads_what_the_next_pass_makes_of_it(
-        world, run: str, instance_state: str, shown: str) -> None:
+        world, code: int, instance_state: str, shown: str) -> None:
     store, launcher, db, tmp = world
-    job, instance = _launched(store, launcher, tmp, "ends", run)
+    go = tmp / "go"  # the command ends once the launch has returned, however slow it is
+    job, instance = _launched(store, launcher, tmp, "ends",
+                              f"until [ -e {go} ]; do sleep 0.05; done; exit {code}")
+    go.touch()
     _until(launcher, instance, instance_state)
     assert store.jobs.get(job).state == "running", store.jobs.events(job)  # no pass acted
     table, doc, api = _shown(db, store, job)
