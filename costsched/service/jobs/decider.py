@@ -324,7 +324,10 @@ def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
                                       spot_markets(market.store, now)),
                             getattr(job, "notes", ()))
 
-    return plan_jobs([resolved], offerings, explain=explain)[0]
+    from costsched.service.budget_short import with_budget_raised
+
+    # a budget refusal says the budget that launches it, as `plan` says it
+    return with_budget_raised(plan_jobs([resolved], offerings, explain=explain)[0])
 
 
 @dataclass(frozen=True)

@@ -134,3 +134,19 @@ def test_a_plan_counts_the_preemptions_costsched_met_as_the_launch_does(
     assert fit.expected_usd > before
     assert _plan_cost(priced, job, at=later) == pytest.approx(fit.expected_usd)
     assert _plan_cost(priced, job, at=AT + timedelta(hours=1)) == pytest.approx(before)
+
+
+def test_a_launch_refused_by_the_plan_for_its_budget_says_the_plans_amount(
+        tmp_path: Path, priced: PriceStore, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget below every allowed offering: the launch's refusal is the plan's, ending in
+    the budget that launches it, the same amount."""
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    job = _job(tmp_path, budget=0.05)
+    [planned] = plan(priced, [job], at=None).jobs
+    said = re.search(r"raise constraints\.budget in \S+ to ([0-9.]+)$", planned.reason or "")
+    assert said is not None, planned.reason
+    refused = cli("launch", job, "--launcher", "local", "--wait", "0")
+    assert refused.exit_code != 0
+    [line] = refused.output.splitlines()
+    assert line.endswith(f"raise constraints.budget in {job} to {said[1]}"), line
+    assert priced.jobs.list().empty
