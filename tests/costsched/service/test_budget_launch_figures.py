@@ -136,17 +136,25 @@ def test_a_plan_counts_the_preemptions_costsched_met_as_the_launch_does(
     assert _plan_cost(priced, job, at=AT + timedelta(hours=1)) == pytest.approx(before)
 
 
+
 def test_a_launch_refused_by_the_plan_for_its_budget_says_the_plans_amount(
-        tmp_path: Path, priced: PriceStore, cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A budget below every allowed offering: the launch's refusal is the plan's, ending in
-    the budget that launches it, the same amount."""
+        tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget below every allowed offering of the bundled prices (a store with none of
+    its own): the launch's refusal is the plan's, ending in the budget that launches it,
+    the same amount."""
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
-    job = _job(tmp_path, budget=0.05)
-    [planned] = plan(priced, [job], at=None).jobs
-    said = re.search(r"raise constraints\.budget in \S+ to ([0-9.]+)$", planned.reason or "")
-    assert said is not None, planned.reason
-    refused = cli("launch", job, "--launcher", "local", "--wait", "0")
+    job = tmp_path / "quick.yaml"  # a second of work: its cost is its start
+    job.write_text(yaml.safe_dump({
+        "name": "ar", "run": "true", "throughputs": {"A10G": 2000}, "steps": 2000,
+        "checkpoint": {"size_gb": 0.001, "interval_minutes": 0.05, "restart_minutes": 0},
+        "constraints": {"gpu_models": ["A10G"], "regions": ["us-east-1"],
+                        "markets": ["on-demand"], "budget": 0.012, "at_cap": "stop"}}))
+    db = tmp_path / "empty.sqlite"
+    PriceStore(str(db)).dispose()
+    planned = cli("plan", job, "--db", db)
+    said = re.search(r"raise constraints\.budget in \S+ to ([0-9.]+)$", planned.output.strip())
+    assert said is not None, planned.output
+    refused = cli("launch", job, "--launcher", "local", "--wait", "0", "--db", db)
     assert refused.exit_code != 0
     [line] = refused.output.splitlines()
     assert line.endswith(f"raise constraints.budget in {job} to {said[1]}"), line
-    assert priced.jobs.list().empty
