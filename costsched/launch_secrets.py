@@ -75,23 +75,40 @@ def check_given(where: str, names: Sequence[str], given: Mapping[str, str | None
     unset = [f"--secret {n}" for n, v in given.items() if v is None]
     if unset:  # given alone, and not in this process's environment
         raise InvalidInput(not_set(unset))
+    refuse_given({n: v for n, v in given.items() if v is not None})
+
+
+def refuse_given(given: Mapping[str, str]) -> None:
+    """InvalidInput naming the first secret given to a command (`--secret`, by name: its
+    value, or its environment's) empty, else the first given a value too short to be
+    masked (`refuse_short`): said of the option, where the value came from."""
     empty = sorted(n for n, v in given.items() if not v)
     if empty:
         raise InvalidInput(f"--secret {empty[0]} is given empty; give its value "
                            "(--secret NAME=VALUE), or set it in your environment")
+    short = _short(given)
+    if short:
+        raise InvalidInput(f"--secret {short} {_SHORT}")
 
 
 def refuse_short(where: str, values: Mapping[str, str]) -> None:
     """InvalidInput for the first of a job's secrets (`values`, by name) shorter than
     MIN_MASKED: the job's output is masked of values from that length only (a shorter one
     would mask ordinary words), so the job's log could show it."""
-    short = [n for n, v in values.items() if len(v) < MIN_MASKED]
+    short = _short(values)
     if short:
-        raise InvalidInput(
-            f"{where}: field secrets.{short[0]} is given a value shorter than {MIN_MASKED} "
-            f"characters; a job's output is masked of secrets from {MIN_MASKED} characters "
-            "(a shorter one would mask ordinary words), so its log could show this one: give "
-            "the real secret, or give the value with --env if it need not be secret")
+        raise InvalidInput(f"{where}: field secrets.{short} {_SHORT}")
+
+
+_SHORT = (f"is given a value shorter than {MIN_MASKED} characters; a job's output is masked "
+          f"of secrets from {MIN_MASKED} characters (a shorter one would mask ordinary "
+          "words), so its log could show this one: give the real secret, or give the value "
+          "with --env if it need not be secret")
+
+
+def _short(values: Mapping[str, str]) -> str:
+    """The first name of `values` whose value is shorter than MIN_MASKED ('' if none)."""
+    return next((n for n, v in values.items() if len(v) < MIN_MASKED), "")
 
 
 def not_given(where: str, envs: Sequence[str], secrets: Sequence[str]) -> str:

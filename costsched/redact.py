@@ -233,7 +233,10 @@ def secrets_in_url(url: str) -> list[str]:
         return found
     head, at, tail = _split_userinfo(rest)
     user, _, password = head.partition(":") if at else ("", "", "")
-    parts = urlsplit(f"x://{tail}") if tail else None
+    try:
+        parts = urlsplit(f"x://{tail}") if tail else None
+    except ValueError:  # not a URL ('u@[bad/db'): the store says so; its password still found
+        parts = None
     if parts is not None:
         found.extend(v for _k, v in parse_qsl(parts.query, keep_blank_values=False))
         found.extend(s for s in parts.path.split("/") if looks_like_token(s))

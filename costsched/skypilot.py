@@ -135,10 +135,11 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         secrets.append(DOCKER_PASSWORD)
         notes.append(f"envs.{DOCKER_PASSWORD}: taken as a secret (give it with --secret; "
                      "never stored)")
-    secrets += _added("secrets", given_secrets, secrets, fail)
+    secrets += _added("secrets", given_secrets, secrets, fail, [*envs, *launch_envs])
     if set(secrets) & set(envs):
-        raise fail(f"secrets.{sorted(set(secrets) & set(envs))[0]}", "also in envs; give "
-                   "each name in one of the two")
+        # (worded so that no word follows the name after a colon: costsched.redact)
+        raise fail("secrets", f"{sorted(set(secrets) & set(envs))[0]!r} is also in envs; "
+                   "give each name in one of the two")
     values: dict[str, str | None] = {**envs, **dict.fromkeys(launch_envs)}
     resources = doc.get("resources", {})
     if resources is None:
@@ -364,12 +365,13 @@ def _envs(value: Any, given: Mapping[str, str | None],
     return out, later
 
 
-def _added(field_name: str, given: Collection[str], names: list[str], fail: Fail
-           ) -> list[str]:
+def _added(field_name: str, given: Collection[str], names: list[str], fail: Fail,
+           envs: Collection[str] = ()) -> list[str]:
     """Those of the names `given` at launch (`--env`, `--secret`) that the task's
     `field_name` (envs, secrets) does not list: added to the task, as `sky launch` adds
     them. One close to a name the task has is refused as its misspelling: added, it would
-    leave the task's own without the value given (and the job run with the file's)."""
+    leave the task's own without the value given (and the job run with the file's). For
+    secrets, `envs`: the task's envs' names, a name close to one refused the same way."""
     noun = field_name.removesuffix("s")
     added = sorted(set(given) - set(names))
     for name in added:
@@ -378,6 +380,13 @@ def _added(field_name: str, given: Collection[str], names: list[str], fail: Fail
             raise fail(field_name, f"{name!r} is given by --{noun} but the task has no "
                        f"such {noun}{close} (for a new {noun}, write it under {field_name} "
                        "in the task)")
+        close = did_you_mean(name, envs) if name not in envs else ""
+        if close:  # (the same name as an env's: refused as in both, by the caller)
+            raise fail("envs", f"{name!r} is given by --{noun} but the task has no such "
+                       f"{noun}, only an env close to it{close} (an env's value is given "
+                       f"with --env; to give it with --{noun}, move it from envs: to "
+                       f"{field_name}: in the task; for a new {noun}, write it under "
+                       f"{field_name} in the task)")
     return added
 
 

@@ -222,7 +222,7 @@ def docker_image(image_id: Any) -> str:
 
 def labels(value: Any, fail: Fail) -> dict[str, str]:
     if not isinstance(value, dict):
-        raise fail("resources.labels", "expected a mapping of key: value")
+        raise fail("resources.labels", "expected a mapping of NAME: value")
     out = {}
     for k, v in value.items():
         if not _LABEL.match(str(k)) or isinstance(v, (dict, list)) or v is None:

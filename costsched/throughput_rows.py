@@ -69,7 +69,8 @@ def measurement_rows(path: Path, limit_mb: float | None = None) -> list[tuple]:
     `limit_mb` (default `file_limits.THROUGHPUTS`'s) is refused before it is read."""
     file_limits.check(path, file_limits.THROUGHPUTS, limit_mb)
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        # utf-8-sig: a spreadsheet's UTF-8 CSV starts with a byte order mark
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             lines = list(csv.reader(fh, strict=True))
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None

@@ -12,7 +12,8 @@ files keep; `.costschedignore` excludes more; regular files and links only). Wha
 refused: `launchers.secrets_scan` (home and system folders, credential files not named in
 `.costschedallow`), a folder with nothing to pack, a link that leads out (through other
 links too). Task files in it (the job's own, and every *.yaml or *.yml file that writes
-secrets' values) are packed without those values (`launchers.codepack_secrets`). The
+secrets' values, or values of envs named like a secret) are packed without those values
+(`launchers.codepack_secrets`). The
 archive is deterministic (sorted names, no times, owners or modes but the executable bit),
 so the same code gets the same SHA-256.
 """
@@ -77,9 +78,10 @@ list_files = workfiles.list_files
 def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 20,
          job_file: Path | None = None, written: Collection[str] = ()) -> Packed:
     """The workdir as a deterministic tar.gz in dest_dir named by its SHA-256; every task
-    file in it packed with the secrets' values it writes blanked (`codepack_secrets`):
-    `job_file`, the file the job was read from, with `written`, the values the launch read
-    from it, when it is in the workdir, and every *.yaml or *.yml file that writes any.
+    file in it packed with the secrets' values it writes blanked, and its envs' named like
+    a secret (`codepack_secrets`): `job_file`, the file the job was read from, with
+    `written`, the values the launch read from it, when it is in the workdir, and every
+    *.yaml or *.yml file that writes any.
     InvalidInput in one line when it is not a directory, is a home or system folder, holds
     credential files (`launchers.secrets_scan`), has nothing to pack, has a link that leads
     out of it (through other links too), has a file that cannot be read, or when its files

@@ -1,19 +1,25 @@
 """Task files as a job's code packs them: the values of the secrets they write blanked.
 
-A SkyPilot task may write a secret's value (`secrets: {HF_TOKEN: hf_...}`), and a costsched
-job its `task.written_secrets`; the launch holds such a value in memory only. Such files
-often sit in the workdir (`workdir: .`, sky.yaml beside sky-prod.yaml), which is packed with
-the job's code, stored beside its checkpoints and unpacked on every instance. So every
-file of it that writes a value (the job's own file, and each *.yaml or *.yml file that reads
-as one) is packed instead with each such value replaced by `null`, every other byte as
-written (its comments, order and layout): what a user reading the instance's copy expects,
-the same task given its secrets at launch, as `plan --emit sky` writes it. The job gets the
-values in its environment. Files that write no value, or do not read as YAML, are packed as
-they are; only those whose text holds `secrets` are read as YAML, so a large workdir packs
-fast. A file that holds a value elsewhere too (a comment, a command) is left out, with a
-warning.
+A SkyPilot task may write a secret's value, under `secrets:` (`secrets: {HF_TOKEN: hf_...}`)
+or, as most tasks do, under `envs:` (`envs: {WANDB_API_KEY: ...}`), and a costsched job its
+`task.written_secrets` or its `envs:`; an env counts when it is named like a secret, by the
+one rule by which costsched masks what it prints (`costsched.redact.is_secret_name`: a name
+ending in KEY, TOKEN, SECRET, PASSWORD...). The launch holds a secret's value in memory
+only, and stores an env's with the job. Such files often sit in the workdir (`workdir: .`,
+sky.yaml beside sky-prod.yaml), which is packed with the job's code, stored beside its
+checkpoints and unpacked on every instance. So every file of it that writes such a value
+(the job's own file, and each *.yaml or *.yml file that reads as a task) is packed instead
+with each such value replaced by `null`, every other byte as written (its comments, order
+and layout): what a user reading the instance's copy expects, as `plan --emit sky` writes
+the task. The job gets the values in its environment, from the launch. Files that write no
+value, or do not read as YAML, are packed as they are; only those whose text holds
+`secrets` or `envs` are read as YAML, so a large workdir packs fast. A file that holds a
+value elsewhere too (a comment, a command) is left out, with a warning; a value shorter
+than a job's output is masked from (`MIN_MASKED` characters) is looked for nowhere else,
+as it would be found in ordinary words.
 
     blanked("secrets:\\n  HF_TOKEN: hf_x1  # mine\\n")   # 'secrets:\\n  HF_TOKEN: null  # mine\\n'
+    blanked("envs: {WANDB_API_KEY: k-1, LR: 0.1}")  # 'envs: {WANDB_API_KEY: null, LR: 0.1}'
 """
 
 from __future__ import annotations
@@ -28,12 +34,19 @@ from pathlib import Path
 
 import yaml
 
+from costsched.redact import is_secret_name
+from launchers.log_masking import MIN_MASKED
+
 log = logging.getLogger("costsched.codepack")
 _NULL = "tag:yaml.org,2002:null"
 # Where a job file writes secrets' values: a SkyPilot task's, a costsched job's.
 _PLACES = (("secrets",), ("task", "written_secrets"))
+# Where it writes envs' values (a SkyPilot task's and a costsched job's alike): those of
+# the envs named like a secret are blanked too.
+_ENVS = ("envs",)
 SUFFIXES = (".yaml", ".yml")  # the files besides the job's own read as task files
-_MARK = b"secrets"  # in the text of every file that writes one (written_secrets too)
+# In the text of every file that writes one (written_secrets too).
+_MARKS = (b"secrets", b"envs")
 
 
 def job_file_name(workdir: Path, names: list[str], links: dict[str, str],
@@ -49,12 +62,13 @@ def job_file_name(workdir: Path, names: list[str], links: dict[str, str],
 
 def add_blanked(tar: tarfile.TarFile, workdir: Path, rel: str,
                 written: Collection[str] | None = None) -> bool:
-    """Add the file `rel` with the secrets' values it writes as null (every other byte as
-    written), when it writes any: the job's own file (`written`: the values the launch read
-    from it; a file named by any suffix), or a *.yaml or *.yml file whose text holds
-    `secrets` and reads as YAML. Whether it was dealt with here (added, or left out with a
-    warning when it no longer reads as YAML or holds a value elsewhere too: a comment, a
-    command); False: the caller packs it as it is."""
+    """Add the file `rel` with the secrets' values it writes as null, those of its envs
+    named like a secret's too (every other byte as written), when it writes any: the job's
+    own file (`written`: the secrets' values the launch read from it; a file named by any
+    suffix), or a *.yaml or *.yml file whose text holds `secrets` or `envs` and reads as
+    YAML. Whether it was dealt with here (added, or left out with a warning when it no
+    longer reads as YAML or holds a value elsewhere too: a comment, a command); False: the
+    caller packs it as it is."""
     mine = written is not None
     if not mine and not rel.lower().endswith(SUFFIXES):
         return False
@@ -65,7 +79,7 @@ def add_blanked(tar: tarfile.TarFile, workdir: Path, rel: str,
         if not mine:
             return False  # said by the caller, as for any file it cannot read
         return _left_out(workdir, rel, f" ({exc.strerror})")
-    if not mine and _MARK not in data:  # cheap: most files are never parsed
+    if not mine and not any(mark in data for mark in _MARKS):  # most files never parsed
         return False
     try:
         text, values = _blank(data.decode())  # its line ends as written
@@ -74,7 +88,8 @@ def add_blanked(tar: tarfile.TarFile, workdir: Path, rel: str,
         return mine and _left_out(workdir, rel, " (it no longer reads as YAML)")
     if not mine and not values:
         return False
-    if any(value and value in text for value in (*values, *(written or ()))):
+    if any(len(value) >= MIN_MASKED and value in text
+           for value in (*values, *(written or ()))):
         return _left_out(workdir, rel, ": a secret's value it writes is elsewhere in it too "
                          "(a comment, a command), and would be stored with the code")
     info = tarfile.TarInfo(rel)
@@ -94,7 +109,8 @@ def _left_out(workdir: Path, rel: str, why: str) -> bool:
 
 def blanked(text: str) -> str:
     """`text` (a job file's YAML, every document of it) with the value of each secret it
-    writes replaced by null; ValueError when it does not read as YAML."""
+    writes, and of each env it names like a secret, replaced by null; ValueError when it
+    does not read as YAML."""
     return _blank(text)[0]
 
 
@@ -114,14 +130,17 @@ def _blank(text: str) -> tuple[str, list[str]]:
 
 
 def _values(document: yaml.Node | None) -> Iterator[yaml.ScalarNode]:
-    """Each secret's value `document` writes (not null)."""
-    for place in _PLACES:
+    """Each secret's value `document` writes (neither null nor empty), and each value of
+    an env named like a secret's (`redact.is_secret_name`)."""
+    for place in (*_PLACES, _ENVS):
         node = document
         for key in place:
             node = _get(node, key)
         if isinstance(node, yaml.MappingNode):
-            for _, value in node.value:
-                if isinstance(value, yaml.ScalarNode) and value.tag != _NULL:
+            for name, value in node.value:
+                if (isinstance(value, yaml.ScalarNode) and value.tag != _NULL and value.value
+                        and (place != _ENVS or (isinstance(name, yaml.ScalarNode)
+                                                and is_secret_name(name.value)))):
                     yield value
 
 

@@ -9,7 +9,6 @@ The token is only ever sent to Resource Graph: never logged, stored or shown.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -22,7 +21,7 @@ from costsched.clouds import place_problem
 from costsched.model import InvalidInput
 from costsched.optimize.hazard import EVICTION_LABELS
 from costsched.store.signals import SIGNAL_COLUMNS
-from price_collectors.base import CollectorUnavailable, one_line
+from price_collectors.base import CollectorUnavailable, json_document, one_line
 from price_collectors.spot_advisor import gpu_types
 
 URL = ("https://management.azure.com/providers/Microsoft.ResourceGraph/resources"
@@ -133,9 +132,6 @@ def parse(rows: Any, at: datetime, source: str, where: str = "data") -> pd.DataF
 def read_file(path: Path, at: datetime) -> pd.DataFrame:
     """A saved Resource Graph answer ({"data": [...]}) as of `at`."""
     path = Path(path)
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not a readable JSON document ({exc})") from None
+    document = json_document(path)
     rows = document.get("data") if isinstance(document, dict) else document
     return parse(rows, at, f"file:{path.name}", f"{path}: data")

@@ -9,6 +9,7 @@ Nothing here writes to the store: `price_collectors.runner` does, in one transac
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from abc import ABC, abstractmethod
@@ -17,13 +18,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from costsched import catalog
-from costsched.model import ALL_MARKETS, CLOUDS, utc
+from costsched.model import ALL_MARKETS, CLOUDS, InvalidInput, utc
 from costsched.prices import listed_on_demand, on_demand_reference
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.store.zones import ZONE_KEY
@@ -251,6 +253,31 @@ def _since_for(since: Since, unit: str) -> datetime | None:
         return utc(since) if since else None
     value = since.get(unit)
     return utc(value) if value else None
+
+
+SAVED_JSON = "a saved JSON document"
+
+
+def json_document(path: Path) -> Any:
+    """A saved JSON document (a signal's, as its API answered it); InvalidInput naming
+    the file and what is wrong in one line: a folder, a file missing, unreadable, not
+    UTF-8 or not JSON. A byte order mark, as some editors save one, is no part of it."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except IsADirectoryError:
+        raise InvalidInput(f"{path}: a directory: expected {SAVED_JSON}") from None
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file: expected {SAVED_JSON}") from None
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read it ({exc.strerror or exc}): expected "
+                           f"{SAVED_JSON}") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path}: not UTF-8 text: expected {SAVED_JSON}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): "
+                           f"expected {SAVED_JSON}") from None
 
 
 def one_line(exc: BaseException) -> str:

@@ -10,7 +10,6 @@ prices use). One observation per (region, instance type), kind "placement".
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +20,7 @@ import pandas as pd
 from costsched.clouds import place_problem
 from costsched.model import InvalidInput
 from costsched.store.signals import SIGNAL_COLUMNS
-from price_collectors.base import CollectorUnavailable, one_line
+from price_collectors.base import CollectorUnavailable, json_document, one_line
 from price_collectors.spot_advisor import gpu_types
 
 SOURCE = "collect:aws:placement-scores"
@@ -111,10 +110,7 @@ def read_file(path: Path, at: datetime) -> pd.DataFrame:
     """A saved answer: {"InstanceType": ..., "SpotPlacementScores": [...]} or a list of
     them (the request's instance type is not in the API's answer, so the file names it)."""
     path = Path(path)
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not a readable JSON document ({exc})") from None
+    document = json_document(path)
     answers = document if isinstance(document, list) else [document]
     rows = []
     for i, answer in enumerate(answers):

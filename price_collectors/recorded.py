@@ -14,8 +14,10 @@ ISO 8601 with a zone (Azure's m/d/Y dates, that format's own, excepted) and a sa
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +31,7 @@ from costsched.clouds.azure import AZURE
 from costsched.model import ALL_MARKETS, InvalidInput
 from costsched.store import OBSERVATION_COLUMNS
 from costsched.validation import in_range, zoned_time, zoned_times
-from costsched.vocabulary import canonical, did_you_mean
+from costsched.vocabulary import canonical, closest, did_you_mean
 from price_collectors.base import PRICE_PROBLEMS, field_problems, problems, rows_frame
 
 SUFFIXES = (".json", ".csv", ".parquet")
@@ -180,7 +182,9 @@ def read_file(path: Path, azure_mapping: dict[str, tuple[str, int]] | None = Non
         frame = read_azure_daily_csv(path, azure_mapping)
         return _checked(path, frame) if check else frame
     if header == OBSERVATION_COLUMNS:
-        return validate_export(path, pd.read_csv(path, dtype=str, keep_default_na=False))
+        return validate_export(path, _read_export_csv(path))
+    if len(set(header) & set(OBSERVATION_COLUMNS)) * 2 > len(OBSERVATION_COLUMNS):
+        _missing_columns(path, header)  # the export's columns, but for some
     raise FileError(
         path,
         f"unexpected CSV header {','.join(header)!r}: expected an Azure daily price log "
@@ -189,9 +193,46 @@ def read_file(path: Path, azure_mapping: dict[str, tuple[str, int]] | None = Non
 
 
 def _csv_header(path: Path) -> list[str]:
-    with path.open(newline="") as fh:
+    # A spreadsheet's UTF-8 CSV starts with a byte order mark: no part of the header.
+    with path.open(newline="", encoding="utf-8-sig") as fh:
         first = fh.readline()
     return [h.strip() for h in first.strip().split(",")] if first else []
+
+
+def _read_export_csv(path: Path) -> pd.DataFrame:
+    """An export CSV's rows as text; FileError naming a row with more fields than the
+    header (pandas would else take the first field of such a row as its index, and read
+    each other under the name of the one before)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False,
+                               encoding="utf-8-sig")
+        except (pd.errors.ParserWarning, pd.errors.ParserError):
+            pass  # the row is found below; a file malformed otherwise is read again
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        for row, fields in enumerate(csv.reader(fh), start=1):
+            if len(fields) > len(OBSERVATION_COLUMNS):
+                raise FileError(path, f"{len(fields)} fields: expected "
+                                f"{len(OBSERVATION_COLUMNS)}, as the header has (a value "
+                                "holding a comma is written in double quotes)", row)
+    return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+
+
+def _missing_columns(path: Path, header: list[str]) -> None:
+    """FileError for a header of the export's columns but for some: those missing, and the
+    header's unknown names that look like them."""
+    missing = [c for c in OBSERVATION_COLUMNS if c not in header]
+    unknown = [h for h in header if h not in OBSERVATION_COLUMNS]
+    said = f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+    close = [n for c in missing for n in closest(c, unknown)[:1]]
+    if close:
+        meant = [c for c in missing if closest(c, unknown)]
+        said += (f": the header has {', '.join(close)}; did you mean "
+                 + " or ".join(repr(m) for m in meant) + "?")
+    else:
+        said += f": expected the export's columns ({','.join(OBSERVATION_COLUMNS)})"
+    raise FileError(path, said)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -351,7 +392,7 @@ def _azure_mappings(files: list[Path], result: ParsedFiles) -> dict[Path, dict]:
         except (OSError, UnicodeDecodeError):
             continue  # reported when the file itself is read
         try:
-            table = pd.read_csv(path)
+            table = pd.read_csv(path, encoding="utf-8-sig")
             mapping = {}
             for n, row in enumerate(table.itertuples(index=False), start=2):
                 gpu = catalog.gpu_model_name(str(row[1]))
@@ -378,7 +419,7 @@ def read_azure_daily_csv(
     problem = place_problem("azure", region)
     if problem is not None:
         raise FileError(path, f"file name {path.stem!r}: {problem}")
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     specs = {column: _azure_spec(path, column, mapping or {}) for column in table.columns[1:]}
     rows, lines, fields = [], [], []
     for n, record in enumerate(table.itertuples(index=False), start=2):

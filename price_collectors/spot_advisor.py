@@ -23,7 +23,7 @@ from costsched import catalog
 from costsched.clouds import place_problem
 from costsched.model import InvalidInput
 from costsched.store.signals import SIGNAL_COLUMNS
-from price_collectors.base import CollectorUnavailable
+from price_collectors.base import CollectorUnavailable, json_document
 
 DEFAULT_URL = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
 ENV_URL = "COSTSCHED_SPOT_ADVISOR_URL"
@@ -95,8 +95,5 @@ def parse(document: Any, at: datetime, source: str, where: str = "document") -> 
 
 def read_file(path: Path, at: datetime) -> pd.DataFrame:
     """A saved Advisor document's observations, as of `at` (the document has no time)."""
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"{path}: not a readable JSON document ({exc})") from None
+    document = json_document(path)
     return parse(document, at, f"file:{path.name}", str(path))

@@ -20,6 +20,12 @@ from typer import _click as click
 from typer._click.exceptions import NoArgsIsHelpError, NoSuchOption, UsageError
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
+from costsched.lazy import arrowless_pandas
+
+# The command's pandas keeps its strings without pyarrow (costsched.lazy), which it then
+# does not load; the Python API (notebooks) leaves pandas as the user's process has it.
+arrowless_pandas()
+
 
 @dataclass(frozen=True)
 class Entry:

@@ -40,6 +40,7 @@ from costsched.daemon.supervision import (
     watching,
 )
 from costsched.daemon.supervisor import Installed, Supervisor
+from costsched.model import InvalidInput
 from costsched.redact import redact
 from costsched.service.stores import open_store
 from costsched.store.leases import holder_name, process_gone
@@ -84,12 +85,16 @@ def daemon(
     if ctx.invoked_subcommand is not None:
         return
     loaded = config_module.load(config)
-    store = open_store(loaded.config.db, loaded.config.store)
     path = None if log is None else log.expanduser().resolve()
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        rotate(path)
-    log_to(path)
+    try:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            rotate(path)
+        log_to(path)
+    except OSError as exc:  # a folder, a path under a file, no permission
+        raise InvalidInput(f"--log {log}: cannot write it ({exc.strerror or exc}): expected "
+                           "the path of a file to append the log to") from None
+    store = open_store(loaded.config.db, loaded.config.store)
     where = "" if path is None else str(path)
     if installed:
         Installed(store, loaded.config, log=where).serve()

@@ -67,10 +67,16 @@ def _token(path: Path | None) -> tuple[str | None, str]:
     """The token and where it came from (a file named, else the environment)."""
     if path is not None:
         try:
-            text = path.read_text().strip()
+            text = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise InvalidInput(f"--token-file {path}: cannot be read ({exc.strerror})") from None
-        return text or None, f"--token-file {path}"
+        except UnicodeDecodeError:
+            text = None
+        if not text:  # a file named for the token that holds none: never served without it
+            raise InvalidInput(f"--token-file {path}: "
+                               f"{'empty' if text is not None else 'not text'}: expected the "
+                               "token as UTF-8 text")
+        return text, f"--token-file {path}"
     value = os.environ.get(ENV_TOKEN, "").strip()
     return value or None, ENV_TOKEN
 

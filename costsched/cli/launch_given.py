@@ -30,13 +30,18 @@ def given(envs: list[str] | None, secrets: list[str] | None
 def refuse_unset(envs: dict[str, str | None], secrets: dict[str, str | None]
                  ) -> tuple[dict[str, str], dict[str, str]]:
     """(envs, secrets) with their values; InvalidInput naming every NAME given alone that
-    the environment does not set, in one line."""
+    the environment does not set, in one line, else the first secret given empty or too
+    short to be masked, of the option (`launch_secrets.refuse_given`): the value came from
+    it, not from the task's file."""
     unset = [f"{option} {name}" for option, given_ in (("--env", envs), ("--secret", secrets))
              for name, value in given_.items() if value is None]
     if unset:
         raise InvalidInput(not_set(unset))
-    return ({k: v for k, v in envs.items() if v is not None},
-            {k: v for k, v in secrets.items() if v is not None})
+    from costsched.launch_secrets import refuse_given
+
+    values = {k: v for k, v in secrets.items() if v is not None}
+    refuse_given(values)
+    return {k: v for k, v in envs.items() if v is not None}, values
 
 
 def env_note(names: Iterable[str]) -> str | None:

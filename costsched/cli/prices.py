@@ -48,9 +48,13 @@ CloudOption = Annotated[list[str] | None, typer.Option("--cloud", help="aws, gcp
 RegionOption = Annotated[list[str] | None, typer.Option("--region", help="Region(s).")]
 
 
-def _existing(paths: list[Path]) -> list[Path]:
-    """The paths to import, checked before the store is opened (or made)."""
+def _existing(typed: list[str]) -> list[Path]:
+    """The paths to import, checked before the store is opened (or made). An empty one is
+    refused: as a Path it would be the current folder, read whole."""
     try:
+        if any(not p for p in typed):
+            raise InvalidInput("paths '': expected a file or a directory of recorded logs")
+        paths = [Path(p) for p in typed]
         check_paths(paths)
     except InvalidInput as exc:
         fail(exc)
@@ -60,8 +64,8 @@ def _existing(paths: list[Path]) -> list[Path]:
 @app.command("import")
 @friendly_errors
 def import_(
-    paths: Annotated[list[Path], typer.Argument(help="Files or directories of recorded logs.",
-                                                callback=_existing, is_eager=True)],
+    paths: Annotated[list[str], typer.Argument(help="Files or directories of recorded logs.",
+                                               callback=_existing, is_eager=True)],
     trace_start: Annotated[str | None, typer.Option(
         "--trace-start", help="Start of spot traces whose folder names no day (ISO 8601); "
         "default midnight UTC of the day their folder names (aws-02-15-2023).",
@@ -231,6 +235,9 @@ def history(
 ) -> None:
     """Every known price change of an instance type, oldest first: the store's and the
     bundled catalog's dated prices, each with its source."""
+    if since and until and parse_time(since, "--since") >= parse_time(until, "--until"):
+        raise InvalidInput(f"--since {since}: expected a time before --until {until} (the end "
+                           "of the period)")
     with options(since="--since", until="--until", market="--market", region="--region"):
         frame = price_history(db, instance, regions=split_csv(region),
                               markets=[market] if market else [], since=since or None,
@@ -267,11 +274,13 @@ def history(
 @app.command()
 @friendly_errors
 def export(
-    path: Annotated[Path, typer.Argument(help="Output file: .csv or .parquet.")],
+    path: Annotated[str, typer.Argument(help="Output file: .csv or .parquet.")],
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Write the whole price history to a CSV or Parquet file that `prices import` reads."""
+    if not path:
+        raise InvalidInput("path '': expected a .csv or .parquet path")
     rows = export_prices(db, path)
     if json_out:
         print_json({"path": str(path), "rows": rows})

@@ -18,6 +18,7 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.model import InvalidInput
 from costsched.service import signals as service
 
 app = typer.Typer(help="Published spot risk signals: Spot Instance Advisor buckets, spot "
@@ -27,7 +28,7 @@ app = typer.Typer(help="Published spot risk signals: Spot Instance Advisor bucke
 @app.command("import")
 @friendly_errors
 def import_(
-    path: Annotated[Path, typer.Argument(help="A saved signal document.")],
+    path: Annotated[str, typer.Argument(help="A saved signal document.")],
     kind: Annotated[str, typer.Option(help="advisor (spot-advisor-data.json) | placement "
                                       "(GetSpotPlacementScores answers with InstanceType) | "
                                       "eviction (a Resource Graph answer).")],
@@ -37,8 +38,10 @@ def import_(
     json_out: JsonOption = False,
 ) -> None:
     """Store a saved signal document's observations (history is kept)."""
+    if not path:  # as a Path, the current folder
+        raise InvalidInput("path '': expected a saved JSON document")
     with options(kind="--kind", at="--at"):
-        read, added = service.import_signals(db, path, kind, at)
+        read, added = service.import_signals(db, Path(path), kind, at)
     if json_out:
         print_json({"file": str(path), "read": read, "added": added})
         return

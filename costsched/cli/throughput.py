@@ -66,6 +66,8 @@ def show(
     """The table as plans use it: measured rows (yours override those costsched measured
     on its runs, which override the bundled ones), or with --model every GPU model and
     count, estimated where nothing was measured."""
+    if file is not None and file.is_dir():
+        raise InvalidInput(f"--file {file}: a directory: expected the measurements CSV file")
     if file is not None and not file.is_file():
         raise InvalidInput(f"--file {file}: no such file (`throughput set` and `throughput "
                            "import` make one)")
@@ -211,18 +213,21 @@ def set_(
 @app.command("import")
 @friendly_errors
 def import_(
-    csv: Annotated[Path, typer.Argument(help="CSV: model, gpu_model, gpu_count, "
-                                        "steps_per_second[, source].")],
+    csv: Annotated[str, typer.Argument(help="CSV: model, gpu_model, gpu_count, "
+                                       "steps_per_second[, source].")],
     file: FileOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Import measured throughputs from a CSV (all rows or none)."""
     from costsched.config import effective
 
-    rows = tp.read_measurements(csv, effective().files.throughputs_mb)
+    if not csv:  # as a Path, the current folder
+        raise InvalidInput("csv '': expected a CSV file of measurements (model, gpu_model, "
+                           "gpu_count, steps_per_second[, source])")
+    rows = tp.read_measurements(Path(csv), effective().files.throughputs_mb)
     if "user measured" in set(rows["source"]):
         rows.loc[rows["source"] == "user measured", "source"] = tp.measured_today(
-            f"user measured, imported from {csv.name}")
+            f"user measured, imported from {Path(csv).name}")
     path = tp.save_user(rows, file)
     if json_out:
         print_json({"file": str(path), "imported": len(rows)})

@@ -339,6 +339,9 @@ def budget_short(job: Workload, ranked: pd.DataFrame) -> pd.Series | None:
 
 
 def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
+    """Why no offering is a choice, with the key of the job's file that gets it one."""
+    from costsched.optimize.no_plan_keys import change
+
     if (ranked["excluded"] == "").any():
         return ""
     name, c = job.name, job.job.constraints
@@ -366,16 +369,37 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
             return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
                                    float(fastest["expected_hours"]) - start, start,
                                    estimate_said(job, fastest),
-                                   faster_left_out(ranked, c.deadline_hours))
+                                   faster_left_out(ranked, c.deadline_hours, job),
+                                   change(job, ["deadline"], "by").removeprefix("by "))
     cheapest = budget_short(job, ranked)
     assert cheapest is not None  # (runnable is not empty)
-    # At the plan's table's precision: under a dime at MAX_DECIMALS ('$0.0125', not '$0.01')
-    gap = (cheapest["expected_cost"] - (c.budget_usd or 0), cheapest["expected_cost"])
-    places = decimals_kept([*gap, c.budget_usd])
+    return budget_short_said(job, cheapest)
+
+
+def budget_short_said(job: Workload, row: pd.Series, raise_to: str = "") -> str:
+    """'job NAME: budget $0.012 is $0.0721 short: the cheapest offering it allows, OFFERING,
+    costs $0.0841 ($0.0838 of it to start it; first start 0.08333 h: ... + 5 min warm-up
+    ([migration] warmup_minutes)); raise constraints.budget in job.yaml to 0.10'. The
+    figures at the plan's table's precision (under a dime at four decimals: '$0.0125', not
+    '$0.01'); `row`: the offering priced (`planner.budget_short`); `raise_to`: the budget
+    that launches it, as `launch` reckons it ('' when not known here:
+    `service.budget_short.with_budget_raised` gives it)."""
+    from costsched.optimize.no_plan_keys import change
+
+    c = job.job.constraints
+    cost_usd = float(row["expected_cost"])
+    start_usd = float(row.get("start_hours", 0.0) or 0.0) * float(row["usd_per_hour"])
+    gap = (cost_usd - (c.budget_usd or 0), cost_usd)
+    places = decimals_kept([*gap, c.budget_usd, *([start_usd] if start_usd > 0 else [])])
     short, cost = (usd(value, places) for value in gap)
     budget = given(c.budget_usd)  # as the user set it, as launch and status write it
     which = ("offering that meets the deadline" if c.deadline_hours is not None
              else "offering it allows")  # a job without a deadline is not told of one
-    mark, said = estimate_said(job, cheapest)  # as the plan's table marks its figures
-    return (f"job {name}: budget {budget} is {short}{mark} short: the cheapest {which}, "
-            f"{cheapest['offering']}, costs {cost}{mark}{said}")
+    mark, said = estimate_said(job, row)  # as the plan's table marks its figures
+    # the start rests on no estimated speed: its hours are the restart model's
+    start = (f" ({usd(start_usd, places)} of it to start it; {job.start_said()})"
+             if start_usd > 0 else "")
+    fix = change(job, ["budget"], "raise")
+    return (f"job {job.name}: budget {budget} is {short}{mark} short: the cheapest {which}, "
+            f"{row['offering']}, costs {cost}{mark}{said}{start}; {fix}"
+            + (f" to {raise_to}" if raise_to else ""))

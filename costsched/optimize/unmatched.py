@@ -15,6 +15,9 @@ holds:
    fetches today's prices of the shape;
 4. every offering that fits is over the job's price cap.
 
+Each ends with the key of the job's file that gets it a plan (`no_plan_keys`): the filter
+that matched nothing, or that keeps out where its shape is priced.
+
 Pure: frames in, words out.
 """
 
@@ -25,14 +28,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from costsched import catalog, clouds
-from costsched.amounts import hours, per_hour
+from costsched.amounts import per_hour
 from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
+from costsched.optimize.no_plan_keys import FIELD_OF, change
 from costsched.optimize.rank import zone_allowed
 from costsched.optimize.unmatched_deadline import deadline_missed as deadline_missed
-from costsched.spec_errors import as_written
+from costsched.optimize.unmatched_deadline import faster_left_out as faster_left_out
 from costsched.throughput import GPU_SPECS
 from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, word
 
@@ -50,11 +54,16 @@ class Missing:
     instead: list[str] = field(default_factory=list)
     fix: str = ""
     dropped: list[str] = field(default_factory=list)  # a task's alternatives left out
+    # The key of the job's file that gets it a plan ('change constraints.regions in
+    # job.yaml', `no_plan_keys.change`): said of the job, not of a shape of its set.
+    change: str = ""
 
     def line(self, job: str) -> str:
-        """The one line `plan` and `launch` print: 'job NAME: what; instead; fix', then
-        the task's alternatives dropped as it was read ('note: ...; alternative dropped')."""
-        return "; ".join([f"job {job}: {self.what}", *self.instead, *filter(None, [self.fix]),
+        """The one line `plan` and `launch` print: 'job NAME: what; instead; fix; change',
+        then the task's alternatives dropped as it was read ('note: ...; alternative
+        dropped')."""
+        return "; ".join([f"job {job}: {self.what}", *self.instead,
+                          *filter(None, [self.fix, self.change]),
                           *(f"note: {d}" for d in self.dropped)])
 
     def note(self, shape: str) -> str:
@@ -91,11 +100,11 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     if c.alternatives:  # a task's alternatives: each one's own reason
         return _each_alternative(job, market, at, now, spot_markets, limits)
     cpu = isinstance(job.table, CpuWork)
-    missing = _retired(c, market, at, when) or _unknown_value(c, market, when)
+    missing = _retired(job, market, at, when) or _unknown_value(job, market, when)
     if missing is not None:
         return missing
     recent = pd.Timestamp(at) >= pd.Timestamp(now or datetime.now(timezone.utc)) - RECENT
-    missing = _apart(c, market, when, cpu, recent, at, spot_markets or {}, limits or {})
+    missing = _apart(job, market, when, cpu, recent, at, spot_markets or {}, limits or {})
     if missing is not None:
         return missing
     left = market[_shape(market, c, cpu) & _place(market, c) & _market(market, c)]
@@ -121,9 +130,7 @@ def _label(row: pd.Series) -> str:
 def _raise(job: Workload, field: str) -> str:
     """'raise constraints.max_price in job.yaml': the key of the job's file that lifts a
     limit, as the file writes it (`costsched.max_price` in a SkyPilot task)."""
-    key = as_written(field, bool(getattr(job, "sky", False)))
-    source = getattr(job, "source", "")
-    return f"raise {key} in {source}" if source and source != "<spec>" else f"raise {key}"
+    return change(job, [field.removeprefix("constraints.")], "raise")
 
 
 _PLACE_FIELDS = ("clouds", "regions", "zones", "markets", "gpu_models", "gpu_counts",
@@ -149,7 +156,8 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
         asked = " ".join(filter(None, [_shape_words(own, market, cpu), " or ".join(
             word(m) for m in own.markets), _where_words(own)]))
         said.append(f"alternative {i} ({asked}): "
-                    + "; ".join([missing.what, *missing.instead, *filter(None, [missing.fix])]))
+                    + "; ".join([missing.what, *missing.instead,
+                                 *filter(None, [missing.fix, missing.change])]))
     return Missing(said[0] if len(said) == 1 else
                    "none of its alternatives has an offering: " + "; ".join(said))
 
@@ -238,10 +246,11 @@ def _own_place(c: Constraints, market: pd.DataFrame) -> Constraints:
 # --- the classes ---------------------------------------------------------------------------
 
 
-def _retired(c: Constraints, market: pd.DataFrame, at: datetime,
+def _retired(job: Workload, market: pd.DataFrame, at: datetime,
              when: str) -> Missing | None:
     """Instance types none of which is priced because their cloud retired them by `at`
     (a task's V100:1 on azure: Standard_NC6s_v3), with the shape priced elsewhere."""
+    c = job.job.constraints
     if not c.instance_types or market["instance_type"].isin(list(c.instance_types)).any():
         return None
     rows = [catalog.lookup_any(str(t)) for t in c.instance_types]
@@ -259,11 +268,15 @@ def _retired(c: Constraints, market: pd.DataFrame, at: datetime,
         if not shape.empty else []
     return Missing(f"{_types(c.instance_types)} retired by {clouds} "
                    f"{'on' if len(days) == 1 else 'by'} {day:%Y-%m-%d}: not rented as of "
-                   f"{when}", instead)
+                   f"{when}", instead,
+                   change=change(job, ["gpu_models", "clouds"] if getattr(job, "sky", False)
+                                 else ["instance_types"]))  # (a task's come of those)
 
 
-def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing | None:
-    """A filter none of whose values any priced offering has."""
+def _unknown_value(job: Workload, market: pd.DataFrame, when: str) -> Missing | None:
+    """A filter none of whose values any priced offering has, with those that exist (for
+    a GPU count, those of the GPUs the job allows) and the filter's key."""
+    c = job.job.constraints
     checks: Sequence[tuple[str, str, Sequence]] = (
         ("cloud", "cloud", c.clouds), ("region", "region", c.regions),
         ("market", "market", c.markets), ("gpu_model", "GPU model", c.gpu_models),
@@ -276,16 +289,19 @@ def _unknown_value(c: Constraints, market: pd.DataFrame, when: str) -> Missing |
                else market[column].isin(list(accepted)))
         if not hit.any():
             wanted = ", ".join(str(v) for v in accepted)
+            fix = change(job, [FIELD_OF[column]])
             if column == "region":
                 return Missing(f"no offering priced as of {when} has {what} {wanted}",
-                               _regions_instead(c, market))
+                               _regions_instead(c, market), change=fix)
             found = sorted({str(v) for v in market[column] if str(v)},
                            key=lambda v: (0, float(v), "") if _is_number(v) else (1, 0.0, v))
             # A GPU costsched knows, unpriced here, is no typo: no look-alike is offered.
             typo = "" if column == "gpu_model" and str(accepted[0]) in GPU_SPECS else (
                 did_you_mean(str(accepted[0]), found))
+            # a count: those of the GPUs it allows, not every GPU's
+            counts = _counts_priced(c, market) if column == "gpu_count" else []
             return Missing(f"no offering priced as of {when} has {what} {wanted}",
-                           [f"priced: {_listed(found)}{typo}"])
+                           counts or [f"priced: {_listed(found)}{typo}"], change=fix)
     return None
 
 
@@ -314,22 +330,28 @@ def _regions_instead(c: Constraints, market: pd.DataFrame) -> list[str]:
     return [line + (did_you_mean(typos[0], found) if typos else "")]
 
 
-def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: bool,
+def _apart(job: Workload, market: pd.DataFrame, when: str, cpu: bool, recent: bool,
            at: datetime, stored: Mapping[str, datetime],
            limits: Mapping[str, str]) -> Missing | None:
-    """Each value is priced, but not together: the shape, then the place, then the market."""
+    """Each value is priced, but not together: the shape, then the place, then the market;
+    each with the keys of the filters that keep the job from what is priced."""
+    c = job.job.constraints
     shape = market[_shape(market, c, cpu)]
     asked = _shape_words(c, market, cpu)
     if shape.empty:
-        return Missing(f"no instance type priced as of {when} is {asked}",
-                       _counts_priced(c, market))
+        counts = _counts_priced(c, market)
+        fields = ["gpu_counts"] if counts and c.gpu_counts else [
+            f for f in ("gpu_models", "gpu_counts", "instance_types") if getattr(c, f)]
+        return Missing(f"no instance type priced as of {when} is {asked}", counts,
+                       change=change(job, fields))
     placed = shape[_place(shape, c)]
     where = _where_words(c)
     if placed.empty and _market(shape, c).any():  # priced in its market, elsewhere only
         elsewhere = shape[_market(shape, c)]
         return Missing(f"no price known as of {when} for {asked} {where}",
                        [*_by_market(elsewhere, c, " elsewhere"),
-                        *_kept_out(c, elsewhere, limits)])
+                        *_kept_out(c, elsewhere, limits)],
+                       change=change(job, _keeping_out(c, elsewhere, limits)))
     if not _market(placed, c).any():  # (nor elsewhere, where nothing is priced here)
         markets = " or ".join(word(m) for m in c.markets)
         found = placed if not placed.empty else shape
@@ -338,14 +360,17 @@ def _apart(c: Constraints, market: pd.DataFrame, when: str, cpu: bool, recent: b
             instead += _kept_out(c, found, limits)
         instead += _other_counts(c, market, cpu)
         far = shape[_market(shape, c) & ~_place(shape, c)]
+        fields = ["markets", *_keeping_out(c, found, limits)] if placed.empty else ["markets"]
         if not far.empty:
             instead.append(f"{markets} {asked} elsewhere: "
                            f"{_offerings(far.sort_values('usd_per_hour', kind='stable'))}")
             instead += _kept_out(c, far, limits)
+            fields += _keeping_out(c, far, limits)
         return Missing(f"no {markets} price known as of {when} for {asked}"
                        + (f" {where}" if where else ""),
                        instead + _untyped(c, market, when) + _stored_market(c, at, stored),
-                       _collect(found, c, cpu, placed.empty) if recent else "")
+                       _collect(found, c, cpu, placed.empty) if recent else "",
+                       change=change(job, fields))
     return None
 
 
@@ -362,6 +387,21 @@ def _kept_out(c: Constraints, elsewhere: pd.DataFrame, limits: Mapping[str, str]
     """Each place filter of the job that leaves out offerings of `elsewhere` (its shape
     priced outside its place), with why the job has it: `limits`' words for one costsched
     derived (a data bucket's cloud), else the filter as the job's file gives it."""
+    out = [limits.get(f"{column}s") or f"its file keeps it in {column}"
+           f"{'s' * (len(accepted) > 1)} {', '.join(accepted)}"
+           for column, accepted in _leaving_out(c, elsewhere)]
+    return [f"not there because {'; and '.join(out)}"] if out else []
+
+
+def _keeping_out(c: Constraints, elsewhere: pd.DataFrame,
+                 limits: Mapping[str, str]) -> list[str]:
+    """The fields of `_kept_out`'s filters the job's file writes (not those in `limits`)."""
+    return [FIELD_OF[column] for column, _ in _leaving_out(c, elsewhere)
+            if f"{column}s" not in limits]
+
+
+def _leaving_out(c: Constraints, elsewhere: pd.DataFrame) -> list[tuple[str, Sequence[str]]]:
+    """The place filters (column, values) of the job that leave out some of `elsewhere`."""
     out = []
     for column, accepted in (("cloud", c.clouds), ("region", c.regions), ("zone", c.zones)):
         if not accepted:
@@ -369,9 +409,8 @@ def _kept_out(c: Constraints, elsewhere: pd.DataFrame, limits: Mapping[str, str]
         hit = (zone_allowed(elsewhere, accepted) if column == "zone"
                else elsewhere[column].isin(list(accepted)))
         if not hit.all():
-            out.append(limits.get(f"{column}s") or f"its file keeps it in {column}"
-                       f"{'s' * (len(accepted) > 1)} {', '.join(accepted)}")
-    return [f"not there because {'; and '.join(out)}"] if out else []
+            out.append((column, accepted))
+    return out
 
 
 def _stored_market(c: Constraints, at: datetime, stored: Mapping[str, datetime]) -> list[str]:
@@ -559,23 +598,3 @@ def _collect(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = F
     line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)
                                                   & set(found["gpu_model"].astype(str))))
     return f"`{line}` fetches today's prices, spot and on-demand"
-
-
-# The filters a faster offering may be left out by, and how its allowing one is said.
-_WIDER = {"gpu_count not allowed": lambda r: f"{int(r['gpu_count'])} GPUs",
-          "gpu_model not allowed": lambda r: str(r["gpu_model"]),
-          "market not allowed": lambda r: word(str(r["market"]))}
-
-
-def faster_left_out(ranked: pd.DataFrame, deadline_hours: float) -> str:
-    """'with 8 GPUs allowed (aws us-west-2 p3.16xlarge on-demand needs 1.9 h)': the
-    cheapest offering that a job's GPU model, GPU count or market filters leave out and
-    that would meet its deadline (its expected hours, its start counted in them); '' when
-    none would."""
-    rows = ranked[ranked["excluded"].isin(list(_WIDER))
-                  & (ranked["expected_hours"] <= deadline_hours)]
-    if rows.empty:
-        return ""
-    row = rows.loc[rows["expected_cost"].idxmin()]
-    return (f"with {_WIDER[row['excluded']](row)} allowed ({row['offering']} needs "
-            f"{hours(float(row['expected_hours']))} h)")

@@ -1,19 +1,27 @@
 """Why a job has no plan when even its fastest offering misses its deadline, in one line
 whose figures agree: the deadline as a user writes it, and what the fastest needs, which is
-the deadline it would meet."""
+the deadline it would meet; and an offering its filters leave out that would meet it, or
+one sooner, with the key of the filter that leaves it out."""
 
 from __future__ import annotations
 
 import math
 
 from costsched.amounts import hours
+from costsched.lazy import pandas as pd
+from costsched.model import Constraints
+from costsched.optimize.job import Workload
+from costsched.optimize.no_plan_keys import change
+from costsched.optimize.rank import zone_allowed
+from costsched.optimize.unmatched_estimates import estimate_said
+from costsched.vocabulary import word
 
-__all__ = ["deadline_missed", "deadline_said"]
+__all__ = ["deadline_missed", "deadline_said", "faster_left_out"]
 
 
 def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float,
                     start_hours: float = 0.0, estimate: tuple[str, str] = ("", ""),
-                    left_out: str = "") -> str:
+                    left_out: str = "", key: str = "") -> str:
     """Why a job has no plan when even its fastest offering finishes too late: the deadline
     as the job gives it, in a readable unit (`deadline_said`: '2 h', '0.5 h', '5 min'), the
     need (its expected hours and its first start, `start_hours`) with the places it takes
@@ -21,8 +29,9 @@ def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours:
     ('2.413 h', not '2.41 h' then 'at least 2.42 h'). `estimate`: the mark of hours that
     rest on an estimated speed and the words that say which
     (`unmatched_estimates.estimate_said`); the start's hours rest on none. Then the fix:
-    that deadline, and `left_out` (`faster_left_out`): an offering its filters leave out
-    that would meet this one."""
+    that deadline, with `key` (where the job's file sets it: 'constraints.deadline in
+    job.yaml'), and `left_out` (`faster_left_out`): an offering its filters leave out that
+    would meet this one, or a sooner one."""
     total = needs_hours + start_hours
     places = _places_needed(total, deadline_hours)
     need = math.ceil(total * 10 ** places - 1e-7) / 10 ** places  # met at that
@@ -31,8 +40,8 @@ def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours:
     run = hours(need - float(boot.replace(",", "")), places)  # the parts add up to the need
     mark, said = estimate
     start = f" ({run}{mark} h to run and {boot} h to start)" if start_hours else ""
-    fix = f"; it would meet a deadline at least {needs}{mark} h from now" + (
-        f", or this one {left_out}" if left_out else "")
+    fix = (f"; it would meet a deadline at least {needs}{mark} h from now"
+           + (f" ({key})" if key else "") + (f", or {left_out}" if left_out else ""))
     return (f"job {name} cannot meet its deadline of {deadline_said(deadline_hours, places)} "
             f"on any allowed offering: the fastest, {fastest}, needs {needs}{mark} h"
             f"{start}{said}{fix}")
@@ -72,3 +81,76 @@ def deadline_said(deadline_hours: float, places: int = 2) -> str:
     if math.floor(deadline_hours * 10 ** places) == 0:
         return f"{deadline_hours * 3600:.2g} s"
     return f"{hours(math.floor(deadline_hours * 10 ** places) / 10 ** places, places)} h"
+
+
+# The filters a faster offering may be left out by: how its allowing one is said, and the
+# filter's field (its key: `no_plan_keys.key`).
+_WIDER = {"market": (lambda r: word(str(r["market"])), "markets"),
+          "gpu_model": (lambda r: str(r["gpu_model"]), "gpu_models"),
+          "gpu_count": (lambda r: f"{int(r['gpu_count'])} GPUs", "gpu_counts")}
+_LEFT_OUT = [f"{column} not allowed" for column in _WIDER]
+
+
+def faster_left_out(ranked: pd.DataFrame, deadline_hours: float,
+                    job: Workload | None = None) -> str:
+    """'this one with 8 GPUs allowed by constraints.gpu_counts in job.yaml (aws us-west-2
+    p3.16xlarge on-demand needs 1.9 h)': the cheapest offering that a job's GPU model, GPU
+    count or market filters leave out and that would meet its deadline (its expected
+    hours, its start counted in them); else, where one of those is faster than the fastest
+    the job allows, of the GPU models it allows, the deadline the fastest of them would meet
+    ('one at least 7.25 h from now with 4 GPUs allowed by ...', its hours marked where they
+    rest on an estimated speed); '' when none is faster. `job`: whose filters it fails are
+    each said, with their keys in its file (else the first that leaves it out)."""
+    wider = ranked[ranked["excluded"].isin(_LEFT_OUT) & ranked["expected_hours"].notna()]
+    if job is not None:  # (those its other filters leave out too are no way to a plan)
+        wider = wider[_within_others(wider, job.job.constraints)]
+    rows = wider[wider["expected_hours"] <= deadline_hours]
+    if not rows.empty:
+        row = rows.loc[rows["expected_cost"].idxmin()]
+        return (f"this one {_allowed(row, job)} ({row['offering']} needs "
+                f"{hours(float(row['expected_hours']))} h)")
+    allowed = ranked.loc[ranked["excluded"].isin(["", "misses deadline", "over budget"]),
+                         "expected_hours"].dropna()
+    models = job.job.constraints.gpu_models if job is not None else ()
+    if models:  # of its own GPUs: the prices its plan reads (a launch reads every one)
+        wider = wider[wider["gpu_model"].isin(list(models))]
+    if allowed.empty or wider.empty:
+        return ""
+    row = wider.loc[wider["expected_hours"].idxmin()]
+    if float(row["expected_hours"]) >= float(allowed.min()):
+        return ""
+    took = float(row["expected_hours"])
+    places = _places_needed(took, deadline_hours)  # one figure: its need, the deadline met
+    need = hours(math.ceil(took * 10 ** places - 1e-7) / 10 ** places, places)
+    mark, said = estimate_said(job, row) if job is not None else ("", "")
+    return (f"one at least {need}{mark} h from now {_allowed(row, job)} ({row['offering']} "
+            f"needs {need}{mark} h{said})")
+
+
+def _within_others(rows: pd.DataFrame, c: Constraints) -> pd.Series:
+    """The offerings of `rows` that the job's filters other than `_WIDER`'s allow."""
+    ok = pd.Series(True, index=rows.index)
+    if c.instance_types:
+        ok &= rows["instance_type"].isin(list(c.instance_types))
+    if c.zones:
+        ok &= zone_allowed(rows, c.zones)
+    if c.max_price_per_hour is not None:
+        ok &= rows["usd_per_hour"] <= c.max_price_per_hour
+    return ok
+
+
+def _allowed(row: pd.Series, job: Workload | None) -> str:
+    """'with V100 and 8 GPUs allowed by constraints.gpu_models and constraints.gpu_counts
+    in job.yaml': each of the job's filters the offering fails (a market, a GPU model, a
+    GPU count), with their keys ('with 8 GPUs allowed': the first it fails, without a
+    job)."""
+    first = str(row["excluded"]).removesuffix(" not allowed")
+    if job is None:
+        return f"with {_WIDER[first][0](row)} allowed"
+    c = job.job.constraints
+    failed = [column for column, accepted in (("market", c.markets),
+                                              ("gpu_model", c.gpu_models),
+                                              ("gpu_count", c.gpu_counts))
+              if accepted and row[column] not in accepted] or [first]
+    return (f"with {' and '.join(_WIDER[f][0](row) for f in failed)} allowed "
+            + change(job, [_WIDER[f][1] for f in failed], "by").replace(" or ", " and "))

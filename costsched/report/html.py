@@ -138,13 +138,19 @@ def _cells_table(columns: list[str], cells: list[dict], places: dict[str, int]) 
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-# A job's name and its state ("charlm-native", "ended-short") never break at a hyphen.
+# A job's name and its state ("charlm-native", "ended-short") never break at a hyphen...
 WHOLE = ("name", "state")
+# ...unless the word is longer than this ("a-gang-of-two-with-a-long-name"): whole, it
+# would push a table of many columns (the dashboard's Spend per job) past a 1280-pixel
+# window, so it may break at its hyphens.
+WHOLE_MOST = 24
 
 
 def _whole(text: str) -> str:
-    """`text` escaped, each hyphenated word of it kept on one line (it wraps at spaces)."""
-    return " ".join(f'<span class="word">{escape(w)}</span>' if "-" in w else escape(w)
+    """`text` escaped, each hyphenated word of it up to WHOLE_MOST characters kept on one
+    line (it wraps at spaces, a longer word at its hyphens)."""
+    return " ".join(f'<span class="word">{escape(w)}</span>'
+                    if "-" in w and len(w) <= WHOLE_MOST else escape(w)
                     for w in text.split(" "))
 
 

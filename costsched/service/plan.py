@@ -364,6 +364,10 @@ def plan(
         per_job = objective if objective in OBJECTIVES else "cost"
         plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
                           progress=progress)
+        from costsched.service.budget_short import with_budget_raised, with_options_said
+
+        # the budget a launch asks for; the options that override the files' keys, named
+        plans = [with_options_said(with_budget_raised(p), overrides) for p in plans]
         # Said once, of the clouds the jobs may be placed on (a ranking shared is read once).
         rankings = {id(p.ranked): p for p in plans}.values()
         quota_note = quotas.unknown_note({c for p in rankings for c in p.choices["cloud"]})

@@ -52,3 +52,19 @@ def test_every_env_and_secret_not_given_is_named_at_once() -> None:
         "gives a value, NAME alone takes it from your environment)")
     from costsched import redact
     assert redact.redact(str(caught.value)) == str(caught.value)
+
+
+@pytest.mark.parametrize("given", [{"KM_TOKEN": "k1"}, {"KM_TOKEN": "k1-long", "B": "ab"}])
+def test_a_value_given_by_option_too_short_to_be_masked_is_said_of_the_option(
+        given: dict[str, str]) -> None:
+    """`costsched start` and `migrate` (`check_given`) as `launch`: the value came from
+    --secret (or the environment it names), not from the job's file."""
+    short = next(n for n, v in given.items() if len(v) < 4)
+    with pytest.raises(InvalidInput) as caught:
+        launch_secrets.check_given("job sec", ["KM_TOKEN", "B"], given)
+    assert str(caught.value) == (
+        f"--secret {short} is given a value shorter than 4 characters; a job's output is "
+        "masked of secrets from 4 characters (a shorter one would mask ordinary words), so "
+        "its log could show this one: give the real secret, or give the value with --env if "
+        "it need not be secret")
+    assert "k1" not in str(caught.value)

@@ -84,3 +84,22 @@ def test_a_jobs_given_secrets_are_masked_in_its_output_by_their_names() -> None:
                    {"HF_TOKEN": "hf_abcdefgh123456", "SHORT": "abc", "OTHER": "zzzzzz"})
     assert remembered_masked("token hf_abcdefgh123456 used; abc; zzzzzz; pass: 3") == \
         "token *** used; abc; zzzzzz; pass: 3"
+
+
+def test_a_store_url_that_does_not_parse_is_one_line_with_its_password_masked(
+        tmp_path: Path) -> None:
+    """'u:pw@[bad/db' is no URL (an unclosed IPv6 bracket): the store's one line says so,
+    never a traceback, and the password is still masked."""
+    import subprocess
+    import sys
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "XDG_DATA_HOME": str(tmp_path / "d"), "XDG_CONFIG_HOME": str(tmp_path / "c"),
+           "XDG_CACHE_HOME": str(tmp_path / "k"),
+           "COSTSCHED_DB": "postgresql+psycopg://u:pw1234@[bad/db"}
+    out = subprocess.run([sys.executable, "-m", "costsched.cli", "status"], env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    said = (out.stdout + out.stderr).strip()
+    assert out.returncode == 2, said
+    assert said.startswith("error: store postgresql+psycopg://u:***@[bad/db"), said
+    assert "\n" not in said and "Traceback" not in said and "pw1234" not in said

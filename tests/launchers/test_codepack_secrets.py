@@ -157,3 +157,65 @@ def test_every_task_file_in_the_workdir_is_packed_blanked(
     alone = _archived(tmp_path, project)
     assert alone["sky-prod.yaml"] == files["sky-prod.yaml"]
     assert alone["task.yaml"] == SKY_BLANKED.encode()
+
+
+# A SkyPilot task usually writes its secrets under envs: each env named like a secret (the
+# one rule by which costsched masks what it prints: `redact.is_secret_name`) is null too.
+ENVS = """\
+name: km2
+workdir: .
+envs:
+  KM_STEPS: 2000
+  WANDB_API_KEY: sk-SUPERSECRET-4242abcd   # from the W&B page
+  HF_TOKEN:
+  DB_PASSWORD: ''
+  MAX_TOKEN: 512
+  KM_TOKEN_HINT: not-secret
+run: python kmeans.py --max-len 512
+"""
+ENVS_BLANKED = ENVS.replace("sk-SUPERSECRET-4242abcd", "null").replace(
+    "MAX_TOKEN: 512", "MAX_TOKEN: null")
+
+
+def test_an_env_named_like_a_secret_is_null_as_a_secret_is() -> None:
+    # (512 is in the run command too: a value shorter than a secret is masked from is no
+    # reason to leave the file out; it is null where the env writes it.)
+    assert blanked(ENVS) == ENVS_BLANKED
+    flow = "envs: {WANDB_API_KEY: sk-x-1234, LR: 0.1}\nsecrets: {B: v-5678}\n"
+    assert blanked(flow) == "envs: {WANDB_API_KEY: null, LR: 0.1}\nsecrets: {B: null}\n"
+    native = "name: j\nenvs: {API_KEY: abcd-1234, STEPS: 10}\nrun: x\n"
+    assert blanked(native) == "name: j\nenvs: {API_KEY: null, STEPS: 10}\nrun: x\n"
+
+
+@pytest.mark.parametrize("name", ["WANDB_API_KEY", "HF_TOKEN", "AUTH", "db_password",
+                                  "SESSION", "KM_STEPS", "TOKENIZER", "KEYS_DIR", "LR"])
+def test_which_envs_are_null_is_the_rule_by_which_costsched_masks(name: str) -> None:
+    from costsched.redact import is_secret_name
+
+    text = f"envs:\n  {name}: v-12345678\n"
+    assert (blanked(text) == f"envs:\n  {name}: null\n") is is_secret_name(name)
+    assert (blanked(text) == text) is not is_secret_name(name)
+
+
+def test_a_sibling_task_file_packed_with_any_job_has_its_secret_envs_null(
+        tmp_path: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The job launched writes no env (a costsched job file): the task beside it is packed
+    without the value all the same, and one holding it elsewhere too is left out."""
+    (project / "budget.yaml").write_text("name: b\nworkdir: .\nrun: python train.py\n")
+    (project / "sky2.yaml").write_text(ENVS)
+    (project / "leaky.yml").write_text("envs: {HF_TOKEN: hf_leak-99}\n"
+                                       "run: echo hf_leak-99\n")
+    (project / "plain.yaml").write_text("envs: {LR: 0.1, KM_TOKEN_HINT: x-12345}\n")
+    with caplog.at_level(logging.WARNING, logger="costsched.codepack"):
+        files = _archived(tmp_path, project, job_file=project / "budget.yaml")
+    assert files["sky2.yaml"] == ENVS_BLANKED.encode()
+    assert files["plain.yaml"] == b"envs: {LR: 0.1, KM_TOKEN_HINT: x-12345}\n"
+    assert files["budget.yaml"] == b"name: b\nworkdir: .\nrun: python train.py\n"
+    assert "leaky.yml" not in files
+    assert "leaky.yml left out of the job's code: a secret's value it writes is elsewhere" \
+        in caplog.text
+    assert "hf_leak-99" not in caplog.text
+    # The job's own file, with a secret's value it writes: its secret-named env null too.
+    (project / "own.yaml").write_text("secrets: {A: own-Value-7}\n" + ENVS)
+    own = _archived(tmp_path, project, job_file=project / "own.yaml", written=["own-Value-7"])
+    assert own["own.yaml"] == ("secrets: {A: null}\n" + ENVS_BLANKED).encode()

@@ -109,6 +109,7 @@ def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str,
     assert codes == [0, 0, 0]
     assert "pandas" in loaded and "sqlalchemy" in loaded  # the probe sees what loads
     assert not set(loaded) & {*NEVER, *SCHEDULER}, loaded
+    assert "pyarrow" not in loaded  # pandas's strings are Python's: no Arrow to load
 
 
 def test_plan_loads_no_launch_machinery(env: dict[str, str]) -> None:
@@ -143,9 +144,9 @@ def test_daemon_status_and_a_local_launch_load_no_cloud(env: dict[str, str],
     codes, err, loaded = run([["launch", "quick.yaml"]], own,
                              watched=CLOUD + ("launchers.local", "launchers.agent",
                                               "costsched.daemon.supervisor",
-                                              "costsched.daemon.scheduler"))
+                                              "costsched.daemon.scheduler", "pyarrow"))
     assert codes == [0], err
     # the probe sees the launcher the launch used; with the supervisor's autostart off (as
     # `env` has it), neither the agent's module (its job's state is read without it) nor
-    # the supervisor is loaded
+    # the supervisor is loaded; pandas's strings are Python's (no Arrow)
     assert loaded == ["launchers.local"], loaded

@@ -52,7 +52,8 @@ def test_bad_documents_are_one_line(cli, tmp_path: Path) -> None:  # noqa: ANN00
     broken.write_text("{not json")
     result = cli("risk", "import", broken, "--kind", "advisor")
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
-    assert result.output.startswith(f"error: {broken}: not a readable JSON document")
+    assert result.output.startswith(f"error: {broken}: not valid JSON (line 1, column 2): "
+                                    "expected a saved JSON document")
 
 
 def test_the_cloud_is_named_in_any_case_and_a_bogus_one_refused(cli) -> None:  # noqa: ANN001

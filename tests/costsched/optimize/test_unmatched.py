@@ -46,11 +46,13 @@ def why(at: datetime = NOW, **constraints: object) -> str:
 
 def test_a_value_nothing_has_is_named_with_those_that_exist() -> None:
     assert why(gpu_models=("H100",)) == ("job j: no offering priced as of 2026-06-01T00:00Z "
-                                         "has GPU model H100; priced: A100, V100")
+                                         "has GPU model H100; priced: A100, V100; "
+                                         "change constraints.gpu_models")
     assert "priced: us-central1, us-east-1, us-east1; did you mean 'us-east-1'" in why(
         regions=("us-east-l",))
     # A GPU costsched knows, with no price here, is not taken for a typo; a misspelt is.
-    assert why(gpu_models=("A10O",)).endswith("did you mean 'A100'?")
+    assert why(gpu_models=("A10O",)).endswith("did you mean 'A100'?; change "
+                                              "constraints.gpu_models")
 
 
 def test_a_type_its_cloud_retired_is_named_as_retired_with_the_shape_elsewhere() -> None:
@@ -59,10 +61,12 @@ def test_a_type_its_cloud_retired_is_named_as_retired_with_the_shape_elsewhere()
                    instance_types=("Standard_NC6s_v3",), markets=("spot",))
     assert why(**retired) == (
         "job j: Standard_NC6s_v3 retired by azure on 2025-09-30: not rented as of "
-        "2026-06-01T00:00Z; spot V100:1 on other types: aws us-east-1 p3.2xlarge $0.9200/h")
+        "2026-06-01T00:00Z; spot V100:1 on other types: aws us-east-1 p3.2xlarge $0.9200/h; "
+        "change constraints.instance_types")
     # Before its retirement, what has no price is said as before, not a retirement.
     assert why(at=datetime(2025, 6, 1, tzinfo=timezone.utc), **retired) == (
-        "job j: no offering priced as of 2025-06-01T00:00Z has cloud azure; priced: aws, gcp")
+        "job j: no offering priced as of 2025-06-01T00:00Z has cloud azure; priced: aws, gcp; "
+        "change constraints.clouds")
     # A type the catalog does not know is a typo, as before.
     assert "did you mean" in why(instance_types=("p3.2xlarg",))
 
@@ -70,14 +74,14 @@ def test_a_type_its_cloud_retired_is_named_as_retired_with_the_shape_elsewhere()
 def test_a_shape_nothing_has() -> None:
     assert why(gpu_models=("V100",), gpu_counts=(8,)) == (
         "job j: no instance type priced as of 2026-06-01T00:00Z is V100:8; V100 is priced "
-        "at 1 GPU")
+        "at 1 GPU; change constraints.gpu_counts")
 
 
 def test_a_shape_priced_elsewhere_only() -> None:
     assert why(clouds=("aws",), gpu_models=("A100",), gpu_counts=(1,)) == (
         "job j: no price known as of 2026-06-01T00:00Z for A100:1 in aws; on-demand elsewhere: "
         "gcp us-central1 a2-highgpu-1g $3.6700/h, gcp us-east1 a2-highgpu-1g $3.6700/h; "
-        "not there because its file keeps it in cloud aws")
+        "not there because its file keeps it in cloud aws; change constraints.clouds")
 
 
 def test_a_market_with_no_price_for_the_shape_says_what_exists_and_how_to_get_it() -> None:
@@ -85,12 +89,13 @@ def test_a_market_with_no_price_for_the_shape_says_what_exists_and_how_to_get_it
         "job j: no spot price known as of 2026-06-01T00:00Z for A100:1; on-demand: gcp "
         "us-central1 a2-highgpu-1g $3.6700/h, gcp us-east1 a2-highgpu-1g $3.6700/h; spot at "
         "other counts: A100:8 from $6.7900/h (aws us-east-1 p4d.24xlarge); `costsched collect "
-        "--cloud gcp --gpu A100` fetches today's prices, spot and on-demand")
+        "--cloud gcp --gpu A100` fetches today's prices, spot and on-demand; change "
+        "constraints.markets")
     # A region asked is collected alone.
     assert why(markets=("spot",), regions=("us-east1",), gpu_models=("A100",),
                gpu_counts=(1,)).endswith(
         "`costsched collect --cloud gcp --region us-east1 --gpu A100` fetches today's "
-        "prices, spot and on-demand")
+        "prices, spot and on-demand; change constraints.markets")
 
 
 def test_a_plan_of_the_past_gets_no_collect_line() -> None:
@@ -231,10 +236,14 @@ def test_a_missed_deadline_names_the_cheapest_faster_offering_its_filters_leave_
         "gpu_count": [1, 8, 4, 1, 1], "gpu_model": ["V100"] * 5,
         "market": ["on_demand", "on_demand", "on_demand", "on_demand", "on_demand"]})
     said = faster_left_out(ranked, 2.0)
-    assert said == "with 4 GPUs allowed (c 4 needs 1.90 h)"  # the cheapest that meets it
-    assert faster_left_out(ranked, 0.9) == ""  # (a region is not a GPU or a market)
+    assert said == "this one with 4 GPUs allowed (c 4 needs 1.90 h)"  # the cheapest that meets it
+    # none meets 0.9 h: the fastest left out, which is sooner than the fastest allowed (a
+    # region is not a GPU or a market: its 0.5 h is not said)
+    assert faster_left_out(ranked, 0.9) == ("one at least 1.00 h from now with 8 GPUs "
+                                            "allowed (b 8 needs 1.00 h)")
     ranked.loc[3, "expected_cost"] = 1.0
-    assert faster_left_out(ranked, 2.0) == "with on-demand allowed (d spot needs 1.50 h)"
+    assert faster_left_out(ranked, 2.0) == ("this one with on-demand allowed (d spot needs "
+                                            "1.50 h)")
     assert deadline_missed("j", 2, "a 1", 9.0, left_out=said).endswith(
         "needs 9.00 h; it would meet a deadline at least 9.00 h from now, or this one with "
         "4 GPUs allowed (c 4 needs 1.90 h)")
@@ -258,7 +267,8 @@ def test_a_set_with_no_plan_names_the_cause_of_each_of_its_gpus() -> None:
         "job j: no spot price known as of 2026-06-01T00:00Z for V100:1 in aws; on-demand: "
         "aws us-east-1 p3.2xlarge $3.0600/h; spot at other counts: A100:8 from $6.7900/h "
         "(aws us-east-1 p4d.24xlarge); A100:1: no instance type on aws has it; `costsched "
-        "collect --cloud aws --gpu V100` fetches today's prices, spot and on-demand")
+        "collect --cloud aws --gpu V100` fetches today's prices, spot and on-demand; change "
+        "constraints.markets")
     # Where aws has no on-demand A100 at any count, the counts it has A100 at are said.
     on_demand = replace(asked.job.constraints, markets=("on_demand",))
     found = unmatched(replace(asked, job=replace(asked.job, constraints=on_demand)),
@@ -267,7 +277,7 @@ def test_a_set_with_no_plan_names_the_cause_of_each_of_its_gpus() -> None:
         "job j: no on-demand price known as of 2026-06-01T00:00Z for V100:1 in aws; spot: "
         "aws us-east-1 p3.2xlarge $0.9200/h; A100:1: no instance type on aws has it (A100 is "
         "priced there at 8 GPUs); `costsched collect --cloud aws --gpu V100` fetches today's "
-        "prices, spot and on-demand")
+        "prices, spot and on-demand; change constraints.markets")
     # A GPU of the set whose named type has no price says so.
     typed = replace(asked, job=replace(asked.job, constraints=replace(
         on_demand, instance_types=("p3.2xlarge", "p4d.24xlarge"))))

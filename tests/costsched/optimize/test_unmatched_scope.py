@@ -56,27 +56,31 @@ def test_a_region_without_price_names_where_the_shape_is_priced_on_the_job_s_clo
     # cheapest first; ap-northeast-1 has A10G:1 on-demand only; no gcp or azure region,
     # and ap-south-1, a real aws region, is no typo of another
     assert said == (f"job j: no offering priced as of {WHEN} has region ap-south-1; A10G:1 "
-                    "spot on aws is priced in us-west-2, us-east-1, eu-west-1")
+                    "spot on aws is priced in us-west-2, us-east-1, eu-west-1; change "
+                    "constraints.regions")
 
 
 def test_a_misspelt_region_is_matched_with_the_job_s_clouds_regions_only() -> None:
     said = why(clouds=("aws",), regions=("us-south-1",), gpu_models=("A10G",),
                gpu_counts=(1,), markets=("spot",))
     assert "us-south1" not in said and "asia" not in said, said
-    assert said.endswith("did you mean 'us-east-1' or 'us-west-2'?"), said
+    assert said.endswith("did you mean 'us-east-1' or 'us-west-2'?; change "
+                         "constraints.regions"), said
     # Without a shape, the regions of the job's clouds that are priced.
     assert why(clouds=("gcp",), regions=("us-centrall",)) == (
         f"job j: no offering priced as of {WHEN} has region us-centrall; priced on gcp: "
-        "asia-southeast1, us-central1, us-south1; did you mean 'us-central1'?")
+        "asia-southeast1, us-central1, us-south1; did you mean 'us-central1'?; change "
+        "constraints.regions")
 
 
 def test_the_counts_a_gpu_is_priced_at_are_of_the_job_s_clouds() -> None:
     assert why(clouds=("aws",), gpu_models=("L4",), gpu_counts=(4,)) == (
-        f"job j: no instance type priced as of {WHEN} is L4:4; L4 is priced at 1 GPU on aws")
+        f"job j: no instance type priced as of {WHEN} is L4:4; L4 is priced at 1 GPU on aws; "
+        "change constraints.gpu_counts")
     # A GPU its clouds do not price at all: where it is priced, said so.
     assert why(clouds=("aws",), gpu_models=("A100",), gpu_counts=(4,)) == (
         f"job j: no instance type priced as of {WHEN} is A100:4; A100 is priced at 1 GPU "
-        "on gcp")
+        "on gcp; change constraints.gpu_counts")
 
 
 def test_prices_elsewhere_say_their_market_and_the_job_s_market_comes_first() -> None:
@@ -88,7 +92,8 @@ def test_prices_elsewhere_say_their_market_and_the_job_s_market_comes_first() ->
         "elsewhere: aws us-east-1 g6.xlarge $0.8048/h, aws us-west-2 g6.xlarge $0.8048/h, "
         "aws eu-west-2 g6.xlarge $0.9000/h; not there because its file keeps it in region "
         "eu-west-1; `costsched collect --cloud aws --region eu-west-1 --gpu L4` fetches "
-        "today's prices, spot and on-demand")
+        "today's prices, spot and on-demand; change constraints.markets or "
+        "constraints.regions")
     # Spot A10G:1 elsewhere: those prices, said as spot, the on-demand one left out.
     assert why(clouds=("aws",), regions=("ap-northeast-1",), gpu_models=("A10G",),
                gpu_counts=(1,), markets=("spot",)).startswith(
@@ -98,13 +103,14 @@ def test_prices_elsewhere_say_their_market_and_the_job_s_market_comes_first() ->
                gpu_counts=(1,), markets=("spot",)) == (
         f"job j: no price known as of {WHEN} for A10G:1 in aws, eu-west-2; spot elsewhere: "
         "aws us-west-2 g5.xlarge $0.3600/h, aws us-east-1 g5.xlarge $0.4000/h, aws eu-west-1 "
-        "g5.xlarge $0.5000/h; not there because its file keeps it in region eu-west-2")
+        "g5.xlarge $0.5000/h; not there because its file keeps it in region eu-west-2; "
+        "change constraints.regions")
     # Either market: each named, the cheapest first.
     assert why(clouds=("gcp",), gpu_models=("A10G",), gpu_counts=(1,)) == (
         f"job j: no price known as of {WHEN} for A10G:1 in gcp; spot elsewhere: aws us-west-2 "
         "g5.xlarge $0.3600/h, aws us-east-1 g5.xlarge $0.4000/h, aws eu-west-1 g5.xlarge "
         "$0.5000/h; on-demand elsewhere: aws ap-northeast-1 g5.xlarge $1.3000/h; not there "
-        "because its file keeps it in cloud gcp")
+        "because its file keeps it in cloud gcp; change constraints.clouds")
 
 
 def test_a_gpu_a_task_s_clouds_have_no_type_of_gets_no_shape_of_its_own() -> None:

@@ -62,7 +62,7 @@ def _plan_cost(store: PriceStore, job: Path, at=AT) -> float:
     [p] = result.jobs
     if p.best is not None:
         return float(p.best["expected_cost"])
-    return float(re.search(r"costs \$([\d.,]+)$", p.reason)[1].replace(",", ""))
+    return float(re.search(r"costs \$([\d.,]+)(?: |$)", p.reason)[1].replace(",", ""))
 
 
 def test_a_budget_too_small_for_every_allowed_offering_is_priced_as_the_plan_prices_it(

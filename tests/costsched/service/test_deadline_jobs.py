@@ -115,9 +115,9 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
     late.write_text(yaml.safe_dump(spec))
     said = (r"job late cannot meet its deadline of 41 h on any allowed offering: the fastest, "
             r"aws us-east-1 p3\.2xlarge on-demand, needs 41\.92 h \(41\.67 h to run and "
-            r"0\.25 h to start\); it would meet a deadline at least 41\.92 h from now, or "
-            r"this one with (4 GPUs|\S+) allowed \(aws us-east-1 \S+ on-demand needs "
-            r"\d+\.\d\d h\)")
+            r"0\.25 h to start\); it would meet a deadline at least 41\.92 h from now "
+            r"\(constraints\.deadline in \S+\), or this one with (4 GPUs|\S+) allowed by "
+            r"constraints\.gpu_\w+ in \S+ \(aws us-east-1 \S+ on-demand needs \d+\.\d\d h\)")
     with pytest.raises(InvalidInput, match=said):
         service.launch(store, late, launcher=launcher,
                        checkpoint_root=str(tmp / "checkpoints"))

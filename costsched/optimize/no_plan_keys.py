@@ -1,0 +1,46 @@
+"""The key of a job's file that gets it a plan, as the file writes it: what every "no plan"
+ends with ('change constraints.gpu_counts in job.yaml', 'raise costsched.budget in
+task.yaml'). A costsched job writes its filters under `constraints:`; a SkyPilot task its
+place, GPUs and market under `resources:`, its limits under `costsched:`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from costsched.optimize.job import Workload
+from costsched.spec_errors import as_written
+
+# Where a SkyPilot task writes a filter costsched reads into `Constraints` (its own
+# `costsched:` keys are `spec_errors.as_written`'s).
+TASK_KEYS = {
+    "clouds": "resources.infra", "regions": "resources.infra", "zones": "resources.infra",
+    "markets": "resources.use_spot", "gpu_models": "resources.accelerators",
+    "gpu_counts": "resources.accelerators", "instance_types": "resources.instance_type",
+}
+# A filter by the column of the price frame it filters.
+FIELD_OF = {"cloud": "clouds", "region": "regions", "zone": "zones", "market": "markets",
+            "gpu_model": "gpu_models", "gpu_count": "gpu_counts",
+            "instance_type": "instance_types"}
+
+
+def key(job: Workload, field: str) -> str:
+    """The key of `field` of the job's `Constraints` ('gpu_counts', 'budget') as its file
+    writes it: 'constraints.gpu_counts', or in a SkyPilot task 'resources.accelerators',
+    'costsched.budget'."""
+    sky = bool(getattr(job, "sky", False))
+    if sky and field in TASK_KEYS:
+        return TASK_KEYS[field]
+    return as_written(f"constraints.{field}", sky)
+
+
+def in_file(job: Workload) -> str:
+    """' in job.yaml': the file the job came from ('' for a job of no file)."""
+    source = getattr(job, "source", "")
+    return f" in {source}" if source and source != "<spec>" else ""
+
+
+def change(job: Workload, fields: Sequence[str], verb: str = "change") -> str:
+    """'change constraints.regions or constraints.clouds in job.yaml': the keys of
+    `fields` (each once, in order), '' for none."""
+    keys = list(dict.fromkeys(key(job, f) for f in fields))
+    return f"{verb} {' or '.join(keys)}{in_file(job)}" if keys else ""
