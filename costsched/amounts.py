@@ -48,7 +48,8 @@ HTML), the dashboard and every message.
   the budget of'): at the decimals at which they read in the order they stand in, never
   '$0.0003 more than $0.0003'.
 - Hours times a price (`hours_times`, `times`): the price at its own decimals
-  (`price_places`: '$0.07962', the price the charge used, never '$0.0796'), the hours
+  (`price_places`: '$0.07962', the price the charge used, never '$0.0796'; '$1.0060' for
+  an average charged a float's error off $1.006, never '$1.006000'), the hours
   with the decimals that make their product with the price, as written, agree with the
   amount as written; a figure that grows (a running placement's hours) at the same
   decimals call after call (`steady_hours`); no product where none reads as the amount.
@@ -94,6 +95,9 @@ FINEST = 6  # the most decimals a store's scale takes (its smallest charge under
 COMPARED_MOST = 8  # the most decimals two amounts compared in words take to differ
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
 PRICE_MOST = 6  # the most decimals a price per hour takes in a product (`price_places`)
+# A price charged on average (dollars over hours) off by no more than this part of it:
+# the float error of the sums that made it, no digit ('$1.0060' for 1.005999999993).
+PRICE_NOISE = 1e-9
 SUMS_MOST = 8  # the most decimals charged figures take for a total to read as its rows'
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
 # dollars, far below a second's charge): a just-launched job's few milliseconds read
@@ -418,13 +422,17 @@ def parts_as_written(total: float, parts: Sequence[float], places: int) -> list[
 
 def price_places(usd_per_hour: float) -> int:
     """The decimals a price per hour is written at where hours are multiplied by it: its
-    own (12 significant digits, a float's last-digit error no digit), MAX_DECIMALS at
-    least, PRICE_MOST at most: '$0.07962', never '$0.0796' for the price a charge used."""
+    own (to within PRICE_NOISE: '$1.0060' for 1.005999999993), MAX_DECIMALS at least,
+    PRICE_MOST at most: '$0.07962', never '$0.0796' for the price a charge used."""
     if not _known(usd_per_hour):
         return MAX_DECIMALS
-    exact = Decimal(f"{float(usd_per_hour):.{_DIGITS}g}")
-    return next((p for p in range(MAX_DECIMALS, PRICE_MOST + 1)
-                 if half_up(float(exact), p) == exact), PRICE_MOST)
+    return next((p for p in range(MAX_DECIMALS, PRICE_MOST)
+                 if _writes(float(usd_per_hour), p)), PRICE_MOST)
+
+
+def _writes(price: float, places: int) -> bool:
+    """Whether `price` (per hour) at `places` decimals is the price itself (`PRICE_NOISE`)."""
+    return abs(float(half_up(price, places)) - price) <= abs(price) * PRICE_NOISE
 
 
 def steady_hours(usd_per_hour: float, places: int, least: int = 2) -> int:
@@ -527,11 +535,11 @@ def product_hours(charges: Iterable[tuple[Sequence[float], Sequence[float]]],
         spans, amounts = list(spans), list(amounts)
         prices = {a / h for h, a in zip(spans, amounts, strict=True) if _known(a)
                   and _known(h) and h >= NOISE and abs(a) >= NOISE}
-        if not prices or max(prices) - min(prices) > 1e-9 * max(prices):
+        if not prices or max(prices) - min(prices) > PRICE_NOISE * max(prices):
             continue
-        price = Decimal(f"{max(prices):.{_DIGITS}g}")
-        if half_up(float(price), PRICE_MOST) != price:
+        if not _writes(max(prices), PRICE_MOST):
             continue  # an average: no product reads as its amount
+        price = half_up(max(prices), price_places(max(prices)))  # as `times` writes it
         found.append((spans, usd(total_as_written(amounts, places), places), price))
     for digits in range(least, HOURS_MOST + 1):
         if all(usd(float(half_up(total_as_written(spans, digits), digits) * price), places)

@@ -195,6 +195,15 @@ def _scaled(built: BilledReport, frame: pd.DataFrame) -> dict[str, int]:
     return places
 
 
+def _nothing_compared(imported: int) -> str:
+    """Why `report --billed` compares nothing, and what imports the bills it needs."""
+    if not imported:
+        return ("nothing compared: no bills are imported; `costsched bills import` imports "
+                "the clouds' exports")
+    return ("nothing compared: no imported export covers a day of this period; "
+            "`costsched bills import` imports newer exports")
+
+
 def print_billed(db: str | None, *, since: str | None, until: str | None, job: str | None,
                  json_out: bool, html: Path | None = None) -> None:
     """`report --billed`: the bill beside the estimate, per job and day, itemised."""
@@ -219,18 +228,18 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
                                    "unmatched_usd")]
     estimated, billed, difference, unmatched = (usd(v, _line_places(built, figures))
                                                 for v in figures)
-    console.print(Text(
-        f"estimated {estimated}, billed {billed}, difference {difference}; "
-        f"{counted(totals['flagged_jobs'], 'job')} flagged; "
-        f"{counted(totals['unmatched_lines'], 'line')} "
-        f"({unmatched}) matched to no job"), highlight=False)
+    if built.jobs.empty and built.unmatched.empty:  # no bill line in the period: why
+        console.print(Text(_nothing_compared(built.imported)), highlight=False)
+    else:
+        console.print(Text(
+            f"estimated {estimated}, billed {billed}, difference {difference}; "
+            f"{counted(totals['flagged_jobs'], 'job')} flagged; "
+            f"{counted(totals['unmatched_lines'], 'line')} "
+            f"({unmatched}) matched to no job"), highlight=False)
     if totals["not_covered_usd"]:
         covered = usd(totals["not_covered_usd"], _line_places(built, figures))
         console.print(Text(f"not compared: {covered} estimated on "
-                           "days no imported export covers"
-                           + ("; import the clouds' bills with `costsched bills import`"
-                              if built.jobs.empty and built.unmatched.empty else "")),
-                      highlight=False)
+                           "days no imported export covers"), highlight=False)
     if totals["other_currency_lines"]:
         other = counted(totals["other_currency_lines"], "line")
         console.print(Text(f"not added: {other} billed in another currency than USD"),

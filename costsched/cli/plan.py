@@ -117,10 +117,12 @@ def plan(
                            budget=budget, weight=weight, quota=quota, availability=availability,
                            progress=report, share_instances=share_instances)
     from costsched.cli.launch_given import warn_local_mounts, warn_written_envs
+    from costsched.cli.plan_launch_needs import note_unrunnable
     from costsched.config import effective
 
     warn_written_envs(specs)  # an env's value named like a secret's: stored at launch
     warn_local_mounts(specs, effective().launch.launcher)  # a mount not at its path
+    note_unrunnable(specs, effective().launch.launcher)  # a Docker image it cannot run
     if explain is not None:
         overheads = effective().migration.overheads()
         explain = _offering_of(result, explain, "--explain", top)

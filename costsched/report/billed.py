@@ -76,6 +76,7 @@ class BilledReport:
     # The cost report's scale for charged figures (`Report.scale`): its money is written
     # at no fewer decimals, as the report beside it writes the same charges.
     scale: Scale | None = None
+    imported: int = 0  # the bill lines the store holds, of any period (none: never imported)
 
     @property
     def totals(self) -> dict[str, float | int]:
@@ -127,7 +128,7 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
         rates=rates.billed_rates(store, mine, placed, end),
         other_currency=int((~usd).sum()),
         not_covered_usd=float(est.loc[~compared.to_numpy(), "usd"].sum()),
-        placed=estimated.placed, scale=estimated.scale)
+        placed=estimated.placed, scale=estimated.scale, imported=bills.count())
 
 
 def _days(estimate: pd.DataFrame, lines: pd.DataFrame, names: dict) -> pd.DataFrame:

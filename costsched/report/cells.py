@@ -578,9 +578,9 @@ def period_words(since: str | None, until: str, placed: bool) -> str:
 def totals_line(totals: Mapping[str, float | None], tables: object = None,
                 least: Mapping[str, int] | None = None) -> str:
     """The report's totals in one line (`totals_figures`): 'Spend $0.0300 (compute
-    $0.0264, egress $0.0036) over 0.03 instance-hours; saved ...; failed runs cost ...'."""
+    $0.0264, egress $0.0036) over 0.03 billed hours (a gang's: and instance-hours); ...'."""
     f = totals_figures(totals, tables, least)
-    over = (f"{f['instance_hours']} instance-hours" if f["instance_hours"] == f["billed_hours"]
+    over = (f"{f['billed_hours']} billed hours" if f["instance_hours"] == f["billed_hours"]
             else f"{f['billed_hours']} billed hours ({f['instance_hours']} instance-hours, "
             "each node counted)")
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "

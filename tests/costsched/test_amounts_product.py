@@ -50,3 +50,13 @@ def test_no_product_where_none_reads_as_the_amount() -> None:
     # An average price of many digits (a price that changed while it ran) over 100 h:
     # no hours and price as written make $24.567891 to the last decimal.
     assert times(100.0, 0.24567891234, 24.567891234, 6, 5) is None
+
+
+def test_a_price_charged_on_average_off_by_a_float_s_error_reads_at_its_own_decimals() -> None:
+    # A placement's dollars over its hours: $1.006/h as 1.005999999992937, which read
+    # 'billed 0.09611 h x $1.006000/h = $0.09669' beside a plan's '$1.0060/h'.
+    price = 1.005999999992937
+    assert price_places(price) == 4 and price_places(0.24567891234) == 6
+    assert times(0.0961111111111111, price, 0.09668777777709894, 5, 5) == (
+        "0.09611", "$1.0060", "$0.09669")
+

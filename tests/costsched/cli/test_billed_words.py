@@ -1,7 +1,10 @@
 """`report --billed`'s totals line reads against its tables: at no fewer decimals than the
-figures it sums."""
+figures it sums; with nothing to compare (no bills imported, or none covering the period),
+it says so first, and how to import them."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,6 +13,7 @@ from costsched.cli import bills
 from costsched.cli.common import console
 from costsched.report import billed
 from costsched.report.billed import ITEMS, JOB_COLUMNS, UNMATCHED_COLUMNS, BilledReport
+from tests.costsched.cli.test_store_scale_views import _run, _store
 
 
 def _built() -> BilledReport:
@@ -61,5 +65,18 @@ def test_the_totals_read_at_the_reports_scale(monkeypatch: pytest.MonkeyPatch) -
     with console.capture() as captured:
         bills.print_billed(None, since=None, until=None, job=None, json_out=False)
     out = captured.get()
-    assert "estimated $0.00000, billed $0.00000, difference $0.00000" in out, out
     assert "not compared: $0.00651 estimated on days" in out, out
+
+
+def test_with_no_bills_it_says_first_that_nothing_was_compared(tmp_path: Path) -> None:
+    # The trial: 'estimated $0.00, billed $0.00, difference $0.00; 0 jobs flagged', then
+    # 'not compared: $0.12 estimated on days no imported export covers'.
+    db, _ = _store(tmp_path)
+    out = _run("report", "--billed", "--db", db)
+    report = _run("report", "--db", db)
+    lines = out.splitlines()
+    assert lines[1] == ("nothing compared: no bills are imported; `costsched bills import` "
+                        "imports the clouds' exports"), out
+    assert lines[2] == "not compared: $0.000655 estimated on days no imported export covers", out
+    assert "Spend $0.000655 " in report, report  # the same spend, as the report writes it
+    assert "estimated $0" not in out and "difference" not in out, out

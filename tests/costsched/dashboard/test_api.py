@@ -454,7 +454,7 @@ def test_a_jobs_placement_hours_read_at_one_precision(store: PriceStore,
     cells = re.findall(r'<td class="num">([\d.]+)</td><td class="num">\$', table)
     assert cells == ["0.0072", "0.0442"], cells
     [line] = re.findall(r"In the report: (.*?)\.</p>", page, re.S)
-    assert "over 0.0514 instance-hours" in line, line
+    assert "over 0.0514 billed hours" in line, line
 
 
 def test_the_jobs_card_counts_in_words(store: PriceStore, client: TestClient) -> None:

@@ -44,7 +44,7 @@ def test_billed_hours_times_the_price_make_the_compute_in_the_text(tmp_path: Pat
     for hours, money in rows:
         assert hours == "0.036", result.stdout
         _multiplies_out(hours, money)
-    total = re.search(r"compute (\$[0-9.]+),.* over ([0-9.]+) instance-hours", result.stdout)
+    total = re.search(r"compute (\$[0-9.]+),.* over ([0-9.]+) billed hours", result.stdout)
     assert total is not None, result.stdout
     _multiplies_out(total[2], total[1])
 

@@ -47,7 +47,7 @@ def test_the_totals_are_written_at_the_precision_of_the_rows_they_sum() -> None:
     totals = {"usd": 0.02, "compute_usd": 0.02, "egress_usd": 0.0,
               "saved_vs_on_demand_usd": 0.0664, "saved_vs_static_usd": 0.0, "billed_hours": 0.0958}
     assert totals_line(totals, jobs) == (
-        "Spend $0.0200 (compute $0.0200, egress $0.0000) over 0.096 instance-hours; saved "
+        "Spend $0.0200 (compute $0.0200, egress $0.0000) over 0.096 billed hours; saved "
         "$0.0664 against on-demand and $0.0000 against the launch-time choice kept")
     assert totals_line(totals).startswith("Spend $0.02 (compute $0.02, egress $0.00)")
 
@@ -90,7 +90,7 @@ def test_a_gangs_hours_count_each_of_its_nodes_in_the_instance_hours() -> None:
         "Spend $0.0079 (compute $0.0079, egress $0.0000) over 0.0075 billed hours (0.0128 "
         "instance-hours, each node counted); saved")
     one = jobs.iloc[[1]]
-    assert " over 0.0022 instance-hours; " in totals_line(
+    assert " over 0.0022 billed hours; " in totals_line(
         totals(one.to_dict("records")), one)
 
 

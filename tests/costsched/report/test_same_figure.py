@@ -51,7 +51,7 @@ def test_the_tables_and_the_totals_still_add_up_as_written() -> None:
         per_cloud = sum(number(t) for t in written("clouds", column))
         assert math.isclose(per_job, per_cloud, abs_tol=1e-9), column
     hours = sum(number(t) for t in written("jobs", "billed_hours"))
-    assert f"over {hours:.3f} instance-hours" in line, line
+    assert f"over {hours:.3f} billed hours" in line, line
 
 
 def test_the_html_file_and_the_dashboard_write_the_same_figures() -> None:
@@ -119,4 +119,4 @@ def test_a_jobs_page_writes_its_legs_at_the_reports_precision() -> None:
     line = totals_line(totals(report["jobs"]), report, page)
     assert cell("hours", leg["hours"], page) == cell("hours", other["hours"], page) == "0.01"
     assert cell("usd", leg["usd"], page) == "$0.00071"
-    assert "over 0.02 instance-hours" in line and "Spend $0.06071 " in line, line
+    assert "over 0.02 billed hours" in line and "Spend $0.06071 " in line, line

@@ -1,0 +1,34 @@
+"""What `plan` says of a task that `launch` would refuse on this machine's launcher, in
+the words of the very check `launch` makes (`Launcher.cannot_run`): the local launcher
+runs a task's Docker image only where Docker's daemon answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def note_unrunnable(read: Sequence[tuple[str, Any]], launcher: str) -> None:
+    """A note on stderr for each task with a Docker image that `launch` would refuse on the
+    local `launcher` on this machine (no Docker, or a daemon that does not answer), in
+    the words of the check `launch` makes (`Launcher.cannot_run`); asked only of a task
+    with an image, and never of another launcher (a cloud's instance runs it)."""
+    if launcher != "local":
+        return
+    from launchers import containers
+
+    tasks = [(source, spec.task.model_dump()) for source, spec in read]
+    tasks = [(source, task) for source, task in tasks if containers.image_of(task)]
+    if not tasks:
+        return
+    from costsched.cli.common import err_console, user_text
+    from launchers import make_launcher
+
+    local = make_launcher(launcher)  # as `launch` makes it
+    said: list[str] = []
+    for source, task in tasks:
+        refused = local.cannot_run(task)
+        line = f"note: launch needs: {source}: {refused}" if refused else ""
+        if line and line not in said:  # (a sweep's jobs share their file's)
+            said.append(line)
+            err_console.print(user_text(line), highlight=False, soft_wrap=True)
