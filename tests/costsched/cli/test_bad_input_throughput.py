@@ -49,3 +49,15 @@ def test_a_path_that_names_no_file_is_refused_in_one_line(measured: Path, tmp_pa
     (tmp_path / "folder").mkdir()
     assert _one_error_line(*argv) == said
     assert not measured.exists()
+
+
+def test_a_negative_number_names_the_argument(measured: Path) -> None:
+    line = _one_error_line("throughput", "set", "MODEL", "V100", "-1")
+    assert "steps_per_second '-1': expected a positive number" in line, line
+    assert "no such option" not in line
+
+
+def test_an_argument_given_as_an_option_is_not_taken_for_help(measured: Path) -> None:
+    line = _one_error_line("throughput", "set", "--model", "X")
+    assert "no such option: --model" in line
+    assert "'--help'" not in line, line
