@@ -5,7 +5,6 @@ figure (never over a user's own, `costsched.throughput`)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -85,16 +84,23 @@ def learn(store: StoreLike, at: datetime | str | None = None) -> int:
 def unlearned(store: StoreLike, shown: int = 3) -> str:
     """Why the runs of jobs that reported their steps taught nothing (`measure_rows` skips
     them): their files name no model, the name a measured speed is kept under; and what
-    gives it. '' when every such run's job names a model. At most `shown` jobs named."""
+    gives it. '' when every such run's job names a model. At most `shown` jobs named.
+    Only runs a speed can be measured from are named (`placement_rates`: step reports a
+    minute apart or more), as `report` measures them: a shorter run teaches nothing
+    whatever its file names."""
     with using(store) as opened:
-        placed = sorted({p.job_id for p in opened.jobs.placement_rows(None)})
+        placements = opened.jobs.placement_rows(None)
+        placed = sorted({p.job_id for p in placements})
         if not placed:
             return ""
-        readings = Counter(e.job_id for e in opened.jobs.event_rows(placed,
-                                                                    kinds=["progress"]))
-        rated = sorted(j for j, n in readings.items() if n >= 2)  # a rate needs two
-        jobs = [r for r in opened.jobs.records(rated) if not stored_model(r.spec)] \
-            if rated else []
+        progress: dict[int, list[tuple[datetime, float | None]]] = {}
+        for event in opened.jobs.event_rows(placed, kinds=["progress"]):
+            progress.setdefault(event.job_id, []).append((event.at,
+                                                          progress_steps(event.detail)))
+        rated = sorted(j for j, found in progress.items() if len(found) >= 2)  # a rate: two
+        jobs = [r for r in opened.jobs.records(rated) if not stored_model(r.spec)
+                and any(placement_rates(progress[r.id], p.start_at, p.end_at) is not None
+                        for p in placements if p.job_id == r.id)] if rated else []
     if not jobs:
         return ""
     named = [f"{r.id} ({r.name})" for r in jobs[:shown]]
