@@ -43,10 +43,10 @@ def test_several_jobs_are_named_a_few_at_most(market: PriceStore) -> None:  # no
                            f"{ids[2]} (j2) and 2 more: their job files name no `model:`")
 
 
-def test_a_run_too_short_to_measure_is_not_said_to_lack_a_model(
+def test_a_run_too_short_to_measure_is_said_so_not_to_lack_a_model(
         market: PriceStore) -> None:  # noqa: F811
-    """`report` measures no speed from a run whose step reports span under a minute:
-    neither is it named as a run a model would have taught."""
+    """A run whose step reports span under a minute is not named as one a model would
+    have taught: it is said to be too short to measure (`report` may show its pace)."""
     start = AT - timedelta(days=1)
     job = market.jobs.create("brief", {"spec": {"name": "brief", "steps": 10},
                                        "source": "test"}, 10, at=start)
@@ -55,6 +55,9 @@ def test_a_run_too_short_to_measure_is_not_said_to_lack_a_model(
     market.jobs.record_progress(job, 1, at=start + timedelta(seconds=10))
     market.jobs.record_progress(job, 5, at=start + timedelta(seconds=40))
     market.jobs.end_placement(job, start + timedelta(seconds=50))
-    assert throughputs.unlearned(market) == ""
+    short = (f"no speed learned from job {job} (brief): its steps were reported over less "
+             "than a minute, too short to measure a speed from")
+    assert throughputs.unlearned(market) == short
     named = run_on_t4(market, 0.5, start, name="bigram", spec={"name": "bigram", "steps": 9})
-    assert throughputs.unlearned(market) == WHY.format(ids=f"{named} (bigram)", whose="its")
+    assert throughputs.unlearned(market) == "\n".join(
+        [WHY.format(ids=f"{named} (bigram)", whose="its"), short])
