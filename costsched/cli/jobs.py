@@ -461,8 +461,6 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
                            "itself) and --node")
     if shared := namesakes_line(store, job):  # whose output this is, and the others'
         typer.echo(shared, err=True)
-    if follow and not node and (which := instance_line(store, job)):  # --all: each its own
-        typer.echo(which, err=True)
     if every:
         text = remembered_masked(service.every_log(store, launcher, job, tail=tail))
         typer.echo(text, nl=False)
