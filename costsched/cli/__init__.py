@@ -291,11 +291,25 @@ def _unknown_name(exc: UsageError) -> str:
     if ctx is None:
         return ""
     if isinstance(exc, NoSuchOption):
+        params = ctx.command.get_params(ctx)
+        number = _negative_number(exc.option_name, params)
+        if number:
+            return number
         typed = exc.option_name.partition("=")[0]
-        names = [o for p in ctx.command.get_params(ctx) if not getattr(p, "hidden", False)
+        names = [o for p in params if not getattr(p, "hidden", False)
                  for o in (*p.opts, *p.secondary_opts)
                  if o.startswith("--") == typed.startswith("--")]
-        return f"no such option: {exc.option_name}{did_you_mean(typed, names)}"
+        # Alike by their words, not by the dashes all share ('--model' is not '--help').
+        bare = {o.lstrip("-"): o for o in names}
+        close = did_you_mean(typed.lstrip("-"), list(bare))
+        for word, option in bare.items():
+            close = close.replace(repr(word), repr(option))
+        argument = next((p.name for p in params
+                         if getattr(p, "param_type_name", "") == "argument"
+                         and p.name == typed.lstrip("-").replace("-", "_")), None)
+        if argument and not close:  # 'throughput set --model X'
+            close = f"; {argument} is an argument: give it without {typed}"
+        return f"no such option: {exc.option_name}{close}"
     head = exc.message.partition(". Did you mean ")[0].rstrip(".")  # typer's, left out
     if not head.startswith("No such command ") or not isinstance(ctx.command, TyperGroup):
         return ""
@@ -307,6 +321,25 @@ def _unknown_name(exc: UsageError) -> str:
     hint = (f"; did you mean {meant}?" if meant
             else did_you_mean(typed, ctx.command.list_commands(ctx)))
     return f"no such command {typed!r}{hint}"
+
+
+def _negative_number(given: str, params: list[Any]) -> str:
+    """A number read as an option ('-1'), said of the command's argument that takes a
+    number: "steps_per_second: expected a positive number ('-1'... reads as an option)";
+    '' when `given` is no number or the command takes none as an argument."""
+    try:
+        float(given)
+    except ValueError:
+        return ""
+    numeric = [p.name for p in params
+               if getattr(p, "param_type_name", "") == "argument"
+               and getattr(getattr(p, "type_descriptor", None), "annotation", None)
+               in (int, float)]
+    if not numeric:
+        return ""
+    # click reads '-1.5' as the option '-1': the number is not quoted, only its start.
+    return (f"{' or '.join(numeric)}: expected a positive number ({given!r}... reads as "
+            "an option)")
 
 
 def _lowered(message: str) -> str:

@@ -66,10 +66,7 @@ def _read_store(given: str | None, db: str | None) -> str | None:
     from costsched.service.store_files import ENV_DB, missing_store
 
     missing = missing_store(db)
-    try:
-        server = _server_without_store(db) if missing is None else None
-    except InvalidInput as exc:  # a server down or silent: one line, exit 75 (`fail`)
-        fail(exc)
+    server = _server_without_store(db) if missing is None else None
     if missing is None and server is None:
         return db
     named = (f"--db {user_text(server or db)}" if given is not None else
@@ -87,7 +84,8 @@ def _read_store(given: str | None, db: str | None) -> str | None:
 def _server_without_store(db: str | None) -> str | None:
     """The URL (its password masked) of the database server `db` names (None: the
     default store) when it holds no costsched store yet; None for a SQLite store, and for
-    a server that holds one or cannot be reached (opening it says why)."""
+    a server that holds one. A server down or silent ends the command in one line, exit
+    code 75 (`fail`): an option's callback runs outside `friendly_errors`."""
     from costsched.service.store_files import ENV_DB
 
     url = db if db is not None else os.environ.get(ENV_DB)
@@ -98,7 +96,11 @@ def _server_without_store(db: str | None) -> str | None:
     from costsched.store.presence import holds_store
 
     # A server that never answers is waited on as the store's opening waits, no longer.
-    return describe(url) if holds_store(url, effective().store) is False else None
+    try:
+        held = holds_store(url, effective().store)
+    except InvalidInput as exc:
+        fail(exc)
+    return describe(url) if held is False else None
 
 
 NO_STORE = "none:"  # the default store, not made yet: nothing launched on this machine

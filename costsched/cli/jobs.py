@@ -448,7 +448,7 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
               every: bool = False) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
     --follow; `node`: a multi-node job's node (its rank); `every`: every instance's."""
-    from costsched.cli.logs_lines import namesakes_line
+    from costsched.cli.logs_lines import instance_line, namesakes_line
     from costsched.redact import remembered_masked
     from costsched.service.glance import remember_secrets
 
@@ -467,6 +467,8 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
         return
     if not follow or node:
         text = remembered_masked(service.logs(store, launcher, job, tail=tail, node=node))
+        if text and (which := instance_line(store, job, node)):
+            typer.echo(which, err=True)
         typer.echo(text, nl=False)
         if not text:
             typer.echo(f"job {job}: no output yet (`costsched status {job}` says how the job "

@@ -1,5 +1,5 @@
-"""What `logs` says beside a job's output: whose output it is when several jobs share the
-name asked for."""
+"""What `logs` says beside a job's output: the instance it comes from, and whose output it
+is when several jobs share the name asked for."""
 
 from __future__ import annotations
 
@@ -31,3 +31,19 @@ def namesakes_line(store: PriceStore, job: str) -> str:
     listed = ", ".join(f"job {r.id} ({r.state})" for r in others[:LISTED])
     more = f" and {len(others) - LISTED} older" if len(others) > LISTED else ""
     return head + f"`costsched logs ID` shows another's: {listed}{more}"
+
+
+def instance_header(instance: str, node: int = 0) -> str:
+    """The line `logs JOB` starts with on stderr, naming the instance whose output follows
+    (", node N" for --node), as `logs --all` heads each instance's output."""
+    return f"--- instance {instance}{f', node {node}' if node else ''}"
+
+
+def instance_line(store: PriceStore, job: str, node: int = 0) -> str:
+    """`instance_header` of the instance whose output `logs JOB` shows: the job's current,
+    else last; '' for a job never placed."""
+    from costsched.service import jobs as service
+
+    job_id = service.job_ids(store, job, states=())[0]
+    placed = store.jobs.placement_rows([job_id])
+    return instance_header(str(placed[-1].instance), node) if placed else ""

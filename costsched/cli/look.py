@@ -125,6 +125,10 @@ def logs(job: JobArgument,
         launcher, instance, stored = found
         glance.remember_secrets(stored)  # a job that prints a secret: masked here too
         text = remembered_masked(make_launcher(launcher).logs(instance, tail=tail))
+        if text:  # which instance's (none: the line below names it)
+            from costsched.cli.logs_lines import instance_header
+
+            typer.echo(instance_header(instance), err=True)
         typer.echo(text, nl=False)
         if not text:  # not a silent nothing: `status` says why it ended, if it did
             typer.echo(f"job {job}: no output on instance {instance} (`costsched status "

@@ -105,8 +105,9 @@ def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loade
         _check_shape(data, origin)
         for key in _leaf_keys(data):
             sources[key] = origin
-    elif explicit:
-        raise InvalidInput(f"{file}: config file not found")
+    elif explicit:  # in the words of the root's --config
+        what = "a directory" if file.is_dir() else "no such file"
+        raise InvalidInput(f"{file}: {what}: expected a TOML config file")
     check_env_names(env)  # a misspelt COSTSCHED_* name, of a section or a key
     for key in KEYS:
         name = _env_name(key)
@@ -130,7 +131,7 @@ def effective() -> Config:
 def _read(file: Path) -> dict[str, Any]:
     file_limits.check(file, file_limits.CONFIG)
     try:
-        text = file.read_bytes().decode("utf-8")
+        text = file.read_bytes().decode("utf-8-sig")  # a byte order mark, as editors save
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot read the config file: {exc.strerror}") from None
     except UnicodeDecodeError:

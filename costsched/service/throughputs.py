@@ -5,7 +5,6 @@ figure (never over a user's own, `costsched.throughput`)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -84,28 +83,49 @@ def learn(store: StoreLike, at: datetime | str | None = None) -> int:
 
 def unlearned(store: StoreLike, shown: int = 3) -> str:
     """Why the runs of jobs that reported their steps taught nothing (`measure_rows` skips
-    them): their files name no model, the name a measured speed is kept under; and what
-    gives it. '' when every such run's job names a model. At most `shown` jobs named."""
+    them), a line per reason: their files name no model, the name a measured speed is kept
+    under (and what gives it); their steps were reported over less than a minute
+    (`placement_rates`), too short to measure, whatever the file names ('report' may still
+    show their pace; a run still going is not named: it may yet be). '' when every such
+    run was learned. At most `shown` jobs named on each line."""
     with using(store) as opened:
-        placed = sorted({p.job_id for p in opened.jobs.placement_rows(None)})
+        placements = opened.jobs.placement_rows(None)
+        placed = sorted({p.job_id for p in placements})
         if not placed:
             return ""
-        readings = Counter(e.job_id for e in opened.jobs.event_rows(placed,
-                                                                    kinds=["progress"]))
-        rated = sorted(j for j, n in readings.items() if n >= 2)  # a rate needs two
-        jobs = [r for r in opened.jobs.records(rated) if not stored_model(r.spec)] \
-            if rated else []
-    if not jobs:
-        return ""
+        progress: dict[int, list[tuple[datetime, float | None]]] = {}
+        for event in opened.jobs.event_rows(placed, kinds=["progress"]):
+            progress.setdefault(event.job_id, []).append((event.at,
+                                                          progress_steps(event.detail)))
+        records = opened.jobs.records(sorted(progress)) if progress else []
+    measurable = {r.id for r in records
+                  if any(placement_rates(progress[r.id], p.start_at, p.end_at) is not None
+                         for p in placements if p.job_id == r.id)}
+    nameless = [r for r in records if r.id in measurable and not stored_model(r.spec)]
+    running = {p.job_id for p in placements if p.end_at is None}  # may yet be measured
+    short = [r for r in records if r.id not in measurable and r.id not in running]
+    lines = []
+    if nameless:
+        one = len(nameless) == 1
+        lines.append(f"no speed learned from job{'' if one else 's'} "
+                     f"{_listed(nameless, shown)}: "
+                     f"{'its job file names' if one else 'their job files name'} no `model:`, "
+                     "the name a measured speed is kept under; add `model: NAME` (under "
+                     "`costsched:` in a SkyPilot task) and the next run is learned")
+    if short:
+        one = len(short) == 1
+        lines.append(f"no speed learned from job{'' if one else 's'} {_listed(short, shown)}: "
+                     f"{'its' if one else 'their'} steps were reported over less than a "
+                     "minute, too short to measure a speed from")
+    return "\n".join(lines)
+
+
+def _listed(jobs: list, shown: int) -> str:
+    """'1 (a), 2 (b) and 3 (c)', or '1 (a), 2 (b), 3 (c) and 2 more' past `shown`."""
     named = [f"{r.id} ({r.name})" for r in jobs[:shown]]
     more = len(jobs) - len(named)
-    listed = (", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 and not more
-              else ", ".join(named) + (f" and {more} more" if more else ""))
-    one = len(jobs) == 1
-    return (f"no speed learned from job{'' if one else 's'} {listed}: "
-            f"{'its job file names' if one else 'their job files name'} no `model:`, the "
-            "name a measured speed is kept under; add `model: NAME` (under `costsched:` in a "
-            "SkyPilot task) and the next run is learned")
+    return (", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 and not more
+            else ", ".join(named) + (f" and {more} more" if more else ""))
 
 
 def measured(store: StoreLike, model: str | None = None) -> pd.DataFrame:

@@ -192,7 +192,8 @@ def test_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
 
 
 def test_a_named_file_that_is_missing_is_an_error(tmp_path: Path) -> None:
-    assert bad(tmp_path / "nope.toml") == f"{tmp_path / 'nope.toml'}: config file not found"
+    assert bad(tmp_path / "nope.toml") == (f"{tmp_path / 'nope.toml'}: no such file: "
+                                           "expected a TOML config file")
 
 
 def test_passwords_are_masked_in_errors(tmp_path: Path) -> None:

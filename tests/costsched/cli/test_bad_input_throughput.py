@@ -49,3 +49,16 @@ def test_a_path_that_names_no_file_is_refused_in_one_line(measured: Path, tmp_pa
     (tmp_path / "folder").mkdir()
     assert _one_error_line(*argv) == said
     assert not measured.exists()
+
+
+def test_a_negative_number_names_the_argument(measured: Path) -> None:
+    line = _one_error_line("throughput", "set", "MODEL", "V100", "-1.5")
+    assert "steps_per_second: expected a positive number ('-1'... reads as an option)" in line
+    assert "no such option" not in line
+
+
+def test_an_argument_given_as_an_option_is_not_taken_for_help(measured: Path) -> None:
+    line = _one_error_line("throughput", "set", "--model", "X")
+    assert "no such option: --model" in line
+    assert "'--help'" not in line, line
+    assert "model is an argument: give it without --model" in line

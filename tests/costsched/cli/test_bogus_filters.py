@@ -192,8 +192,10 @@ CASES = [
     (["gpus", "--cloud", "bogus"], "--cloud 'bogus': expected one of aws"),
     (["gpus", "--at", "bogus"], "--at 'bogus': expected an ISO 8601 time"),
     (["gpus", "--top", "-3"], "--top"),
-    (["config", "show", "--config", "missing.toml"], "missing.toml: config file not found"),
-    (["daemon", "--config", "missing.toml"], "missing.toml: config file not found"),
+    (["config", "show", "--config", "missing.toml"],
+     "missing.toml: no such file: expected a TOML config file"),
+    (["daemon", "--config", "missing.toml"],
+     "missing.toml: no such file: expected a TOML config file"),
     (["daemon", "install", "--kind", "bogus", "--print"], "--kind 'bogus': expected one of "
      "systemd, cron"),
 ]

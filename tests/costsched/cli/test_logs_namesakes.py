@@ -20,17 +20,19 @@ def test_logs_of_a_shared_name_say_whose_output_it_is(env, tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert result.stdout == "newest\n"
     assert result.stderr == (f"2 jobs are named hello: this is job {second}'s output (the "
-                             f"newest); `costsched logs {first}` shows job {first}'s\n")
+                             f"newest); `costsched logs {first}` shows job {first}'s\n"
+                             f"--- instance {second}-1\n")
 
 
-def test_logs_of_a_job_by_id_or_its_own_name_say_nothing_more(env, tmp_path: Path  # noqa: ANN001, F811
-                                                              ) -> None:
+def test_logs_of_a_job_by_id_or_its_own_name_say_only_its_instance(env, tmp_path: Path  # noqa: ANN001, F811
+                                                                  ) -> None:
     db = env["COSTSCHED_DB"]
     first = finished_job(db, tmp_path / "instances")
     finished_job(db, tmp_path / "instances", name="other")
     for named in (str(first), "hello"):
         result = CliRunner().invoke(app, ["logs", named, "--tail", "1"])
-        assert (result.exit_code, result.stdout, result.stderr) == (0, "three\n", "")
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            0, "three\n", f"--- instance {first}-1\n")
 
 
 def test_logs_of_a_name_three_jobs_share_list_the_others(env, tmp_path: Path) -> None:  # noqa: ANN001, F811

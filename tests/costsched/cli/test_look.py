@@ -32,7 +32,7 @@ def run_cli(argv: list[str], env: dict[str, str]) -> tuple[str, list[str]]:
              " file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env=env, check=True)
-    return out.stdout, out.stderr.split()
+    return out.stdout, out.stderr.splitlines()[-1].split()  # the command's own lines before
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from costsched.service import throughputs
 from costsched.store import PriceStore
-from tests.costsched.service.test_throughputs import AT, market, run_on_t4  # noqa: F401
+from tests.costsched.service.test_throughputs import AT, T4, market, run_on_t4  # noqa: F401
 
 WHY = ("no speed learned from job {ids}: {whose} job file names no `model:`, the name a "
        "measured speed is kept under; add `model: NAME` (under `costsched:` in a SkyPilot "
@@ -41,3 +41,23 @@ def test_several_jobs_are_named_a_few_at_most(market: PriceStore) -> None:  # no
     said = throughputs.unlearned(market)
     assert said.startswith(f"no speed learned from jobs {ids[0]} (j0), {ids[1]} (j1), "
                            f"{ids[2]} (j2) and 2 more: their job files name no `model:`")
+
+
+def test_a_run_too_short_to_measure_is_said_so_not_to_lack_a_model(
+        market: PriceStore) -> None:  # noqa: F811
+    """A run whose step reports span under a minute is not named as one a model would
+    have taught: it is said to be too short to measure (`report` may show its pace)."""
+    start = AT - timedelta(days=1)
+    job = market.jobs.create("brief", {"spec": {"name": "brief", "steps": 10},
+                                       "source": "test"}, 10, at=start)
+    market.jobs.place(job, T4, gpu_model="T4", gpu_count=1,
+                      at=start, usd_per_hour=0.30, reason="launch", instance="i-9")
+    market.jobs.record_progress(job, 1, at=start + timedelta(seconds=10))
+    market.jobs.record_progress(job, 5, at=start + timedelta(seconds=40))
+    market.jobs.end_placement(job, start + timedelta(seconds=50))
+    short = (f"no speed learned from job {job} (brief): its steps were reported over less "
+             "than a minute, too short to measure a speed from")
+    assert throughputs.unlearned(market) == short
+    named = run_on_t4(market, 0.5, start, name="bigram", spec={"name": "bigram", "steps": 9})
+    assert throughputs.unlearned(market) == "\n".join(
+        [WHY.format(ids=f"{named} (bigram)", whose="its"), short])
