@@ -33,7 +33,8 @@ def migrate(
         "--to", help="Move the job to this offering, written as the tables print it: "
         "'CLOUD ZONE-OR-REGION INSTANCE_TYPE MARKET', e.g. 'aws us-west-2 p3.2xlarge spot'. "
         "Your choice: it moves even when dearer (the expected difference in dollars is "
-        "printed), within the job's constraints and max_migrations.",
+        "printed), within the job's constraints, max_migrations and own budget (a move "
+        "whose expected total passes it is refused, saying what is enough).",
         show_default=False)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would move, and why, "
                                           "without moving.")] = False,
@@ -59,7 +60,8 @@ def migrate(
 
     Exit code 0 when each move decided on was started (a job that stays, and --dry-run:
     0); 2 when one was not for want of a secret's value (the line says which, and how to
-    give it), or a --to move the job's limits forbid (max_migrations, once a day); 75 when
+    give it), or a --to move the job's limits forbid (max_migrations, once a day, its own
+    budget); 75 when
     another costsched acts on the job, or the --to offering could not be launched within
     --wait (no capacity there now: the job runs where it was): the same command may work
     later."""

@@ -3,11 +3,12 @@ the moves that pay."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from costsched import clouds, launch_secrets
+from costsched import clouds, launch_secrets, own_budget
+from costsched.amounts import decimals_kept, given, usd
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import utcnow
@@ -66,7 +67,8 @@ class MigrationAdvice:
     # The clouds left out for it, each with why (their instances cannot read its checkpoints)
     left_out: tuple[str, ...] = ()
     # Why a move decided on was not started ('' when it was, or none was decided):
-    # "secret" (this process lacks a value), "limit" (max_migrations, once a day) or
+    # "secret" (this process lacks a value), "limit" (max_migrations, once a day),
+    # "budget" (a --to move past the job's own budget: a dry run's; a move refuses) or
     # "busy" (another costsched acts on the job, or moved it meanwhile).
     held_back: str = ""
 
@@ -126,8 +128,17 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         _hold_given(placed, secrets or {})
         decided = _decide(store, placed, ask)
         moved: dict[int, tuple[Decision, MoveRecord | None, str, str]] = {}
+        if target is not None:  # the user's move, held to the job's own budget
+            for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
+                why = _past_budget(store, run, choice, ask.when)
+                if not why:
+                    continue
+                if not dry_run:
+                    raise InvalidInput(f"job {run.record.id} ({run.record.name}): not moved "
+                                       f"to {_label(choice.choice)}: {why}")
+                moved[i] = (choice, None, f"{choice.reason}{NOT_MOVED}{why}", "budget")
         if not dry_run:
-            for group in _groups(placed, decided, ask, stop):
+            for group in _groups(placed, decided, ask, stop, skip=moved):
                 moved.update(zip(group, _move_if_still(
                     store, launcher, [(*placed[i], decided[i]) for i in group], ask, stamp),
                     strict=True))
@@ -211,14 +222,15 @@ def _left_out(run: RunningJob, placement: pd.Series, launcher: Launcher) -> tupl
 
 
 def _groups(placed: Sequence[tuple[RunningJob, pd.Series]], decided: Sequence[Decision],
-            ask: _Asking, stop: Callable[[], bool] | None) -> Iterator[list[int]]:
+            ask: _Asking, stop: Callable[[], bool] | None,
+            skip: Collection[int] = ()) -> Iterator[list[int]]:
     """The jobs whose moves start together, in job order: up to MOVE_GROUP price-driven
     jobs at once; a deadline job alone (its decider reads the capacity the moves before it
     met). `stop` is asked before each move joins a group; once it says True, no further
     group forms."""
     group: list[int] = []
     for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
-        if not choice.moves:
+        if not choice.moves or i in skip:
             continue
         if stop is not None and stop():
             break
@@ -377,6 +389,35 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
     if failure is not None:
         raise failure
     return out  # type: ignore[return-value]
+
+
+def _past_budget(store: PriceStore, run: RunningJob, choice: Decision, at: datetime) -> str:
+    """Why the job's own budget forbids the move the user asked for (`migrate --to`), and
+    what gives it enough ('' when it has none, or the move fits): by the one rule of a
+    launch's and a start's check, which the watch's cap keeps (`own_budget.enough_usd`),
+    what it spent, its rest there expected to cost (the move included) and the watch's
+    charge ahead there for its next interval must fit in it."""
+    if not choice.moves:
+        return ""
+    own = own_budget.of_job(store, run.record, at, run.nodes)
+    if own is None:
+        return ""
+    from costsched.config import effective
+
+    seconds = effective().daemon.watch_seconds
+    per_hour = choice.usd_per_hour * run.nodes  # (all its nodes)
+    ahead = own_budget.ahead_usd(per_hour, seconds)
+    if own.spent_usd + choice.choice_usd + ahead <= own.usd:
+        return ""
+    amount, places = own_budget.enough_usd(own.spent_usd, choice.choice_usd, 0.0, ahead)
+    shown = decimals_kept([own.spent_usd, choice.choice_usd, ahead])  # a small one kept
+    spent, there, charged = (usd(v, shown) for v in (own.spent_usd, choice.choice_usd, ahead))
+    name = run.record.name
+    return (f"{spent} spent + {there} expected there, the move included, + {charged} for "
+            f"the next watch interval ({own_budget.ahead_said(seconds, per_hour)}) would "
+            f"pass its budget of {given(own.usd)}; to move it there, give it enough: "
+            f"`costsched stop {name}`, `costsched start {name} --budget "
+            f"{amount:.{places}f}`, then ask again")
 
 
 def _decided_alike(decided: JobRecord, now: JobRecord, decider: Decider) -> bool:

@@ -1,0 +1,53 @@
+"""A move the user names (`migrate --to`) is held to the job's own budget, as a launch, a
+start and the watch's cap are: one whose expected total passes it is refused in one line
+that names the figures and what gives the job enough; a dry run says the same."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import yaml
+
+from costsched.model import InvalidInput
+from costsched.store import PriceStore
+
+
+def test_a_move_asked_for_past_the_jobs_budget_is_refused(tmp_path) -> None:
+    from costsched.service import jobs as service
+    from launchers.local import LocalLauncher
+    from tests.costsched.service.test_jobs import set_prices, write_spec, zone_of
+
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
+    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
+               datetime.now(timezone.utc) - timedelta(hours=1))
+    path = write_spec(tmp_path)
+    spec = yaml.safe_load(path.read_text())
+    spec["constraints"]["budget"] = 60  # its ~40 h at $1/h fits; at $2/h it would not
+    path.write_text(yaml.safe_dump(spec))
+    try:
+        [job] = service.launch(store, path, launcher=launcher, wait_seconds=20,
+                               checkpoint_root=str(tmp_path / "checkpoints"))
+        assert zone_of(store, job.id) == "us-east-1a"
+        to = "aws us-east-1b p3.2xlarge spot"
+        [dry] = service.migrate(store, launcher, job.id, to=to, dry_run=True)
+        assert dry.started is None and dry.held_back == "budget"
+        said = dry.not_moved
+        assert "would pass its budget of $60" in said, said
+        assert "expected there, the move included" in said, said
+        # the amount that is enough, as a budget is given (rounded up to its cents)
+        assert re.search(r"`costsched start train --budget \d+\.\d\d`", said), said
+        with pytest.raises(InvalidInput) as err:
+            service.migrate(store, launcher, job.id, to=to)
+        line = str(err.value)
+        assert "\n" not in line and line.startswith(f"job {job.id} (train): not moved to ")
+        # the same figures and fix (what it spent grows by the clock the test runs at)
+        assert said.partition(" would pass ")[2] in line, (said, line)
+        assert [m.kind for m in store.moves.of_job(job.id)] == ["launch"]
+        assert zone_of(store, job.id) == "us-east-1a"
+    finally:
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
+        store.dispose()
