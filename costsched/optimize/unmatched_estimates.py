@@ -43,7 +43,7 @@ def estimates_said(placed: Iterable[tuple[Workload, Mapping[str, Any]]]) -> tupl
     """`estimate_said` of a figure that sums several jobs' figures, each job's on its
     offering's row (a collection's placement): marked when any of them rests on an
     estimate, the words naming each estimate and each key once."""
-    why, keys, files = [], [], []
+    why, keys, files, tasks = [], [], [], False
     for job, row in placed:
         speed = bool(row.get("throughput_estimated"))
         steps = steps_estimated(job)
@@ -58,6 +58,7 @@ def estimates_said(placed: Iterable[tuple[Workload, Mapping[str, Any]]]) -> tupl
             why.append(f"the steps of {work.describe()} at an estimated speed")
             count, _, gpu = work.reference.partition("x")
             keys.append(_key(gpu, int(count)))
+        tasks = tasks or bool(getattr(job, "sky", False))
         source = str(getattr(job, "source", "") or "")
         files.append(source if source and not source.startswith("<") else "the job's file")
     if not why:
@@ -67,7 +68,7 @@ def estimates_said(placed: Iterable[tuple[Workload, Mapping[str, Any]]]) -> tupl
     given = ", ".join(f"{k}: STEPS_PER_S" for k in keys)
     return ESTIMATED_MARK, (
         f" ({ESTIMATED_MARK} from {' and '.join(why)}: `throughputs: {{{given}}}` in "
-        f"{' or '.join(files)}, under `costsched:` in a SkyPilot task, gives the measured "
+        f"{' or '.join(files)}{' (under `costsched:`)' if tasks else ''} gives the measured "
         f"{'figure' if len(keys) == 1 else 'figures'})")
 
 

@@ -4,6 +4,7 @@ measured one; figures on given speeds are not marked."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime, timezone
 
@@ -66,8 +67,13 @@ def test_the_words_name_every_estimate_and_each_key_once() -> None:
                                      "gpu_count": 8})
     assert mark == "*"
     assert said == (' (* from an estimated speed on 8xK80 and the steps of 2 h of work on 8xK80 '
-                    'at an estimated speed: `throughputs: {"K80:8": STEPS_PER_S}` in fit.yaml, '
-                    "under `costsched:` in a SkyPilot task, gives the measured figure)")
+                    'at an estimated speed: `throughputs: {"K80:8": STEPS_PER_S}` in fit.yaml '
+                    "gives the measured figure)")
+    # A SkyPilot task writes the key under its `costsched:` section.
+    task = dataclasses.replace(job, sky=True)
+    assert estimate_said(task, {"throughput_estimated": True, "gpu_model": "K80",
+                                "gpu_count": 8})[1].endswith(
+        "in fit.yaml (under `costsched:`) gives the measured figure)")
     assert estimate_said(job, {"throughput_estimated": False, "gpu_model": "A100",
                                "gpu_count": 1})[0] == "*"  # its steps still rest on one
     given = _job(throughputs={"A100": 10.0}, hours=2, reference_gpu="A100")
@@ -121,5 +127,4 @@ def test_a_sum_of_several_jobs_figures_names_each_estimate_and_key_once() -> Non
     mark, said = estimates_said([(a, k80), (b, t4), (a, given)])
     assert mark == "*" and said == (
         ' (* from an estimated speed on 1xK80 and an estimated speed on 4xT4: `throughputs: '
-        '{K80: STEPS_PER_S, "T4:4": STEPS_PER_S}` in fit.yaml, under `costsched:` in a '
-        "SkyPilot task, gives the measured figures)")
+        '{K80: STEPS_PER_S, "T4:4": STEPS_PER_S}` in fit.yaml gives the measured figures)')

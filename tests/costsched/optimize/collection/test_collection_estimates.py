@@ -40,7 +40,7 @@ def test_a_budget_short_on_an_estimated_speed_is_marked(offerings, place) -> Non
     assert re.fullmatch(r"budget: the cheapest placement( on shared instances)? that meets "
                         r"every quota costs \$[\d.,]+\*, \$[\d.,]+\* more than the budget of "
                         r"\$0\.50 \(\* from an estimated speed on \d+xK80: " + K80_KEY
-                        + r", under `costsched:` in a SkyPilot task, gives the measured "
+                        + r" gives the measured "
                           r"figure\)", reason), reason
 
 
