@@ -382,7 +382,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *filter(None, [figures.gang_note(p.job, shown, work),
                             figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated),
-             *filter(None, [figures.rate_note(shown),
+             *filter(None, [figures.rate_note(shown, p.job.nodes),
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown)])]
     if baseline:

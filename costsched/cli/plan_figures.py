@@ -98,13 +98,23 @@ def rates_assumed(shown: pd.DataFrame) -> pd.Series:
                      dtype=bool)
 
 
-def rate_note(shown: pd.DataFrame) -> str:
-    """What the assumed rate's mark says, and what gives real rates ('' when none is)."""
+def rate_note(shown: pd.DataFrame, nodes: int = 1) -> str:
+    """What the assumed rate's mark says, and what gives real rates ('' when none is); a
+    gang's rate is its `nodes` times the cloud's default for one, said so."""
     assumed = shown[rates_assumed(shown)] if len(shown) else shown
     if assumed.empty:
         return ""
-    defaults = ", ".join(f"{c} {r:.3f}/h" for c, r in assumed.groupby("cloud", sort=False)[
-        "preemptions_per_hour"].first().items())
+    firsts = assumed.groupby("cloud", sort=False)["preemptions_per_hour"].first().items()
+    def default(cloud: str, rate: float) -> str:
+        if nodes == 1:
+            return f"{cloud} {rate:.3f}/h"
+        # a node's at the decimals at which the product, as written, reads as the table's
+        places = next(p for p in (3, 4, 5, 6)
+                      if f"{round(rate / nodes, p) * nodes:.3f}" == f"{rate:.3f}")
+        return (f"{cloud} {rate / nodes:.{places}f}/h a node x {nodes} nodes = "
+                f"{rate:.3f}/h")
+
+    defaults = ", ".join(default(c, r) for c, r in firsts)
     return user_text(f"{RATE_MARK} assumed preemption rate: the cloud's default ({defaults}), "
                      f"nothing published or observed for the offering; {REAL_RATES}")
 

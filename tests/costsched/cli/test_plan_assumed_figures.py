@@ -9,6 +9,7 @@ nothing observed: every rate is a default."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 TASK = """\
@@ -53,6 +54,25 @@ def test_an_assumed_preemption_rate_is_marked_and_its_note_names_the_commands(
     assert explained.exit_code == 0, explained.output
     assert ("the rate is assumed: the aws default, nothing published or observed for this "
             "offering; `costsched risk import FILE") in said(explained.stdout)
+
+
+def test_a_gangs_assumed_rate_says_it_is_its_nodes_times_the_default(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Two nodes on spot: the rate shown is twice the cloud's default for one, said so."""
+    path = tmp_path / "gang.yaml"
+    path.write_text(TASK.format(accelerators="A10G:1").replace("name: sky\n",
+                                                               "name: sky\nnum_nodes: 2\n"))
+    result = cli("plan", path, "--top", "3", "--wide")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if "spot │" in line]
+    [cell] = {re.search(r"(\d\.\d{3})~", row)[1] for row in rows}
+    note = re.search(r"the cloud's default \(aws ([\d.]+)/h a node x 2 nodes = ([\d.]+)/h\), "
+                     "nothing published", said(result.stdout))
+    assert note is not None, result.stdout
+    assert note[2] == cell and f"{float(note[1]) * 2:.3f}" == cell  # as the table's cell
+    one = json.loads(cli("plan", task(tmp_path), "--json",
+                         "--top", "1").stdout)["rankings"][0]["ranking"][0]
+    assert f"{one['preemptions_per_hour'] * 2:.3f}" == cell  # twice one node's default
 
 
 def test_a_rate_that_is_not_assumed_is_not_marked(cli, tmp_path: Path) -> None:  # noqa: ANN001
