@@ -400,21 +400,30 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState],
             if name == "" else _named_fix(name, None if b is None else b.period))
     if b is None:  # its figures not read here
         return [f"{why}; to start it again, {start or more}"]
-    # The cap as set; the spend and what is left at one precision (they add up to it).
-    cap, (spent, left) = given(b.usd), usd_all(b.spent_usd, b.left_usd)
-    if b.kind == "job":
-        stopped = f"stopped at its own budget's cap of {cap} ({spent} spent)"
-    else:
-        period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
-        spent_in = {"day": " today", "month": " this month"}.get(b.period, "")
-        stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
-    unmoved = own_budget.not_moved(why)  # a job its cap was to move: why it was not
-    stopped += f"{own_budget.NOT_MOVED}{unmoved}" if unmoved else ""
+    # The stop as it was made: its own reason in its own figures (what was spent and the
+    # next watch interval's charge passing the cap), never the budget's figures of now.
+    stopped = _stop_reason(why, name)
     if b.left_usd > 0:  # raised since, or a new period: `start`'s check says what it needs
-        return [f"{stopped}; {left} left now: "
+        # The cap as set now; what is left at the spend's precision.
+        cap, (_, left) = given(b.usd), usd_all(b.spent_usd, b.left_usd)
+        period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
+        now = f"its budget of {cap}" if b.kind == "job" else f"budget {name}'s {cap}{period}"
+        return [f"{stopped}; {left} left now of {now}: "
                 + (start or f"`costsched start {job}` says whether that is enough, and what "
                    "is if not")]
     return [f"{stopped}; to start it again, {start or more}"]
+
+
+def _stop_reason(why: str, name: str) -> str:
+    """A stop at a cap (its recorded `why`; `name`: '' its own budget, else the named
+    one's) as status says it: the budget in words (its own as 'its own budget', however
+    an older stop named it), then the stop's reason, and why a move was not made where
+    its cap was to move it."""
+    from costsched import own_budget
+
+    head, _, reason = why.partition(": ")
+    said = f"stopped at {own_budget.OWN}" if name == "" else head
+    return f"{said}: {reason}" if reason else said
 
 
 def _still_set(s: service.JobStatus, name: str) -> bool:
