@@ -404,8 +404,10 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState],
     # next watch interval's charge passing the cap), never the budget's figures of now.
     stopped = _stop_reason(why, name)
     if b.left_usd > 0:  # raised since, or a new period: `start`'s check says what it needs
-        # The cap as set now; what is left at the spend's precision.
-        cap, (_, left) = given(b.usd), usd_all(b.spent_usd, b.left_usd)
+        # The cap as set now; what is left at the spend's precision, and the cap at it
+        # where it has more decimals (spent and left add up to it as written).
+        places = decimals([b.spent_usd, b.left_usd])
+        cap, (_, left) = given(b.usd, places), usd_all(b.spent_usd, b.left_usd)
         period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
         now = f"its budget of {cap}" if b.kind == "job" else f"budget {name}'s {cap}{period}"
         return [f"{stopped}; {left} left now of {now}: "
