@@ -133,7 +133,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         said = problems(s, brief, assumed_figures) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
-            + node_notices(s) + lost_lines(s)  # a gang's node replaced, while it is set up
+            + cap_move_lines(s) + node_notices(s) + lost_lines(s)
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
@@ -241,7 +241,9 @@ def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
     scale (`places` for money; `spans` for hours where the product reads so): they visibly
     add up to the cost column's figure, which is their sum as written."""
     restarted = {m.target_instance for m in s.moves if is_restart(m)}  # on an error
-    out = [_placement_line(p, places, spans, str(p.instance) in restarted)
+    capped = _cap_moves(s)
+    out = [_placement_line(p, places, spans, str(p.instance) in restarted,
+                           capped.get(str(p.instance), ""))
            for p in s.cost.charged]
     if s.cost.egress_usd:
         out.append("checkpoint copies between clouds or regions (egress), "
@@ -251,7 +253,27 @@ def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
     return out
 
 
-def _placement_line(p: Any, places: int, spans: int, restart: bool = False) -> str:
+def _cap_moves(s: service.JobStatus) -> dict[str, str]:
+    """The words of each move a budget's cap made of the job, by the instance it moved it
+    to ('moved at its own budget: ...', `cap_move.moved_at_cap`)."""
+    from costsched.service.jobs.cap_move import moved_at_cap
+
+    return {m.target_instance: said for m in s.moves
+            if m.target_instance and (said := moved_at_cap(m.detail))}
+
+
+def cap_move_lines(s: service.JobStatus) -> list[str]:
+    """Why a budget's cap moved the job to where it runs now, in the move's own words
+    ('moved at its own budget: its forecast ... passes the budget of ...; move to ...'),
+    while it runs there."""
+    if s.record.final or s.open_placement is None:
+        return []
+    said = _cap_moves(s).get(str(s.open_placement.get("instance", "")), "")
+    return [said] if said else []
+
+
+def _placement_line(p: Any, places: int, spans: int, restart: bool = False,
+                    capped: str = "") -> str:
     """A placement as billed: hours x the hourly price it was charged on average (all its
     nodes: `costs.Charged.charged_usd_per_hour`) = its amount, as written adding up
     (`amounts.times`): the price at its own decimals, the hours at the store's scale (or
@@ -262,7 +284,11 @@ def _placement_line(p: Any, places: int, spans: int, restart: bool = False) -> s
     says why, never '0.00 h': it never ran (it waited for capacity), or it ended within
     the second it began (charges are by the second)."""
     live = p.end_at is None
-    placed = "placed at its restart on error" if restart else PLACED_BY.get(p.reason, p.reason)
+    # A move a cap made: 'placed by its move at its own budget's cap' ('budget NAME's').
+    at_cap = capped.partition(": ")[0].removeprefix("moved at ")
+    placed = ("placed at its restart on error" if restart else
+              f"placed by its move at {at_cap}'s cap" if at_cap else
+              PLACED_BY.get(p.reason, p.reason))
     head = (f"{placed} on "
             f"{offering_label(p.cloud, p.region, p.zone, p.instance_type, p.market)}")
     money = charged_usd(charging(p.usd, live), places)
@@ -400,21 +426,32 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState],
             if name == "" else _named_fix(name, None if b is None else b.period))
     if b is None:  # its figures not read here
         return [f"{why}; to start it again, {start or more}"]
-    # The cap as set; the spend and what is left at one precision (they add up to it).
-    cap, (spent, left) = given(b.usd), usd_all(b.spent_usd, b.left_usd)
-    if b.kind == "job":
-        stopped = f"stopped at its own budget's cap of {cap} ({spent} spent)"
-    else:
-        period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
-        spent_in = {"day": " today", "month": " this month"}.get(b.period, "")
-        stopped = f"stopped at budget {name}'s cap of {cap}{period} ({spent} spent{spent_in})"
-    unmoved = own_budget.not_moved(why)  # a job its cap was to move: why it was not
-    stopped += f"{own_budget.NOT_MOVED}{unmoved}" if unmoved else ""
+    # The stop as it was made: its own reason in its own figures (what was spent and the
+    # next watch interval's charge passing the cap), never the budget's figures of now.
+    stopped = _stop_reason(why, name)
     if b.left_usd > 0:  # raised since, or a new period: `start`'s check says what it needs
-        return [f"{stopped}; {left} left now: "
+        # The cap as set now; what is left at the spend's precision, and the cap at it
+        # where it has more decimals (spent and left add up to it as written).
+        places = decimals([b.spent_usd, b.left_usd])
+        cap, (_, left) = given(b.usd, places), usd_all(b.spent_usd, b.left_usd)
+        period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
+        now = f"its budget of {cap}" if b.kind == "job" else f"budget {name}'s {cap}{period}"
+        return [f"{stopped}; {left} left now of {now}: "
                 + (start or f"`costsched start {job}` says whether that is enough, and what "
                    "is if not")]
     return [f"{stopped}; to start it again, {start or more}"]
+
+
+def _stop_reason(why: str, name: str) -> str:
+    """A stop at a cap (its recorded `why`; `name`: '' its own budget, else the named
+    one's) as status says it: the budget in words (its own as 'its own budget', however
+    an older stop named it), then the stop's reason, and why a move was not made where
+    its cap was to move it."""
+    from costsched import own_budget
+
+    head, _, reason = why.partition(": ")
+    said = f"stopped at {own_budget.OWN}" if name == "" else head
+    return f"{said}: {reason}" if reason else said
 
 
 def _still_set(s: service.JobStatus, name: str) -> bool:

@@ -29,6 +29,16 @@ if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
 
 
+MOVED_AT = "moved at "  # a move at a cap, in its own words: 'moved at its own budget: ...'
+
+
+def moved_at_cap(detail: str) -> str:
+    """The words of a move a budget's cap made (its `MoveRecord.detail`: 'to OFFERING;
+    moved at its own budget: ...'), '' for any other move."""
+    said = (detail or "").partition("; ")[2]
+    return said if said.startswith(MOVED_AT) else ""
+
+
 def move_ahead(store: PriceStore, launcher: Launcher, state: BudgetState,
                runs: Sequence[RunningJob], at: datetime,
                overheads: Overheads) -> list[JobEvent]:
@@ -104,5 +114,6 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
                     f"{', '.join(lacking)}, which this process's environment lacks")
         detail = f"moved at {called}: {why}; {decision.reason}"
         store.jobs.note(job_id, "budget", detail, at=at)
-        _start_migration(store, launcher, run, decision, placement, None, fallbacks=False)
+        _start_migration(store, launcher, run, decision, placement, None, fallbacks=False,
+                         why=detail)
     return JobEvent(job_id, "budget", detail, level="warning", notify="budget")

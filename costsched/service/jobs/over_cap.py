@@ -3,9 +3,10 @@ the job's state is said (`status`'s job lines, `status --json`'s `over_cap`, the
 from it), from the figures of the Budgets table (`caps.BudgetState`: its forecast, spent,
 the next watch interval's charge and the job's cost to its end), at the table's precision.
 
-Where it is stopped: when what it spent and the watch's charge for its next interval would
-pass the cap (`caps.enforce`), so at the share of its steps that the cap's room left now
-(cap less spent and that charge) pays of its cost to its end, its rest at its price."""
+Where it is stopped: at the first watch where what it spent and the watch's charge for its
+next interval would pass the cap (`caps.enforce`), so between the share of its steps that
+the cap's room left now (cap less spent and that charge) pays of its cost to its end and
+the share the cap less spent alone pays, its rest at its price now."""
 
 from __future__ import annotations
 
@@ -26,15 +27,23 @@ def places(states: Sequence[BudgetState], spent_places: int | None = None) -> in
     return figure_places(states, spent_places)
 
 
-def stop_share(state: BudgetState, job_id: int, progress: float | None) -> float | None:
-    """The share of job `job_id`'s steps done when its budget's cap stops it, from its
-    share done now (`progress`); None where it cannot be told (its progress or its cost to
-    its end not known, or other running jobs of the budget spend its room too)."""
+def stop_share(state: BudgetState, job_id: int,
+               progress: float | None) -> tuple[float, float] | None:
+    """The shares of job `job_id`'s steps done between which its budget's cap stops it,
+    from its share done now (`progress`): from where its spend and the next watch
+    interval's charge reach the cap to where its spend alone does, as the stop comes at
+    the first watch past the first (the cap is checked at each watch, not in between);
+    None where it cannot be told (its progress or its cost to its end not known, or other
+    running jobs of the budget spend its room too)."""
     rest = state.to_end_usd.get(job_id, 0.0)
     if progress is None or len(state.running) != 1 or not 0 < rest < float("inf"):
         return None
-    room = state.usd - state.spent_usd - state.next_usd.get(job_id, 0.0)
-    return min(max(progress + (1 - progress) * max(room, 0.0) / rest, progress), 1.0)
+
+    def share(room: float) -> float:
+        return min(max(progress + (1 - progress) * max(room, 0.0) / rest, progress), 1.0)
+
+    room = state.usd - state.spent_usd
+    return share(room - state.next_usd.get(job_id, 0.0)), share(room)
 
 
 def said(states: Sequence[BudgetState], record: JobRecord, progress: float | None,
@@ -51,7 +60,12 @@ def said(states: Sequence[BudgetState], record: JobRecord, progress: float | Non
     budget = f"its budget of {given(state.usd)}" if own else \
         f"budget {state.name}'s cap of {given(state.usd)}"
     share = stop_share(state, record.id, progress)
-    where = "before its end" if share is None else f"at about {share:.0%} of its steps"
+    # Its rest priced as now (at its speed measured so far, else its plan's): said so.
+    first, last = share or (None, None)
+    where = ("before its end" if share is None else
+             f"at about {first:.0%} of its steps" if f"{first:.0%}" == f"{last:.0%}" else
+             f"at between about {first:.0%} and {last:.0%} of its steps (the cap is checked "
+             "at each watch; its rest priced as now)")
     more = (f"`costsched start {record.name} --budget USD` after its stop" if own else
             f"raise budgets.named.{state.name}.usd in the configuration")
     stop = f"it will be stopped {where} unless given more ({more})"

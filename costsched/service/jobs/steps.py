@@ -40,18 +40,20 @@ SECRET_NOTE = "secret"  # the job's log: the secret a daemon lacks to carry its 
 
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
                      choice: Decision, placement: pd.Series, at: datetime | None,
-                     fallbacks: bool = True) -> MoveRecord:
+                     fallbacks: bool = True, why: str = "") -> MoveRecord:
     """Start moving the job to `choice` (the caller holds the job's lease, and decided
     under it); when it has no capacity there, try the next best offerings (not with
     `fallbacks` False: a move the user asked for goes there or nowhere), then stay where it
-    is. `at`: the time its steps are stamped with (None: the clock's)."""
+    is. `at`: the time its steps are stamped with (None: the clock's); `why`: the words
+    of a move a budget's cap makes, kept with the move (`cap_move.moved_at_cap`)."""
     from costsched.migration.machine import utcnow  # a move's: `status` loads it not
 
     cands = _migration_candidates(launcher, choice, placement, fallbacks)
     mover = _mover(store, launcher, run, at)  # a secret it lacks: refused, nothing stored
     move = store.moves.create(run.record.id, "migration", cands, at=at or utcnow(),
                               source_instance=str(placement["instance"]),
-                              detail=f"to {_label(choice.choice)}")
+                              detail=f"to {_label(choice.choice)}"
+                              + (f"; {why}" if why else ""))
     return mover.run(move)  # made under the lease: as it is
 
 

@@ -16,6 +16,7 @@ from costsched.model import RECOVERY_NOTE, InvalidInput, failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs import restarts
 from costsched.service.jobs.agents import look_after
+from costsched.service.jobs.cap_move import MOVED_AT, moved_at_cap
 from costsched.service.jobs.caps import enforce
 from costsched.service.jobs.gangs import EVENT as GANG_EVENT
 from costsched.service.jobs.node_runs import track_gangs
@@ -74,7 +75,12 @@ def reconcile(store: PriceStore, launcher: Launcher, *,
     track_gangs(store, launcher, when or as_time(None))  # before anything is charged
     done: list[JobEvent] = _resume_launches(store, launcher, when)
     done += _budgets(store, launcher, when, budgets, watch_seconds, overheads)
-    done += advance_moves(store, launcher, at=when)
+    # A move a cap made in this pass was said by its own line: its end's line says not
+    # again why it was made.
+    told = {e.job_id for e in done if e.kind == "budget" and MOVED_AT in e}
+    done += [JobEvent(e.job_id, e.kind, str(e).split(": ", 1)[1].split(f": {MOVED_AT}")[0],
+                      level=e.level, notify=e.notify) if e.job_id in told else e
+             for e in advance_moves(store, launcher, at=when)]
     busy = {m.job_id for m in store.moves.unfinished()}
     # (A job recovering with no move under way: its recovery stopped before its move was
     # made, a process killed; it is recovered again.)
@@ -149,8 +155,11 @@ def advance_moves(store: PriceStore, launcher: Launcher, *,
             _landed(store, move.job_id, when)
         if left.state != move.state:
             failed = "failed" in (move.state, left.state)
+            # A move a cap made says why at its end (the supervisor's log says it so).
+            why = moved_at_cap(left.detail) if left.state == "done" else ""
             done.append(JobEvent(move.job_id, "move",
-                                 f"{move.kind} {move.state} -> {left.state}",
+                                 f"{move.kind} {move.state} -> {left.state}"
+                                 + (f": {why}" if why else ""),
                                  notify="failure" if failed else
                                  "recovery" if move.kind == "recovery" else ""))
     return done

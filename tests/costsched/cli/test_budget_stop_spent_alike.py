@@ -31,6 +31,10 @@ def test_the_stop_line_and_status_name_one_spend(store: PriceStore, tmp_path: Pa
     [s] = service.status(store, launcher, job_id)
     states = caps.budget_states(store, BudgetsConfig(), at + timedelta(hours=1), WATCH)
     [line] = cap_lines(s, states)
-    shown = re.search(r"\(\$([0-9.]+) spent\); \$([0-9.]+) left now", line)
+    # Status says the stop's own line, in its figures; what is left now and what was
+    # spent add up to the cap as written.
+    assert line.startswith(event[event.index("stopped at "):] + "; "), (event, line)
+    shown = re.search(r"; \$([0-9.]+) left now of its budget of \$([0-9.]+):", line)
     assert shown is not None, line
-    assert float(shown.group(1)) == float(stopped.group(1)), (event, line)
+    spent, left, cap = (float(x) for x in (stopped.group(1), *shown.groups()))
+    assert round(spent + left, 6) == cap, (event, line)

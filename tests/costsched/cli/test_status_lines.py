@@ -119,8 +119,10 @@ def test_a_job_stopped_at_its_own_budget_says_so_and_how_to_start_it(tmp_path: P
     store.dispose()
     [line] = [x for x in _under(_status(db), job) if x.startswith("stopped")]
     # The amount `start` itself names as enough, in one command.
-    assert line.startswith("stopped at its own budget's cap of $0.30 ($0.36 spent); to start "
-                           "it again, give it enough: `costsched start capped --budget "), line
+    # The stop's own reason, in its own figures (as it was recorded), then the command.
+    assert line.startswith("stopped at its own budget: $0.36 spent + $0.01 for the next watch "
+                           "interval would pass the budget of $0.30; to start it again, give "
+                           "it enough: `costsched start capped --budget "), line
     # The command as said works: its budget is raised and the job starts again.
     [command] = re.findall(r"`costsched (start [^`]+)`", line)
     result = CliRunner().invoke(app, [*command.split(), "--wait", "0", "--db", db],
@@ -150,8 +152,9 @@ def test_a_raised_budget_s_cap_and_what_is_left_read_as_they_add_up(tmp_path: Pa
     raise_budget(store, job, 5, at=NOW)
     store.dispose()
     [line] = [x for x in _under(_status(db), job) if x.startswith("stopped")]
-    assert line == ("stopped at its own budget's cap of $5.00 ($0.0004 spent); $4.9996 left "
-                    "now: `costsched start capped` starts it again")  # as `start` checks it
+    assert line == ("stopped at its own budget: $0.0004 spent + <$0.0001 for the next watch "
+                    "interval would pass the budget of $0.0003; $4.9996 left now of its "
+                    "budget of $5.00: `costsched start capped` starts it again")
 
 
 def test_a_job_stopped_at_a_named_budget_names_its_key_and_starts_once_it_is_raised(
@@ -163,9 +166,10 @@ def test_a_job_stopped_at_a_named_budget_names_its_key_and_starts_once_it_is_rai
     config.write_text('[budgets.named.team]\nusd = 0.30\nperiod = "total"\n')
     env = {"COSTSCHED_CONFIG": str(config)}
     [line] = [x for x in _under(_status(db, env=env), job) if x.startswith("stopped")]
-    assert line == ("stopped at budget team's cap of $0.30 in total ($0.36 spent); to start "
-                    "it again, raise budgets.named.team.usd in the configuration (its file: "
-                    "`costsched config show`)")
+    assert line == ("stopped at budget team: $0.36 spent + $0.01 for the next watch interval "
+                    "would pass the budget of $0.30; to start it again, raise "
+                    "budgets.named.team.usd in the configuration (its file: `costsched config "
+                    "show`)")
     # The command named shows the budget's settings and their file.
     shown = CliRunner().invoke(app, ["config", "show"], env={"COLUMNS": "250", **env})
     assert shown.exit_code == 0, shown.output
@@ -173,8 +177,9 @@ def test_a_job_stopped_at_a_named_budget_names_its_key_and_starts_once_it_is_rai
     assert f"Configuration from {config}" in shown.stdout
     config.write_text('[budgets.named.team]\nusd = 5\nperiod = "total"\n')  # raised
     [line] = [x for x in _under(_status(db, env=env), job) if x.startswith("stopped")]
-    assert line.startswith("stopped at budget team's cap of $5.00 in total ($0.36 spent); "
-                           "$4.64 left now: `costsched start capped` starts it again")
+    assert line.startswith("stopped at budget team: $0.36 spent + $0.01 for the next watch "
+                           "interval would pass the budget of $0.30; $4.64 left now of budget "
+                           "team's $5.00 in total: `costsched start capped` starts it again")
 
 
 def test_a_jobs_parts_add_up_to_its_cost_as_written(tmp_path: Path) -> None:
@@ -243,6 +248,7 @@ def test_a_cap_reads_as_set_beside_a_small_spend() -> None:
 
     job = SimpleNamespace(record=SimpleNamespace(state="stopped", name="fit", id=4),
                           stopped_why="stopped at budget team: over")
-    team = BudgetState("team", "named", 0.003, "total", 0.0043, 0.0, 0.0, jobs=(4,))
+    team = BudgetState("team", "named", 0.005, "total", 0.0043, 0.0, 0.0, jobs=(4,))
     [line] = cap_lines(job, [team])  # type: ignore[arg-type]
-    assert line.startswith("stopped at budget team's cap of $0.003 in total ($0.0043 spent)")
+    assert line.startswith("stopped at budget team: over; $0.0007 left now of budget team's "
+                           "$0.005 in total: "), line

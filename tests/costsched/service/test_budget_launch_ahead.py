@@ -112,4 +112,5 @@ def test_a_launch_whose_job_its_own_cap_stopped_says_the_budget_as_status_does(
     said = " ".join(launched.output.split())
     assert store.jobs.list()["state"].tolist() == ["stopped"]
     assert "no longer configured" not in said, said  # its own budget is configured
-    assert "stopped at its own budget's cap of $0.025" in said, said
+    assert "stopped at its own budget: " in said, said  # the stop's own reason
+    assert "would pass the budget of $0.025" in said, said

@@ -52,3 +52,36 @@ def test_a_job_its_cap_stops_is_not_moved_ahead(store: PriceStore, tmp_path: Pat
     assert not [e for e in events if "moved at" in e]
     assert [m.kind for m in store.moves.of_job(job_id)] == ["launch"]
     assert store.jobs.get(job_id).state == "running"
+
+
+def test_a_move_at_the_cap_is_said_by_status_and_by_its_move_s_line(
+        store: PriceStore, tmp_path: Path) -> None:
+    """The move's own words (why its budget moved it) under the job in `status`, its
+    placement said as placed by that move, and the line its move's end makes (the
+    supervisor's log) saying so too."""
+    from costsched.cli.status_lines import cap_move_lines, part_lines
+    from costsched.service import jobs as service
+    from costsched.service.jobs.watch import advance_moves
+
+    job_id, launcher, at = _cheaper_after_launch(store, tmp_path, "move")
+    [moved] = [e for e in caps.enforce(store, launcher, BudgetsConfig(), at, WATCH, OVERHEADS)
+               if "moved at its own budget" in e]
+    words = str(moved).split(": ", 1)[1]  # 'moved at its own budget: its forecast ...'
+    [s] = service.status(store, launcher, job_id, reconcile_first=False)
+    assert cap_move_lines(s) == [words]
+    placed = [line for line in part_lines(s, 5, 4) if "us-east-1b" in line]
+    assert placed and placed[-1].startswith(
+        "placed by its move at its own budget's cap on "), placed
+    # Such a move carried on by another process (the supervisor, after a `status` began
+    # it): the line its end makes says why it was made.
+    made = store.moves.of_job(job_id)[-1]
+    [here] = store.jobs.placement_rows([job_id])[-1:]
+    store.moves.create(job_id, "migration", made.candidates, at=here.start_at,
+                       source_instance=str(here.instance), detail=made.detail)
+    said: list[str] = []
+    for _ in range(20):
+        said += [str(e) for e in advance_moves(store, launcher)]
+        if not store.moves.unfinished():
+            break
+    [done] = [line for line in said if "-> done" in line]
+    assert done.endswith(f"-> done: {words}"), done

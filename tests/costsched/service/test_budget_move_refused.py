@@ -56,5 +56,5 @@ def test_a_stop_at_a_cap_that_was_to_move_says_why_no_move_in_dollars(
                                env={"COLUMNS": "400"})
     assert shown.exit_code == 0, shown.output
     [line] = [x for x in shown.stdout.splitlines()
-              if x.startswith(f"  job {job_id}: stopped at its own budget's cap")]
+              if x.startswith(f"  job {job_id}: {stop}; ")]  # the stop's own words
     assert found.group(0) in line, line

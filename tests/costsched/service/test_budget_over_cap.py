@@ -67,7 +67,12 @@ def test_a_forecast_past_the_cap_is_said_with_where_it_stops(
     # rest that the cap's room left pays for.
     room = state.usd - state.spent_usd - state.next_usd[job_id]
     share = room / state.to_end_usd[job_id]
-    assert f"at about {share:.0%} of its steps" in line
+    # The cap is checked at each watch: the stop comes at the first check past that share,
+    # so up to a watch interval's charge later (at most where its spend reaches the cap).
+    latest = (state.usd - state.spent_usd) / state.to_end_usd[job_id]
+    assert f"{share:.0%}" != f"{latest:.0%}"
+    assert (f"at between about {share:.0%} and {latest:.0%} of its steps (the cap is checked "
+            "at each watch; its rest priced as now)") in line, line
     assert f"`costsched start {record.name} --budget USD`" in line
     # Under the cap: nothing said.
     raise_budget(store, job_id, 5.0, at=at)

@@ -33,7 +33,8 @@ def test_the_command_the_stop_line_prints_starts_the_job_as_printed(
         shown = cli("status", str(job_id), "--no-reconcile")
         assert shown.exit_code == 0, shown.output
         said = " ".join(shown.output.split())
-        assert "stopped at its own budget's cap of $0.025" in said, said
+        assert "stopped at its own budget: " in said, said  # the stop's own reason
+        assert "would pass the budget of $0.025" in said, said
         assert " else " not in said and "if that covers" not in said, said  # one command
         found = re.search(r"`costsched start (watched --budget [0-9.]+)`", said)
         assert found, said
