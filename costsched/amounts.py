@@ -54,7 +54,8 @@ HTML), the dashboard and every message.
   amount as written; a figure that grows (a running placement's hours) at the same
   decimals call after call (`steady_hours`); no product where none reads as the amount.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
-  spot prices.
+  spot prices; one a charge used (`rate`), in every line that states it, as its product
+  writes it ('$30.13118/h' in a product, on average and in the job's log).
 - A figure the user set, a budget or a cap (`given`): as typed, '$2.00' for 2, '$2.50',
   '$0.005' (its own decimals, between 2 and MAX_DECIMALS), wherever it stands: a table's
   cap column does not take its spend columns' precision ('$2.0000'), nor does a sentence
@@ -96,8 +97,9 @@ COMPARED_MOST = 8  # the most decimals two amounts compared in words take to dif
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
 PRICE_MOST = 6  # the most decimals a price per hour takes in a product (`price_places`)
 # A price charged on average (dollars over hours) off by no more than this part of it:
-# the float error of the sums that made it, no digit ('$1.0060' for 1.005999999993).
-PRICE_NOISE = 1e-9
+# the float error of the sums that made it, no digit ('$1.0060' for 1.005999999993; a
+# second's charge integrated over months of a price is off by some billionths of it).
+PRICE_NOISE = 1e-7
 SUMS_MOST = 8  # the most decimals charged figures take for a total to read as its rows'
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
 # dollars, far below a second's charge): a just-launched job's few milliseconds read
@@ -105,8 +107,7 @@ SUMS_MOST = 8  # the most decimals charged figures take for a total to read as i
 NOISE = 1e-8
 SIGNIFICANT = 2  # digits an amount under a cent keeps
 SMALL_USD = 0.10  # under a dime, a cost the user weighs keeps MAX_DECIMALS
-# The significant digits a figure is read with before it is rounded for writing: a float's
-# last-digit error (0.000175 held as 0.00017499999999999997) is no amount.
+# Significant digits a figure is read with before rounding: a float's last-digit error is none.
 _DIGITS = 12
 
 
@@ -148,8 +149,7 @@ def exact(value: float) -> float:
     return no_noise(float(f"{float(value):.{_DIGITS}g}"))
 
 
-# Numbers JSON writes by the same rule though their key names no dollars: maps of amounts
-# (by job) and a share of a budget (dollars over dollars).
+# Numbers JSON writes as money though their key names no dollars (by job; a budget's share).
 MONEY_MAPS = ("spent_by_job",)
 SHARES_OF_MONEY = ("used",)
 
@@ -222,10 +222,8 @@ def _figure(value: float, places: int, unit: str = "", zero: int = 2) -> str:
 
 
 def charging(value: float, live: bool = True) -> float:
-    """`value` (hours or dollars) of what is charged still (`live`: a placement open now),
-    never zero: from its first moment it reads as it does a moment later ('<$0.0001',
-    '<0.0001 h'), in a launch's table as in `status`, never '$0.00' beside another job's
-    '<$0.0001'. Not `live`: `value` as it is."""
+    """`value` (hours or dollars) of what is charged still (`live`: open now), never zero:
+    it reads '<$0.0001' from its first moment, never '$0.00'. Not `live`: as it is."""
     return max(float(value), NOISE) if live and _known(value) else value
 
 
@@ -248,6 +246,13 @@ def usd_all(*values: float | None) -> list[str]:
 def per_hour(value: float | None) -> str:
     """A price per hour: '$0.9180' (the '/h' is the caller's)."""
     return usd(value, MAX_DECIMALS)
+
+
+def rate(value: float | None) -> str:
+    """A price per hour a charge used, in every line that states it: at its own decimals
+    (`price_places`: '$30.13118'), an average of more than PRICE_MOST as quoted ('$0.2457')."""
+    return usd(value, price_places(value) if _known(value) and _writes(
+        float(value), PRICE_MOST) else MAX_DECIMALS)  # type: ignore[arg-type]
 
 
 def given(value: float | None, places: int | None = None) -> str:
@@ -325,8 +330,7 @@ def adding_scale(scale: Scale, sums: Iterable[tuple[float, Sequence[float]]]) ->
 
 
 def charged_usd(value: float | None, places: int) -> str:
-    """A charged figure at the scale's `places` decimals: '$0.0092', zero '$0.0000', one
-    below the last decimal '<$0.0001' (see the module)."""
+    """A charged figure at the scale's `places` decimals: '$0.0092', '$0.0000', '<$0.0001'."""
     return "-" if not _known(value) else _figure(float(value), places, "$", places)  # type: ignore[arg-type]
 
 
@@ -348,16 +352,14 @@ def total_as_written(parts: Iterable[float | None], places: int) -> float:
 
 
 SECONDS_PER_MONTH = 30.44 * 86_400  # a mean month
-# Each unit of `age` and the age in seconds from which the next one says it: seconds under
-# a minute, minutes under an hour, hours under two days, days under 60 days, then months.
+# Each unit of `age` and the age in seconds from which the next one says it.
 AGE_UNITS = ((1, "s", 60), (60, "min", 3600), (3600, "h", 48 * 3600),
              (86_400, "days", 60 * 86_400), (SECONDS_PER_MONTH, "mo", math.inf))
 
 
 def age(seconds: float | None) -> str:
     """How old a thing is, or how long ago it was: '45 s', '12 min', '5 h', '12 days',
-    '4 mo', in whole units (an age rounds; the exact time is the JSON's); '-' unknown. A
-    time ahead (a clock a moment off) reads as 0 s."""
+    '4 mo', in whole units (the exact time is the JSON's); '-' unknown; a time ahead 0 s."""
     if not _known(seconds):
         return "-"
     seconds = max(float(seconds), 0.0)  # type: ignore[arg-type]
@@ -483,10 +485,9 @@ def times(span: float, usd_per_hour: float, amount: float | None = None,
 
 def placement_times(span: float, usd_per_hour: float, amount: float, places: int,
                     least: int, live: bool = False) -> tuple[str, str, str] | None:
-    """A placement's billed hours x its price = its amount, as every view writes it
-    (`status`'s lines under a job, the report's spend tables): `times` from the store's
-    hours (`least`), or while it runs from the decimals at which a product reads as the
-    amount whatever its hours (`steady_hours`), the same call after call."""
+    """A placement's billed hours x its price = its amount, as every view writes it:
+    `times` from the store's hours (`least`), or while it runs from the decimals at which a
+    product reads as the amount whatever its hours (`steady_hours`), call after call."""
     return times(span, usd_per_hour, amount, places,
                  steady_hours(usd_per_hour, places, least) if live else least)
 
@@ -550,8 +551,7 @@ def product_hours(charges: Iterable[tuple[Sequence[float], Sequence[float]]],
 
 def finest(values: Iterable[float | None]) -> int:
     """The most decimals figures read together take to add up each as written alone
-    (`adding_up`): FINEST where one of them is under a cent (and not zero), else
-    MAX_DECIMALS."""
+    (`adding_up`): FINEST where one is under a cent (and not zero), else MAX_DECIMALS."""
     small = any(_known(v) and NOISE <= abs(float(v)) < 0.01 for v in values)  # type: ignore[arg-type]
     return FINEST if small else MAX_DECIMALS
 

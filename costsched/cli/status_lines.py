@@ -18,9 +18,9 @@ from costsched.amounts import (
     charging,
     decimals,
     given,
-    per_hour,
     placement_times,
     product_hours,
+    rate,
     store_scale,
     total_as_written,
     usd_all,
@@ -306,9 +306,9 @@ def _placement_line(p: Any, places: int, spans: int, restart: bool = False,
     found = placement_times(p.hours, price, p.usd, places, spans, live)  # as the report's
     if found is None:  # no false product: what it was billed, and the average price
         return (f"{head}{nodes}: billed {charged_hours(p.hours, spans)} h{so_far}, {money}"
-                f" ({per_hour(price)}/h{nodes} on average)")
-    span, rate, _ = found
-    return f"{head}: billed {span} h{so_far} x {rate}/h{nodes} = {money}"
+                f" ({rate(price)}/h{nodes} on average)")
+    span, price_, _ = found
+    return f"{head}: billed {span} h{so_far} x {price_}/h{nodes} = {money}"
 
 
 _PRICES = {"stored": "the stored prices of its time", "catalog": "the catalog's list prices"}

@@ -60,3 +60,30 @@ def test_a_price_charged_on_average_off_by_a_float_s_error_reads_at_its_own_deci
     assert times(0.0961111111111111, price, 0.09668777777709894, 5, 5) == (
         "0.09611", "$1.0060", "$0.09669")
 
+
+
+def test_a_second_charged_on_a_months_old_price_reads_at_the_price_s_decimals() -> None:
+    # One second on a price observed 14 months before: its charge, an integral over the
+    # months since, is off by more than a billionth of it; an older line read
+    # 'billed 0.00027778 h so far x $30.131180/h' beside '$30.13118/h' of the same price.
+    from datetime import datetime, timezone
+
+    from costsched.costs import _Steps
+
+    observed = int(datetime(2025, 10, 1, tzinfo=timezone.utc).timestamp())
+    start = int(datetime(2026, 12, 1, 3, 10, tzinfo=timezone.utc).timestamp())
+    steps = _Steps([(observed, 30.13118)])
+    prices = [steps.usd(start + k, start + k + span) / (span / 3600)
+              for k in range(0, 600, 7) for span in (1, 2, 3)]
+    assert {price_places(p) for p in prices} == {5}
+    found = times(1 / 3600, prices[0], prices[0] / 3600, 5, 8)
+    assert found is not None and found[1] == "$30.13118", found
+
+
+def test_a_price_reads_the_same_in_a_product_and_on_average() -> None:
+    # '$30.13118/h' in one line, '($30.1312/h on average)' in the next for the same price.
+    from costsched.amounts import rate
+
+    assert rate(30.13118) == "$30.13118" and rate(0.07962) == "$0.07962"
+    assert rate(0.918) == "$0.9180" and rate(1.005999999992937) == "$1.0060"
+    assert rate(0.24567891234) == "$0.2457"  # an average of many digits, as quoted

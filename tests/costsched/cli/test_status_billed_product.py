@@ -77,3 +77,23 @@ def test_no_product_where_none_adds_up(tmp_path: Path) -> None:
     line = _placement_line(p, 6, 5)
     assert " x " not in line and " = " not in line, line
     assert line.endswith("billed 100.00000 h, $24.567891 ($0.2457/h on average)"), line
+
+
+def test_a_price_reads_alike_with_a_product_and_without() -> None:
+    """21 s of $30.13118/h at seven decimals makes no product of hours at eight; its line
+    then writes the price as the next line's product does, not '$30.1312/h', and the
+    job's log writes it so too."""
+    from types import SimpleNamespace
+
+    from costsched.cli.status_lines import _placement_line
+    from costsched.store.job_placements import placed_detail
+
+    p = SimpleNamespace(end_at=object(), reason="launch", cloud="aws", region="us-west-2",
+                        zone="", instance_type="g6e.48xlarge", market="on_demand",
+                        usd=21 / 3600 * 30.13118, hours=21 / 3600, nodes=1,
+                        charged_usd_per_hour=30.13118)
+    line = _placement_line(p, 7, 8)
+    assert line.endswith("$0.1757652 ($30.13118/h on average)"), line
+    said = placed_detail(5, "start", ("aws", "us-west-2", "", "g6e.48xlarge", "on_demand"),
+                         30.13118, None)
+    assert said.endswith("at $30.13118/h"), said
