@@ -138,13 +138,19 @@ def test_daemon_status_and_a_local_launch_load_no_cloud(env: dict[str, str],
     home = Path(env["HOME"])
     db = tmp_path / "store.sqlite"  # the launch adds a job: to a copy of the store
     db.write_bytes(Path(env["COSTSCHED_DB"]).read_bytes())
-    (home / "quick.yaml").write_text("name: quick\nrun: 'true'\nthroughputs: {V100: 1.0}\n"
+    # a job that runs on past the launch's return: one that ends at once may end within
+    # the launch's wait on a loaded machine, whose log is then read through the agent's
+    (home / "quick.yaml").write_text("name: quick\nrun: 'sleep 600'\nthroughputs: {V100: 1.0}\n"
                                      "steps: 10\nconstraints: {regions: [us-east-1]}\n")
     own = {**env, "COSTSCHED_DB": str(db), "COSTSCHED_INSTANCES": str(tmp_path / "instances")}
     codes, err, loaded = run([["launch", "quick.yaml"]], own,
                              watched=CLOUD + ("launchers.local", "launchers.agent",
                                               "costsched.daemon.supervisor",
                                               "costsched.daemon.scheduler", "pyarrow"))
+    from launchers.local import LocalLauncher
+
+    for instance in LocalLauncher(tmp_path / "instances").instances():
+        LocalLauncher(tmp_path / "instances").terminate(instance.id)
     assert codes == [0], err
     # the probe sees the launcher the launch used; with the supervisor's autostart off (as
     # `env` has it), neither the agent's module (its job's state is read without it) nor
