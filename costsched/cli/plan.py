@@ -336,7 +336,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                wide: bool) -> None:
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
     from costsched.optimize.planner import superseded_offerings
-    from costsched.service.plan import with_budget_risk
+    from costsched.service.budget_short import with_budget_risk
     from costsched.service.staleness import stale
 
     index = members[0]
@@ -492,7 +492,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
     of "rankings", which lists them; each job names it by "ranking_index"."""
     from costsched.optimize.planner import superseded_offerings
-    from costsched.service.plan import with_budget_risk
+    from costsched.service.budget_short import with_budget_risk
     from costsched.service.staleness import age_hours, stale
 
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",

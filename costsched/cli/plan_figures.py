@@ -497,7 +497,7 @@ def collection_note(jobs: list) -> str:
 
 
 def budget_marked(cells: list[list[str]], shown: pd.DataFrame) -> list[list[str]]:
-    """The work's cells of each row of `shown` (`service.plan.with_budget_risk`), the last
+    """The work's cells of each row of `shown` (`service.budget_short.with_budget_risk`), the last
     (its cost) marked where its pessimistic cost may not fit the job's budget."""
     return [[*row[:-1], row[-1] + (BUDGET_MARK if risky else "")]
             for row, risky in zip(cells, shown["budget_may_not_fit"], strict=True)]

@@ -1,7 +1,8 @@
-"""A plan refused for its own budget says the budget that launches it, as `launch` reckons
-it: 'raise constraints.budget in job.yaml to 0.10' (`own_budget.LaunchFit.enough`: its
-pessimistic cost and the watch's charge ahead for its first interval, rounded up), on the
-offering the refusal prices (`planner.budget_short`)."""
+"""A ranking's budget figures (`with_budget_risk`), and a plan refused for its own budget
+saying the budget that launches it, as `launch` reckons it: 'raise constraints.budget in
+job.yaml to 0.10' (`own_budget.LaunchFit.enough`: its pessimistic cost and the watch's
+charge ahead for its first interval, rounded up), on the offering the refusal prices
+(`planner.budget_short`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from dataclasses import replace
 from typing import TypeVar
 
 from costsched import own_budget
+from costsched.config import effective
 from costsched.jobspec import ResolvedJob
+from costsched.lazy import pandas as pd
 from costsched.optimize.no_plan_keys import in_file, key
 from costsched.optimize.planner import JobPlan, budget_short, budget_short_said
 
@@ -19,10 +22,8 @@ W = TypeVar("W", bound=ResolvedJob)
 
 def with_budget_raised(plan: JobPlan[W], interval_seconds: float | None = None) -> JobPlan[W]:
     """`plan` with its budget refusal ending in the amount to raise its budget to, by the
-    rule and the figures a launch checks it by (`plan.with_budget_risk`: the configured
+    rule and the figures a launch checks it by (`with_budget_risk`: the configured
     watch interval when `interval_seconds` is None); as it was for any other reason."""
-    from costsched.service.plan import with_budget_risk
-
     job, budget = plan.job, plan.job.job.constraints.budget_usd
     row = budget_short(job, plan.ranked) if plan.reason and budget is not None else None
     if row is None or row["excluded"] != "over budget":
@@ -47,3 +48,29 @@ def with_options_said(plan: JobPlan[W], given: Iterable[str]) -> JobPlan[W]:
     for field in given:
         reason = reason.replace(f"{key(plan.job, field)}{in_file(plan.job)}", f"--{field}")
     return plan if reason == plan.reason else replace(plan, reason=reason)
+
+
+def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame,
+                     interval_seconds: float | None = None) -> pd.DataFrame:
+    """`shown` (rows of job `job`'s ranking) with each row's pessimistic cost, the figure a
+    launch checks its budgets by (`own_budget.pessimistic_usd`), the watch's charge ahead
+    for its first interval there (`ahead_cost`, `ahead_said`: `own_budget.ahead_usd`, at
+    the row's price over `interval_seconds`, the configured `daemon.watch_seconds` when not
+    given) and whether it may not fit the job's own budget by the launch's rule
+    (`own_budget.LaunchFit.safe`: a launch there asks for --yes); False without a budget."""
+    if interval_seconds is None:
+        interval_seconds = effective().daemon.watch_seconds
+    budget = job.job.constraints.budget_usd
+    worst = [own_budget.pessimistic_usd(job, row) for _, row in shown.iterrows()]
+    prices = [float(p) for p in shown["usd_per_hour"]]
+    ahead = [own_budget.ahead_usd(p, interval_seconds) for p in prices]
+    risky = [budget is not None and not own_budget.LaunchFit(
+        job.name, own_budget.OWN, float(cost), pessimistic, float(budget),
+        ahead_usd=charge).safe
+        for cost, pessimistic, charge in zip(shown["expected_cost"], worst, ahead, strict=True)]
+    return shown.assign(pessimistic_cost=pd.Series(worst, index=shown.index, dtype=float),
+                        ahead_cost=pd.Series(ahead, index=shown.index, dtype=float),
+                        ahead_said=pd.Series([own_budget.ahead_said(interval_seconds, p)
+                                              for p in prices], index=shown.index,
+                                             dtype=object),
+                        budget_may_not_fit=pd.Series(risky, index=shown.index, dtype=bool))

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costsched import file_limits, own_budget
+from costsched import file_limits
 from costsched.amounts import (
     MAX_DECIMALS,
     decimals,
@@ -385,32 +385,6 @@ def plan(
                       for (source, spec), r in zip(specs, resolved, strict=True))
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
                       booked=booked, intervals=intervals)
-
-
-def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame,
-                     interval_seconds: float | None = None) -> pd.DataFrame:
-    """`shown` (rows of job `job`'s ranking) with each row's pessimistic cost, the figure a
-    launch checks its budgets by (`own_budget.pessimistic_usd`), the watch's charge ahead
-    for its first interval there (`ahead_cost`, `ahead_said`: `own_budget.ahead_usd`, at
-    the row's price over `interval_seconds`, the configured `daemon.watch_seconds` when not
-    given) and whether it may not fit the job's own budget by the launch's rule
-    (`own_budget.LaunchFit.safe`: a launch there asks for --yes); False without a budget."""
-    if interval_seconds is None:
-        interval_seconds = effective().daemon.watch_seconds
-    budget = job.job.constraints.budget_usd
-    worst = [own_budget.pessimistic_usd(job, row) for _, row in shown.iterrows()]
-    prices = [float(p) for p in shown["usd_per_hour"]]
-    ahead = [own_budget.ahead_usd(p, interval_seconds) for p in prices]
-    risky = [budget is not None and not own_budget.LaunchFit(
-        job.name, own_budget.OWN, float(cost), pessimistic, float(budget),
-        ahead_usd=charge).safe
-        for cost, pessimistic, charge in zip(shown["expected_cost"], worst, ahead, strict=True)]
-    return shown.assign(pessimistic_cost=pd.Series(worst, index=shown.index, dtype=float),
-                        ahead_cost=pd.Series(ahead, index=shown.index, dtype=float),
-                        ahead_said=pd.Series([own_budget.ahead_said(interval_seconds, p)
-                                              for p in prices], index=shown.index,
-                                             dtype=object),
-                        budget_may_not_fit=pd.Series(risky, index=shown.index, dtype=bool))
 
 
 def _step(progress: Progress | None, stage: str) -> None:

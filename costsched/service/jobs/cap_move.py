@@ -26,7 +26,7 @@ from costsched.store import PriceStore
 
 if TYPE_CHECKING:
     from costsched.policies import OfferingKey
-    from costsched.service.jobs.caps import BudgetState
+    from costsched.service.jobs.budget_state import BudgetState
 
 
 MOVED_AT = "moved at "  # a move at a cap, in its own words: 'moved at its own budget: ...'

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
+from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
 from costsched.service.jobs.rest_pace import rest_pace
 from costsched.service.jobs.runs import (
@@ -63,37 +64,6 @@ CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's
 _POLL = 0.2
 _LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last check's clock
 LATE_SECONDS = 0.5  # a check this much later than its interval is on time (jitter)
-
-
-@dataclass(frozen=True)
-class BudgetState:
-    """One budget now: `spent` in its period, `committed` (its running jobs' next watch
-    interval at their stored prices), `forecast` (spent plus each running job's cost to its
-    end at the speed the rest of it runs at, its measured speed where one is trusted, or
-    to the end of the period when that comes first), its jobs and those a stop at the cap
-    ended."""
-
-    name: str  # "job 3 (train)" for a job's own budget, else the configured name
-    kind: str  # "job" or "named"
-    usd: float
-    period: str  # "total", "day" or "month"
-    spent_usd: float
-    committed_usd: float
-    forecast_usd: float  # NaN when a running job's rest cannot be priced (`short_work`)
-    jobs: tuple[int, ...] = ()
-    running: tuple[int, ...] = ()
-    stopped: tuple[int, ...] = ()
-    next_usd: Mapping[int, float] = field(default_factory=dict, repr=False)
-    spent_by_job: Mapping[int, float] = field(default_factory=dict, repr=False)
-    to_end_usd: Mapping[int, float] = field(default_factory=dict, repr=False)
-
-    @property
-    def used(self) -> float:
-        return self.spent_usd / self.usd
-
-    @property
-    def left_usd(self) -> float:
-        return self.usd - self.spent_usd
 
 
 def period_start(period: str, at: datetime) -> datetime | None:
