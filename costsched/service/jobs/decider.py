@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched import own_budget
-from costsched.amounts import apart, decimals, given, usd
+from costsched.amounts import apart, decimals, difference_as_written, given, usd
 from costsched.decide.price import cheapest_move, fitting
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
@@ -281,15 +281,29 @@ class BudgetShort(InvalidInput):
     @property
     def why(self) -> str:
         b = self.budget
+        if b.spent_usd > b.usd:  # spent past already: nothing is left; by how much it passed
+            # (at the decimals at which what it spent reads more than the budget; the
+            # amount over it the difference of the two as they read)
+            places = apart(b.spent_usd, b.usd,
+                           decimals([self.expected_usd, b.spent_usd - b.usd, b.spent_usd]))
+            over = difference_as_written(b.spent_usd, b.usd, places)
+            cost, passed, spent = (usd(v, places) for v in (self.expected_usd, over,
+                                                            b.spent_usd))
+            return self._said(cost, f"and its budget of {given(b.usd, places)} is already "
+                                    f"passed by {passed} ({spent} spent)")
         # The cost and what is left at the decimals at which the cost reads more.
         places = apart(self.expected_usd, b.left_usd,
                        decimals([self.expected_usd, b.left_usd, b.spent_usd]))
         cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
                                                       b.spent_usd))
+        return self._said(cost, f"more than the {left} left of its budget of {given(b.usd)} "
+                                f"({spent} spent)")
+
+    def _said(self, cost: str, budget: str) -> str:
         mark, said = self.estimate
         return (f"its {self.steps_left:,.0f} steps left and its start are expected to cost "
-                f"{cost}{mark} on the cheapest offering it allows, {self.offering}, more than "
-                f"the {left} left of its budget of {given(b.usd)} ({spent} spent){said}")
+                f"{cost}{mark} on the cheapest offering it allows, {self.offering}, "
+                f"{budget}{said}")
 
 
 def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:

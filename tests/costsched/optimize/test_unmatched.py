@@ -236,7 +236,8 @@ def test_a_missed_deadline_names_the_cheapest_faster_offering_its_filters_leave_
         "gpu_count": [1, 8, 4, 1, 1], "gpu_model": ["V100"] * 5,
         "market": ["on_demand", "on_demand", "on_demand", "on_demand", "on_demand"]})
     said = faster_left_out(ranked, 2.0)
-    assert said.said(2) == "this one with 4 GPUs allowed (c 4 needs 1.90 h)"  # the cheapest that meets it
+    # the cheapest that meets it
+    assert said.said(2) == "this one with 4 GPUs allowed (c 4 needs 1.90 h)"
     # none meets 0.9 h: the fastest left out, which is sooner than the fastest allowed (a
     # region is not a GPU or a market: its 0.5 h is not said)
     assert faster_left_out(ranked, 0.9).said(2) == ("one at least 1.00 h from now with 8 GPUs "
