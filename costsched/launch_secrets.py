@@ -100,10 +100,22 @@ def refuse_short(where: str, values: Mapping[str, str]) -> None:
         raise InvalidInput(f"{where}: field secrets.{short} {_SHORT}")
 
 
-_SHORT = (f"is given a value shorter than {MIN_MASKED} characters; a job's output is masked "
-          f"of secrets from {MIN_MASKED} characters (a shorter one would mask ordinary "
-          "words), so its log could show this one: give the real secret, or give the value "
-          "with --env if it need not be secret")
+def refuse_short_in_env(where: str, values: Mapping[str, str]) -> None:
+    """InvalidInput for the first of a job's secrets (`values`, by name) that this
+    process's environment gives a value shorter than MIN_MASKED (`refuse_short`), said of
+    the environment it came from (`start` reads a secret there when --secret does not give
+    it), never of the job's file."""
+    short = _short(values)
+    if short:
+        raise InvalidInput(f"{where}: secret {short} has a value in your environment shorter "
+                           f"than {MIN_MASKED} characters; {_MASKED}: set the real secret in "
+                           "your environment, or give it with --secret NAME=VALUE")
+
+
+_MASKED = (f"a job's output is masked of secrets from {MIN_MASKED} characters (a shorter one "
+           "would mask ordinary words), so its log could show this one")
+_SHORT = (f"is given a value shorter than {MIN_MASKED} characters; {_MASKED}: give the real "
+          "secret, or give the value with --env if it need not be secret")
 
 
 def _short(values: Mapping[str, str]) -> str:

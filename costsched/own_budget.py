@@ -48,6 +48,18 @@ def stopped_at(detail: str | None, job_id: int) -> str | None:
     return None
 
 
+MOVED_AT = "moved at "  # a move at a cap, in its own words: 'moved at its own budget: ...'
+
+
+def moved_by_cap(detail: str | None) -> str | None:
+    """The budget whose cap made a move, as its `MoveRecord.detail` says it ('to OFFERING;
+    moved at its own budget: ...'): 'its own budget' or 'budget NAME'; None for any other
+    move."""
+    said = (detail or "").partition("; ")[2]
+    return said.removeprefix(MOVED_AT).split(": ", 1)[0] if said.startswith(MOVED_AT) \
+        else None
+
+
 def not_moved(detail: str | None) -> str:
     """Why a stop at a cap (its `detail`) did not move the job (`at_cap = "move"`), as the
     stop says it after `NOT_MOVED`; '' when it does not."""

@@ -123,8 +123,8 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         raise fail("num_nodes", f"{written(nodes)}: expected a whole number of nodes, 1 to "
                    f"{MAX_NODES}")
     section = _section(doc.get("costsched"), fail)
-    envs, launch_envs = _envs(doc.get("envs"), given_envs or {}, fail)
     secrets, written_secrets = _secrets(doc.get("secrets"), fail)
+    envs, launch_envs = _envs(doc.get("envs"), given_envs or {}, fail, secrets)
     notes = [UNUSED[k] for k in UNUSED if k in doc]
     if DOCKER_PASSWORD in envs:
         raise fail(f"envs.{DOCKER_PASSWORD}", "a registry password as an env's value "
@@ -340,11 +340,12 @@ def _text(value: Any, name: str, fail: Fail) -> str:
     return value
 
 
-def _envs(value: Any, given: Mapping[str, str | None],
-          fail: Fail) -> tuple[dict[str, str], list[str]]:
+def _envs(value: Any, given: Mapping[str, str | None], fail: Fail,
+          secrets: Collection[str] = ()) -> tuple[dict[str, str], list[str]]:
     """(envs with values, names of those without one: given at launch). A value given at
     launch (`given`) wins over the file's, and adds an env the task has not, as with `sky
-    launch --env`; one close to a task's env's name is refused as its misspelling."""
+    launch --env`; one close to a task's env's name, or to one of its `secrets`' names, is
+    refused as its misspelling."""
     if value is None:
         value = {}
     if not isinstance(value, dict):
@@ -359,19 +360,20 @@ def _envs(value: Any, given: Mapping[str, str | None],
             later.append(str(key))
         else:
             out[str(key)] = str(v).lower() if isinstance(v, bool) else str(v)
-    for added in _added("envs", given, list(map(str, value)), fail):
+    for added in _added("envs", given, list(map(str, value)), fail, secrets):
         if given[added] is not None:
             out[added] = str(given[added])
     return out, later
 
 
 def _added(field_name: str, given: Collection[str], names: list[str], fail: Fail,
-           envs: Collection[str] = ()) -> list[str]:
+           others: Collection[str] = ()) -> list[str]:
     """Those of the names `given` at launch (`--env`, `--secret`) that the task's
     `field_name` (envs, secrets) does not list: added to the task, as `sky launch` adds
     them. One close to a name the task has is refused as its misspelling: added, it would
-    leave the task's own without the value given (and the job run with the file's). For
-    secrets, `envs`: the task's envs' names, a name close to one refused the same way."""
+    leave the task's own without the value given (and the job run with the file's).
+    `others`: the names of the task's other field (for secrets its envs', for envs its
+    secrets'), a name close to one refused the same way, naming that field."""
     noun = field_name.removesuffix("s")
     added = sorted(set(given) - set(names))
     for name in added:
@@ -380,13 +382,19 @@ def _added(field_name: str, given: Collection[str], names: list[str], fail: Fail
             raise fail(field_name, f"{name!r} is given by --{noun} but the task has no "
                        f"such {noun}{close} (for a new {noun}, write it under {field_name} "
                        "in the task)")
-        close = did_you_mean(name, envs) if name not in envs else ""
-        if close:  # (the same name as an env's: refused as in both, by the caller)
-            raise fail("envs", f"{name!r} is given by --{noun} but the task has no such "
-                       f"{noun}, only an env close to it{close} (an env's value is given "
-                       f"with --env; to give it with --{noun}, move it from envs: to "
-                       f"{field_name}: in the task; for a new {noun}, write it under "
-                       f"{field_name} in the task)")
+        close = did_you_mean(name, others) if name not in others else ""
+        if not close:  # (the same name as the other's: refused as in both, by the caller)
+            continue
+        if field_name == "envs":
+            raise fail("secrets", f"{name!r} is given by --env but the task has no such "
+                       f"env, only a secret close to it{close} (a secret's value is given "
+                       "with --secret, never stored; for a new env, write it under envs "
+                       "in the task)")
+        raise fail("envs", f"{name!r} is given by --{noun} but the task has no such "
+                   f"{noun}, only an env close to it{close} (an env's value is given "
+                   f"with --env; to give it with --{noun}, move it from envs: to "
+                   f"{field_name}: in the task; for a new {noun}, write it under "
+                   f"{field_name} in the task)")
     return added
 
 

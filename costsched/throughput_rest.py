@@ -111,7 +111,11 @@ class RestTable(ThroughputTable):
         found = rest_speed(rows, gpu, count, planned.steps_per_second)
         if found.source != MEASURED:
             return planned
-        return Throughput(found.steps_per_second, planned.estimated,
+        # Measured on this very GPU: no estimate, whatever its plan's figure was; carried
+        # from another GPU by the table's ratio: as estimated as the table's figure here.
+        here = any(gpu_model_name(s.gpu_model) == gpu and int(s.gpu_count) == count
+                   and s.measured_sps == s.measured_sps for s in self._speeds)
+        return Throughput(found.steps_per_second, planned.estimated and not here,
                           f"measured by this job: {sps(found.steps_per_second)} steps/s on "
                           f"{count}x{gpu} (its plan's {sps(planned.steps_per_second)}: "
                           f"{planned.basis})")

@@ -29,7 +29,8 @@ from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
 from costsched.optimize.job import Workload
 from costsched.optimize.quotas import behind_quota
-from costsched.optimize.unmatched import Missing, deadline_missed, faster_left_out, shapes
+from costsched.optimize.unmatched import Missing, shapes
+from costsched.optimize.unmatched_deadline import fastest_missed
 from costsched.optimize.unmatched_estimates import estimate_said
 
 BASELINE_GPU = "V100"
@@ -364,13 +365,9 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         return f"job {name}: no offering matches its constraints ({shown})"
     if c.deadline_hours is not None and (runnable["excluded"] == "misses deadline").any():
         fastest = runnable.loc[runnable["expected_hours"].idxmin()]
-        start = float(fastest["start_hours"])
         if fastest["expected_hours"] > c.deadline_hours:  # (its start counted in them)
-            return deadline_missed(name, c.deadline_hours, str(fastest["offering"]),
-                                   float(fastest["expected_hours"]) - start, start,
-                                   estimate_said(job, fastest),
-                                   faster_left_out(ranked, c.deadline_hours, job),
-                                   change(job, ["deadline"], "by").removeprefix("by "))
+            return fastest_missed(job, ranked, fastest,
+                                  change(job, ["deadline"], "by").removeprefix("by "))
     cheapest = budget_short(job, ranked)
     assert cheapest is not None  # (runnable is not empty)
     return budget_short_said(job, cheapest)

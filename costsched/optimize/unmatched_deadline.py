@@ -1,50 +1,111 @@
 """Why a job has no plan when even its fastest offering misses its deadline, in one line
 whose figures agree: the deadline as a user writes it, and what the fastest needs, which is
 the deadline it would meet; and an offering its filters leave out that would meet it, or
-one sooner, with the key of the filter that leaves it out."""
+one sooner, with the key of the filter that leaves it out. Every hours figure of the line
+reads at one precision (the most any of them takes), and the figures that rest on an
+estimated speed are marked and said once, after the first of them."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
-from costsched.amounts import hours
+from costsched.amounts import decimals, hours
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
 from costsched.optimize.no_plan_keys import change
 from costsched.optimize.rank import zone_allowed
-from costsched.optimize.unmatched_estimates import estimate_said
+from costsched.optimize.unmatched_estimates import estimate_said, estimates_said
 from costsched.vocabulary import word
 
-__all__ = ["deadline_missed", "deadline_said", "faster_left_out"]
+__all__ = ["LeftOut", "deadline_missed", "deadline_said", "faster_left_out", "fastest_missed"]
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """An offering a job's GPU model, GPU count or market filters leave out that would
+    meet its deadline (`meets`: 'this one ...'), or one sooner than the fastest it allows
+    ('one at least 7.25 h from now ...'): its offering, its expected hours (its start
+    counted in them), how allowing it is said ('with 8 GPUs allowed by
+    constraints.gpu_counts in job.yaml') and the mark of hours that rest on an estimated
+    speed (`row`: its row of the ranking, whose estimate the line's footnote says)."""
+
+    offering: str
+    hours: float
+    allowed: str
+    meets: bool
+    mark: str = ""
+    row: Any = None
+
+    def places(self, deadline_hours: float) -> int:
+        """The decimals its hours take alone: a sooner deadline's, those that read above
+        the deadline missed and as the deadline it would meet (`_places_needed`)."""
+        return (decimals([self.hours]) if self.meets
+                else _places_needed(self.hours, deadline_hours))
+
+    def said(self, places: int, footnote: str = "") -> str:
+        """Its words, its hours at `places` decimals, `footnote` after them (the line's
+        words of its estimates, when its figure is the first marked)."""
+        if self.meets:
+            return (f"this one {self.allowed} ({self.offering} needs "
+                    f"{hours(self.hours, places)}{self.mark} h{footnote})")
+        need = hours(_met(self.hours, places), places)  # one figure: its need, the deadline met
+        return (f"one at least {need}{self.mark} h from now {self.allowed} ({self.offering} "
+                f"needs {need}{self.mark} h{footnote})")
+
+
+def fastest_missed(job: Workload, ranked: pd.DataFrame, fastest: pd.Series, key: str) -> str:
+    """The planner's line for `job`, whose `fastest` allowed offering (a row of `ranked`)
+    misses its deadline: `deadline_missed`, with the offering its filters leave out
+    (`faster_left_out`) and one footnote for the estimates of both (`key`: where the job's
+    file sets the deadline)."""
+    deadline = float(job.job.constraints.deadline_hours)  # type: ignore[arg-type]
+    left = faster_left_out(ranked, deadline, job)
+    start = float(fastest["start_hours"])
+    rows = [fastest, *([left.row] if left is not None else [])]
+    footnote = estimates_said([(job, row) for row in rows])[1]
+    return deadline_missed(job.name, deadline, str(fastest["offering"]),
+                           float(fastest["expected_hours"]) - start, start,
+                           (estimate_said(job, fastest)[0], footnote), left, key)
 
 
 def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours: float,
                     start_hours: float = 0.0, estimate: tuple[str, str] = ("", ""),
-                    left_out: str = "", key: str = "") -> str:
+                    left_out: LeftOut | None = None, key: str = "") -> str:
     """Why a job has no plan when even its fastest offering finishes too late: the deadline
     as the job gives it, in a readable unit (`deadline_said`: '2 h', '0.5 h', '5 min'), the
     need (its expected hours and its first start, `start_hours`) with the places it takes
     to read above the deadline and to be the deadline it would meet, one figure for both
-    ('2.413 h', not '2.41 h' then 'at least 2.42 h'). `estimate`: the mark of hours that
-    rest on an estimated speed and the words that say which
-    (`unmatched_estimates.estimate_said`); the start's hours rest on none. Then the fix:
-    that deadline, with `key` (where the job's file sets it: 'constraints.deadline in
-    job.yaml'), and `left_out` (`faster_left_out`): an offering its filters leave out that
-    would meet this one, or a sooner one."""
+    ('2.413 h', not '2.41 h' then 'at least 2.42 h'). `estimate`: the mark of the fastest's
+    hours where they rest on an estimated speed, and the words that say the line's
+    estimates (`unmatched_estimates.estimates_said`), once, after the first marked figure;
+    the start's hours rest on none. Then the fix: that deadline, with `key` (where the
+    job's file sets it: 'constraints.deadline in job.yaml'), and `left_out`
+    (`faster_left_out`): an offering its filters leave out that would meet this one, or a
+    sooner one. Every hours figure at one precision, the most any of them takes."""
     total = needs_hours + start_hours
-    places = _places_needed(total, deadline_hours)
-    need = math.ceil(total * 10 ** places - 1e-7) / 10 ** places  # met at that
+    places = max(_places_needed(total, deadline_hours),
+                 left_out.places(deadline_hours) if left_out is not None else 0)
+    need = _met(total, places)  # met at that
     needs = hours(need, places)
     boot = hours(start_hours, places)
     run = hours(need - float(boot.replace(",", "")), places)  # the parts add up to the need
     mark, said = estimate
+    here, there = (said, "") if mark or left_out is None or not left_out.mark else ("", said)
     start = f" ({run}{mark} h to run and {boot} h to start)" if start_hours else ""
     fix = (f"; it would meet a deadline at least {needs}{mark} h from now"
-           + (f" ({key})" if key else "") + (f", or {left_out}" if left_out else ""))
+           + (f" ({key})" if key else "")
+           + (f", or {left_out.said(places, there)}" if left_out is not None else ""))
     return (f"job {name} cannot meet its deadline of {deadline_said(deadline_hours, places)} "
             f"on any allowed offering: the fastest, {fastest}, needs {needs}{mark} h"
-            f"{start}{said}{fix}")
+            f"{start}{here}{fix}")
+
+
+def _met(total: float, places: int) -> float:
+    """`total` hours rounded up at `places` decimals: the deadline it would meet."""
+    return math.ceil(total * 10 ** places - 1e-7) / 10 ** places
 
 
 MOST_PLACES = 6  # of hours a missed deadline's need takes to read above it
@@ -92,39 +153,38 @@ _LEFT_OUT = [f"{column} not allowed" for column in _WIDER]
 
 
 def faster_left_out(ranked: pd.DataFrame, deadline_hours: float,
-                    job: Workload | None = None) -> str:
-    """'this one with 8 GPUs allowed by constraints.gpu_counts in job.yaml (aws us-west-2
-    p3.16xlarge on-demand needs 1.9 h)': the cheapest offering that a job's GPU model, GPU
-    count or market filters leave out and that would meet its deadline (its expected
-    hours, its start counted in them); else, where one of those is faster than the fastest
-    the job allows, of the GPU models it allows, the deadline the fastest of them would meet
-    ('one at least 7.25 h from now with 4 GPUs allowed by ...', its hours marked where they
-    rest on an estimated speed); '' when none is faster. `job`: whose filters it fails are
-    each said, with their keys in its file (else the first that leaves it out)."""
+                    job: Workload | None = None) -> LeftOut | None:
+    """The cheapest offering that a job's GPU model, GPU count or market filters leave out
+    and that would meet its deadline (its expected hours, its start counted in them:
+    'this one with 8 GPUs allowed by constraints.gpu_counts in job.yaml (aws us-west-2
+    p3.16xlarge on-demand needs 1.9 h)'); else, where one of those is faster than the
+    fastest the job allows, of the GPU models it allows, the fastest of them ('one at least
+    7.25 h from now with 4 GPUs allowed by ...'); None when none is faster. Its hours are
+    marked where they rest on an estimated speed (`job`'s). `job`: whose filters it fails
+    are each said, with their keys in its file (else the first that leaves it out)."""
     wider = ranked[ranked["excluded"].isin(_LEFT_OUT) & ranked["expected_hours"].notna()]
     if job is not None:  # (those its other filters leave out too are no way to a plan)
         wider = wider[_within_others(wider, job.job.constraints)]
     rows = wider[wider["expected_hours"] <= deadline_hours]
     if not rows.empty:
-        row = rows.loc[rows["expected_cost"].idxmin()]
-        return (f"this one {_allowed(row, job)} ({row['offering']} needs "
-                f"{hours(float(row['expected_hours']))} h)")
+        return _left_out(rows.loc[rows["expected_cost"].idxmin()], job, meets=True)
     allowed = ranked.loc[ranked["excluded"].isin(["", "misses deadline", "over budget"]),
                          "expected_hours"].dropna()
     models = job.job.constraints.gpu_models if job is not None else ()
     if models:  # of its own GPUs: the prices its plan reads (a launch reads every one)
         wider = wider[wider["gpu_model"].isin(list(models))]
     if allowed.empty or wider.empty:
-        return ""
+        return None
     row = wider.loc[wider["expected_hours"].idxmin()]
     if float(row["expected_hours"]) >= float(allowed.min()):
-        return ""
-    took = float(row["expected_hours"])
-    places = _places_needed(took, deadline_hours)  # one figure: its need, the deadline met
-    need = hours(math.ceil(took * 10 ** places - 1e-7) / 10 ** places, places)
-    mark, said = estimate_said(job, row) if job is not None else ("", "")
-    return (f"one at least {need}{mark} h from now {_allowed(row, job)} ({row['offering']} "
-            f"needs {need}{mark} h{said})")
+        return None
+    return _left_out(row, job, meets=False)
+
+
+def _left_out(row: pd.Series, job: Workload | None, meets: bool) -> LeftOut:
+    mark = estimate_said(job, row)[0] if job is not None else ""
+    return LeftOut(str(row["offering"]), float(row["expected_hours"]), _allowed(row, job),
+                   meets, mark, row)
 
 
 def _within_others(rows: pd.DataFrame, c: Constraints) -> pd.Series:

@@ -13,6 +13,7 @@ from datetime import datetime
 from costsched.costs import Move
 from costsched.gang_stalls import KINDS, NODE_LINE, REPAIR_OVER
 from costsched.model import NODE_RECOVERY
+from costsched.own_budget import moved_by_cap
 from costsched.report.sums import group_sums
 from costsched.store import PriceStore
 from costsched.store.job_rows import EventRow, PlacementRow
@@ -65,7 +66,7 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
         out = into.get(target.id, [0.0])[0] if target is not None else 0.0
         found.append(((move.job_id, created), dict(zip(MOVE_COLUMNS, (
             move.id, move.job_id, names[move.job_id],
-            RESTART_MARK if restart_move(move.kind, move.detail) else move.kind, move.state,
+            _kind(move), move.state,
             created, _where(source), _where(target), math.nan, out, math.nan, *_priced(move)),
             strict=True)), spans))
     found += _node_rows(gang, names, on_instance, start, end)
@@ -75,6 +76,16 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
         rows.append(row)
         idle += [(n, span) for span in spans]
     return rows, idle
+
+
+def _kind(move: MoveRecord) -> str:
+    """What the move was: its kind, or what made it where its kind says less (a restart
+    after the job's own error, a move a budget's cap made: 'move at its own budget's cap',
+    as the job's status says it was placed)."""
+    if restart_move(move.kind, move.detail):
+        return RESTART_MARK
+    capped = moved_by_cap(move.detail) if move.kind == "migration" else None
+    return f"move at {capped}'s cap" if capped else move.kind
 
 
 def gang_events(store: PriceStore, job_ids: Sequence[int] | Mapping[int, object]

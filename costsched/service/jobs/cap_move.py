@@ -15,6 +15,7 @@ from costsched import amounts, launch_secrets, own_budget
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
+from costsched.own_budget import MOVED_AT as MOVED_AT  # (watch's, from here)
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
@@ -27,9 +28,6 @@ from costsched.store import PriceStore
 if TYPE_CHECKING:
     from costsched.policies import OfferingKey
     from costsched.service.jobs.budget_state import BudgetState
-
-
-MOVED_AT = "moved at "  # a move at a cap, in its own words: 'moved at its own budget: ...'
 
 
 def moved_at_cap(detail: str) -> str:

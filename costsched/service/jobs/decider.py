@@ -55,6 +55,7 @@ from costsched.service.decide import (
     decide_all,
     decide_to,
 )
+from costsched.service.jobs.budget_refusal import BudgetShort as BudgetShort
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
@@ -262,34 +263,6 @@ class PriceDecider(Decider):
                         reason=f"placed on {label(first.key)}, the least expected cost"
                         + _quota_said(choices, paid),
                         quota_cost="" if paid is None else paid.line())
-
-
-class BudgetShort(InvalidInput):
-    """A stored job whose steps left and start are expected to cost more, on the cheapest offering
-    it allows (`offering`, at `usd_per_hour` for all its nodes), than what is left of its
-    own budget (`budget`); `estimate`: the mark and words of a cost on an estimated speed."""
-
-    def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
-                 expected_usd: float, usd_per_hour: float,
-                 estimate: tuple[str, str] = ("", ""),  # (`estimate_said`)
-                 gpu: tuple[str, int] = ("", 0)) -> None:  # its (gpu_model, gpu_count)
-        self.budget, self.steps_left, self.offering = budget, steps_left, offering
-        self.gpu = gpu
-        self.expected_usd, self.usd_per_hour, self.estimate = expected_usd, usd_per_hour, estimate
-        super().__init__(f"job {name}: {self.why}")
-
-    @property
-    def why(self) -> str:
-        b = self.budget
-        # The cost and what is left at the decimals at which the cost reads more.
-        places = apart(self.expected_usd, b.left_usd,
-                       decimals([self.expected_usd, b.left_usd, b.spent_usd]))
-        cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
-                                                      b.spent_usd))
-        mark, said = self.estimate
-        return (f"its {self.steps_left:,.0f} steps left and its start are expected to cost "
-                f"{cost}{mark} on the cheapest offering it allows, {self.offering}, more than "
-                f"the {left} left of its budget of {given(b.usd)} ({spent} spent){said}")
 
 
 def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:

@@ -349,7 +349,10 @@ def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
     lacking = launch_secrets.missing(record.id, names)
     if lacking:
         raise InvalidInput(launch_secrets.start_refusal(record.name, lacking))
+    kept = launch_secrets.held_for(record.id)  # given here (checked), else the shell's
     held = launch_secrets.values(record.id, names, record.name)
+    launch_secrets.refuse_short_in_env(f"job {record.name}",
+                                       {n: v for n, v in held.items() if n not in kept})
     launch_secrets.refuse_short(f"job {record.name}", held)
     launch_secrets.keep(record.id, held)
 

@@ -30,6 +30,7 @@ from costsched.service.jobs.decider import (
     decider_for,
     market_at,
 )
+from costsched.service.jobs.move_budgets import past_named
 from costsched.service.jobs.runs import (
     MIN_MIGRATION_INTERVAL,
     STEP_LEASE_SECONDS,
@@ -128,9 +129,10 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         _hold_given(placed, secrets or {})
         decided = _decide(store, placed, ask)
         moved: dict[int, tuple[Decision, MoveRecord | None, str, str]] = {}
-        if target is not None:  # the user's move, held to the job's own budget
+        if target is not None:  # the user's move, held to the job's own budget and named ones
             for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
-                why = _past_budget(store, run, choice, ask.when)
+                why = (_past_budget(store, run, choice, ask.when)
+                       or past_named(store, run, choice, ask.when))
                 if not why:
                     continue
                 if not dry_run:

@@ -236,17 +236,22 @@ def test_a_missed_deadline_names_the_cheapest_faster_offering_its_filters_leave_
         "gpu_count": [1, 8, 4, 1, 1], "gpu_model": ["V100"] * 5,
         "market": ["on_demand", "on_demand", "on_demand", "on_demand", "on_demand"]})
     said = faster_left_out(ranked, 2.0)
-    assert said == "this one with 4 GPUs allowed (c 4 needs 1.90 h)"  # the cheapest that meets it
+    # the cheapest that meets it
+    assert said.said(2) == "this one with 4 GPUs allowed (c 4 needs 1.90 h)"
     # none meets 0.9 h: the fastest left out, which is sooner than the fastest allowed (a
     # region is not a GPU or a market: its 0.5 h is not said)
-    assert faster_left_out(ranked, 0.9) == ("one at least 1.00 h from now with 8 GPUs "
-                                            "allowed (b 8 needs 1.00 h)")
+    assert faster_left_out(ranked, 0.9).said(2) == ("one at least 1.00 h from now with 8 GPUs "
+                                                    "allowed (b 8 needs 1.00 h)")
     ranked.loc[3, "expected_cost"] = 1.0
-    assert faster_left_out(ranked, 2.0) == ("this one with on-demand allowed (d spot needs "
-                                            "1.50 h)")
+    assert faster_left_out(ranked, 2.0).said(2) == ("this one with on-demand allowed (d spot "
+                                                    "needs 1.50 h)")
     assert deadline_missed("j", 2, "a 1", 9.0, left_out=said).endswith(
         "needs 9.00 h; it would meet a deadline at least 9.00 h from now, or this one with "
         "4 GPUs allowed (c 4 needs 1.90 h)")
+    # where the need takes three decimals to read above the deadline, so does the rest
+    assert deadline_missed("j", 2, "a 1", 2.004, left_out=said).endswith(
+        "needs 2.004 h; it would meet a deadline at least 2.004 h from now, or this one with "
+        "4 GPUs allowed (c 4 needs 1.900 h)")
 
 
 def test_a_set_with_no_plan_names_the_cause_of_each_of_its_gpus() -> None:

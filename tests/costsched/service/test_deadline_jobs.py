@@ -117,7 +117,8 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
             r"aws us-east-1 p3\.2xlarge on-demand, needs 41\.92 h \(41\.67 h to run and "
             r"0\.25 h to start\); it would meet a deadline at least 41\.92 h from now "
             r"\(constraints\.deadline in \S+\), or this one with (4 GPUs|\S+) allowed by "
-            r"constraints\.gpu_\w+ in \S+ \(aws us-east-1 \S+ on-demand needs \d+\.\d\d h\)")
+            r"constraints\.gpu_\w+ in \S+ \(aws us-east-1 \S+ on-demand needs \d+\.\d\d(\*)? h"
+            r"(?(1) \(\* from an estimated speed on [^)]*\))\)")  # (marked where estimated)
     with pytest.raises(InvalidInput, match=said):
         service.launch(store, late, launcher=launcher,
                        checkpoint_root=str(tmp / "checkpoints"))

@@ -105,9 +105,9 @@ def test_a_start_refuses_a_secret_too_short_to_be_masked(
     service.stop(store, launcher, sec)
     moves = len(store.moves.of_job(sec))
     monkeypatch.setattr(launch_secrets, "_GIVEN", {})
-    monkeypatch.setenv("KM_TOKEN", "k1")  # from the environment as from --secret
-    with pytest.raises(InvalidInput, match="^job sec: field secrets.KM_TOKEN is given a "
-                                           "value shorter than 4 characters"):
+    monkeypatch.setenv("KM_TOKEN", "k1")  # from the environment: said of it
+    with pytest.raises(InvalidInput, match="^job sec: secret KM_TOKEN has a value in your "
+                                           "environment shorter than 4 characters"):
         service.start(store, launcher, sec)
     assert store.jobs.get(sec).state == "stopped"
     assert len(store.moves.of_job(sec)) == moves
@@ -217,3 +217,22 @@ def test_a_daemon_pass_leaves_a_launch_it_finds_stored_but_not_started_yet(
     assert [m.kind for m in store.moves.of_job(job.id)] == ["launch"]
     assert store.jobs.last_details([job.id], steps.SECRET_NOTE).get(job.id) in (None, "")
     assert store.leases.held() == []  # the launch gave up the job's lease once it started it
+
+
+def test_a_start_whose_secret_from_the_shell_is_too_short_blames_the_shell(
+        jobs, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The value comes from this shell's environment, not from the job's file nor from
+    --secret: said so, with how to give the real one (start takes no --env)."""
+    store, launcher, sec, _ = jobs
+    service.stop(store, launcher, sec)
+    monkeypatch.setenv("KM_TOKEN", "abc")
+    with pytest.raises(InvalidInput) as refused:
+        service.start(store, launcher, sec)
+    line = str(refused.value)
+    assert line == (
+        "job sec: secret KM_TOKEN has a value in your environment shorter than 4 "
+        "characters; a job's output is masked of secrets from 4 characters (a shorter one "
+        "would mask ordinary words), so its log could show this one: set the real secret "
+        "in your environment, or give it with --secret NAME=VALUE"), line
+    assert "field" not in line and redact(line) == line
+    assert store.jobs.get(sec).state == "stopped"

@@ -1,0 +1,57 @@
+"""A stored job its own budget keeps from every offering: the refusal of its placement (a
+start after a stop, a recovery), in one line whose figures read as they are: what its
+steps left and its start are expected to cost on the cheapest offering it allows, marked
+where that rests on an estimated speed, against what is left of its budget, or, spent
+past already, by how much its budget is passed (never a negative amount left)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from costsched.amounts import apart, decimals, difference_as_written, given, usd
+from costsched.model import InvalidInput
+
+if TYPE_CHECKING:
+    from costsched.own_budget import OwnBudget
+
+
+class BudgetShort(InvalidInput):
+    """A stored job whose steps left and start are expected to cost more, on the cheapest offering
+    it allows (`offering`, at `usd_per_hour` for all its nodes), than what is left of its
+    own budget (`budget`); `estimate`: the mark and words of a cost on an estimated speed."""
+
+    def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
+                 expected_usd: float, usd_per_hour: float,
+                 estimate: tuple[str, str] = ("", ""),  # (`estimate_said`)
+                 gpu: tuple[str, int] = ("", 0)) -> None:  # its (gpu_model, gpu_count)
+        self.budget, self.steps_left, self.offering = budget, steps_left, offering
+        self.gpu = gpu
+        self.expected_usd, self.usd_per_hour, self.estimate = expected_usd, usd_per_hour, estimate
+        super().__init__(f"job {name}: {self.why}")
+
+    @property
+    def why(self) -> str:
+        b = self.budget
+        if b.spent_usd > b.usd:  # spent past already: nothing is left; by how much it passed
+            # (at the decimals at which what it spent reads more than the budget; the
+            # amount over it the difference of the two as they read)
+            places = apart(b.spent_usd, b.usd,
+                           decimals([self.expected_usd, b.spent_usd - b.usd, b.spent_usd]))
+            over = difference_as_written(b.spent_usd, b.usd, places)
+            cost, passed, spent = (usd(v, places) for v in (self.expected_usd, over,
+                                                            b.spent_usd))
+            return self._said(cost, f"and its budget of {given(b.usd, places)} is already "
+                                    f"passed by {passed} ({spent} spent)")
+        # The cost and what is left at the decimals at which the cost reads more.
+        places = apart(self.expected_usd, b.left_usd,
+                       decimals([self.expected_usd, b.left_usd, b.spent_usd]))
+        cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
+                                                      b.spent_usd))
+        return self._said(cost, f"more than the {left} left of its budget of {given(b.usd)} "
+                                f"({spent} spent)")
+
+    def _said(self, cost: str, budget: str) -> str:
+        mark, said = self.estimate
+        return (f"its {self.steps_left:,.0f} steps left and its start are expected to cost "
+                f"{cost}{mark} on the cheapest offering it allows, {self.offering}, "
+                f"{budget}{said}")
