@@ -278,14 +278,12 @@ def _own_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _no_earlier_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees what an earlier one of its process left in the service's per-process
-    memory: the heartbeats read per instance id (ids recur: fakes name instances by job)
-    and each budget watcher's last check."""
+    memory: the heartbeats read per instance id (ids recur: fakes name instances by job)."""
     import sys
 
-    for module, name in (("costsched.service.jobs.agents", "_read"),
-                         ("costsched.service.jobs.caps", "_LAST_CHECK")):
-        if module in sys.modules:  # not loaded yet: nothing left in it
-            monkeypatch.setattr(sys.modules[module], name, {})
+    module = sys.modules.get("costsched.service.jobs.agents")
+    if module is not None:  # not loaded yet: nothing left in it
+        monkeypatch.setattr(module, "_read", {})
 
 
 @pytest.fixture(autouse=True)

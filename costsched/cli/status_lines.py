@@ -149,14 +149,17 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
 
 
 def node_notices(s: service.JobStatus) -> list[str]:
-    """What happened to a gang's nodes replaced in place, said while the gang is not whole
-    again (its instance has nodes lost or being replaced), of the placement it runs on
-    now. Once it is whole, or the job ended, the recoveries column counts them and the
-    job's log (`report`, --json) keeps them."""
-    if s.record.final or not s.nodes_out or s.open_placement is None:
-        return []
-    since = s.open_placement.get("start_at")
-    return [str(e.detail) for e in s.node_recoveries if since is None or e.at >= since]
+    """What happened to a gang's nodes replaced in place (its NODE_RECOVERY events): while
+    the gang is not whole again (its instance has nodes lost or being replaced), those of
+    the placement it runs on now as they stand ('instance ID: node 1 was preempted:
+    replaced where it ran'); once whole, or the job ended, and those of placements before,
+    at the time each came, as a recovery with a move is said ('recovered at 2026-12-01
+    05:10 UTC: instance ID: node 1 was preempted: ...'), and counted with its recoveries."""
+    out_now = not s.record.final and bool(s.nodes_out) and s.open_placement is not None
+    since = s.open_placement.get("start_at") if out_now else None
+    return [str(e.detail) if out_now and (since is None or e.at >= since) else
+            f"recovered at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}"
+            for e in s.node_recoveries]
 
 
 def lost_lines(s: service.JobStatus) -> list[str]:

@@ -84,7 +84,7 @@ def learn(store: StoreLike, at: datetime | str | None = None) -> int:
 def unlearned(store: StoreLike, shown: int = 3) -> str:
     """Why the runs of jobs that reported their steps taught nothing (`measure_rows` skips
     them), a line per reason: their files name no model, the name a measured speed is kept
-    under (and what gives it); their steps were reported over less than a minute
+    under (and what gives it); their step readings on any one instance span less than a minute
     (`placement_rates`), too short to measure, whatever the file names ('report' may still
     show their pace; a run still going is not named: it may yet be). '' when every such
     run was learned. At most `shown` jobs named on each line."""
@@ -115,8 +115,10 @@ def unlearned(store: StoreLike, shown: int = 3) -> str:
     if short:
         one = len(short) == 1
         lines.append(f"no speed learned from job{'' if one else 's'} {_listed(short, shown)}: "
-                     f"{'its' if one else 'their'} steps were reported over less than a "
-                     "minute, too short to measure a speed from")
+                     f"{'its' if one else 'their'} step readings (taken at each watch) "
+                     "on any one instance span less than a minute, too short to learn a "
+                     "speed for the throughput table from; `report` shows the pace of "
+                     "shorter runs")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ import socket
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Engine, case, delete, insert, literal, select, update
 
 from costsched.model import InvalidInput
 from costsched.store.database import epoch_second, from_epoch_second
@@ -38,6 +38,7 @@ class DaemonRow:
     pass_at: datetime | None
     pass_status: str  # "" before its first pass, else ok | failed
     pass_detail: str
+    pass_every: float | None = None  # seconds between its last two passes
 
     @property
     def here(self) -> bool:
@@ -79,11 +80,15 @@ class DaemonRecords:
                                 .values(seen_ts=epoch_second(at))).rowcount == 1
 
     def passed(self, holder: str, status: str, detail: str, at: datetime) -> None:
-        """Record the daemon's look at the running jobs that ended at `at` (ok or failed)."""
+        """Record the daemon's look at the running jobs that ended at `at` (ok or failed),
+        and the seconds since its previous one (`pass_every`)."""
         now = epoch_second(at)
+        since = case((daemons.c.pass_ts.is_(None), None),
+                     else_=literal(now) - daemons.c.pass_ts)
         with self.engine.begin() as conn:
             conn.execute(update(daemons).where(daemons.c.holder == holder).values(
-                pass_ts=now, seen_ts=now, pass_status=status, pass_detail=detail[:2000]))
+                pass_every=since, pass_ts=now, seen_ts=now, pass_status=status,
+                pass_detail=detail[:2000]))
 
     def unregister(self, holder: str) -> None:
         with self.engine.begin() as conn:
@@ -128,4 +133,5 @@ def _row(r) -> DaemonRow:  # noqa: ANN001 - a SQLAlchemy Row
                      watch_seconds=float(r.watch_seconds), log=r.log,
                      started_at=_time(r.started_ts), seen_at=_time(r.seen_ts),
                      pass_at=_time(r.pass_ts), pass_status=r.pass_status,
-                     pass_detail=r.pass_detail)
+                     pass_detail=r.pass_detail,
+                     pass_every=None if r.pass_every is None else float(r.pass_every))

@@ -298,6 +298,9 @@ daemons = Table(
     Column("pass_ts", BigInteger, nullable=True),  # its last look at the running jobs
     Column("pass_status", String(16), nullable=False, server_default=""),  # ok | failed
     Column("pass_detail", Text, nullable=False, server_default=""),
+    # Seconds between its last two passes: how long the budget watch charges ahead when
+    # its passes come later than its interval (`service.jobs.watch_span`).
+    Column("pass_every", Float, nullable=True),
 )
 
 # --- spot availability over time ------------------------------------------------------

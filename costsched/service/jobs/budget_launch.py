@@ -34,6 +34,7 @@ from costsched.service.jobs.decider import market_at, planned
 from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.reasons import label
 from costsched.service.jobs.runs import refuse_live_name
+from costsched.service.jobs.watch_span import watch_span
 from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.spec_errors import as_written
@@ -57,6 +58,8 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     policy's pick as the launch asks it, `launches.first_placement`, given the
     `launcher`). `launcher` and `checkpoint_root`: the launch's, which keep the job to the
     clouds that can read its checkpoints, as the launch does."""
+    # The next interval charged as the watch will charge it (its passes' span when slow).
+    configured, interval_seconds = interval_seconds, watch_span(store, interval_seconds, at)
     states = {s.name: s for s in budget_states(store, config, at, interval_seconds)}
     table = None  # read for the first budgeted job: most launches have none
     market = market_at(store, at)
@@ -99,7 +102,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         said = own_budget.start_said(resolved)
         # What the watch charges it ahead once it runs, as the watch charges it.
         ahead = own_budget.ahead_usd(float(row["usd_per_hour"]), interval_seconds)
-        span = own_budget.ahead_said(interval_seconds, float(row["usd_per_hour"]))
+        span = own_budget.ahead_said(interval_seconds, float(row["usd_per_hour"]), configured)
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
                                  placed, rests_on(resolved, row), ahead, span))

@@ -49,6 +49,7 @@ from costsched.service.jobs.runs import (
     nodes_of,
     trouble,
 )
+from costsched.service.jobs.watch_span import watch_span
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
@@ -62,8 +63,6 @@ if TYPE_CHECKING:
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
-_LAST_CHECK: dict[tuple[str, str], float] = {}  # (store, launcher): its last check's clock
-LATE_SECONDS = 0.5  # a check this much later than its interval is on time (jitter)
 
 
 def period_start(period: str, at: datetime) -> datetime | None:
@@ -251,18 +250,14 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     config (`at_cap`, or the job's `constraints.at_cap`) says move, a move to the offering
     the budget's decider finds to finish it within what is left (`BudgetDecider`; priced
     with `overheads`), a stop when none does. The next interval is charged for
-    `interval_seconds`, or for as long as the time since this process's last check when
-    that was longer by more than a scheduler's jitter (`LATE_SECONDS`: a slow pass): the
-    cap holds however long a pass takes. Spend is billed by the whole second: what was
+    `interval_seconds`, or for as long as the watching daemon's last two passes were apart
+    when that was longer (`watch_span`: a slow pass makes the next one as late; an idle
+    daemon's passes count, so a job launched after a quiet spell is charged its interval):
+    the cap holds however long a pass takes. Spend is billed by the whole second: what was
     spent is charged to `at`, as a stop now ends its placements and bills them (a stop's
     figures are its bill), the interval ahead in whole seconds (rounded up)."""
-    key = (store.url, launcher.name)
-    last = _LAST_CHECK.get(key)
-    _LAST_CHECK[key] = time.monotonic()
     configured = interval_seconds
-    if last is not None and _LAST_CHECK[key] - last > configured + LATE_SECONDS:
-        interval_seconds = _LAST_CHECK[key] - last
-    interval_seconds = float(math.ceil(interval_seconds))
+    interval_seconds = watch_span(store, configured, at)
     states = budget_states(store, config, at, interval_seconds)
     if not states:
         return []
@@ -332,6 +327,8 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     own budget the line names the amount that is enough."""
     from costsched.service.jobs.decider import BudgetShort, place
 
+    # The next interval charged as the watch will charge it (its passes' span when slow).
+    interval_seconds = watch_span(store, interval_seconds, at)
     record = store.jobs.get(int(job.job_id))  # type: ignore[arg-type]
     nodes = nodes_of(record.spec)
     if budget_usd is not None:

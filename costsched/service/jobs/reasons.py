@@ -141,7 +141,9 @@ def none_fits(left_usd: float, cheapest: Decision | None, priced_here: bool = Tr
     if cheapest is None:
         return (f"no offering it allows is cheaper by the hour than where it runs, to finish "
                 f"it within the {given(left_usd)} left")
-    places = apart(cheapest.choice_usd, left_usd)  # the cost reads over what is left
+    # The cost reads over what is left, its move's items at its precision (they add up).
+    places = max(apart(cheapest.choice_usd, left_usd),
+                 decimals(_items(cheapest.move)) if cheapest.move is not None else 0)
     return (f"no offering finishes it within the {given(left_usd, places)} left (the "
-            f"cheapest: {label(cheapest.choice)}, {usd(cheapest.choice_usd, places)} with the "
-            f"move)")
+            f"cheapest: {label(cheapest.choice)}, {usd(cheapest.choice_usd, places)} to "
+            f"finish there including the move{itemised(cheapest, places)})")

@@ -79,14 +79,17 @@ def test_a_placement_charged_for_no_time_says_so(tmp_path: Path) -> None:
             "$0.0243/h = $0.00024") in out
 
 
-def test_a_gangs_node_notice_ends_with_the_job(tmp_path: Path) -> None:
+def test_a_gangs_node_notice_reads_as_a_recovery_once_the_job_ended(tmp_path: Path) -> None:
     db, job = _moved_job(tmp_path, extra_seconds=-1, num_nodes=2)
     store = PriceStore(db)
     store.jobs.note(job, NODE_RECOVERY, "instance l-2: node 1 was preempted: replaced "
                     "where it ran", at=at(1) + timedelta(seconds=50))
     store.dispose()
     out = _status(db)
-    assert "was preempted" not in out, out
+    # Said once, as a recovery is, at the time it came (and counted with its recoveries).
+    assert out.count("was preempted") == 1, out
+    assert f"recovered at {at(1) + timedelta(seconds=50):%Y-%m-%d %H:%M} UTC: instance l-2: " \
+           "node 1 was preempted: replaced where it ran" in " ".join(out.split()), out
     [row] = [line for line in out.splitlines() if "│ tiny" in line]
     assert row.rstrip(" │").endswith("1"), row  # still counted with its recoveries
 
@@ -107,7 +110,13 @@ def test_a_node_notice_stands_while_its_gang_is_not_whole() -> None:
 
     # A node being replaced: what happened to it, on this placement only (not the
     # node of the instance before).
+    # (A node of the instance before reads as the recovery it was.)
+    before = (f"recovered at {at(1) - timedelta(minutes=5):%Y-%m-%d %H:%M} UTC: instance a: "
+              "node 2 was preempted: replaced where it ran")
     assert node_notices(_gang(False, (1,), since_minutes=2)) == [
-        "instance b: node 1 was preempted: replaced where it ran"]
-    assert node_notices(_gang(False, ())) == []  # whole again
-    assert node_notices(_gang(True, ())) == []  # ended
+        before, "instance b: node 1 was preempted: replaced where it ran"]
+    # Whole again, or ended: each as a recovery, at the time it came.
+    whole = [before, f"recovered at {at(1):%Y-%m-%d %H:%M} UTC: instance b: node 1 was "
+             "preempted: replaced where it ran"]
+    assert node_notices(_gang(False, ())) == whole
+    assert node_notices(_gang(True, ())) == whole

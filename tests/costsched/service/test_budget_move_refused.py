@@ -19,8 +19,10 @@ from tests.costsched.service.test_budget_moves import _offer, _watch
 __all__ = ["local"]  # the fixture, shared with the cap tests
 
 NOT_MOVED = re.compile(r"; not moved: no offering finishes it within the \$([0-9.]+) left "
-                       r"\(the cheapest: aws us-east-1b p3\.2xlarge spot, \$([0-9.]+) with "
-                       r"the move\)$")
+                       r"\(the cheapest: aws us-east-1b p3\.2xlarge spot, \$([0-9.]+) to "
+                       r"finish there including the move of \$([0-9.]+) \(egress "
+                       r"\$([0-9.]+), restart \$([0-9.]+), lost work \$([0-9.]+), overlap "
+                       r"\$([0-9.]+)\)\)$")
 
 # Where the stored price of its own zone has come down to zone b's by its stop (a loaded
 # machine's slow run), no offering is cheaper by the hour: said so, with what is left.
@@ -46,8 +48,14 @@ def test_a_stop_at_a_cap_that_was_to_move_says_why_no_move_in_dollars(
     [stop] = said[said.str.startswith("stopped at its own budget: ")]
     found = NOT_MOVED.search(stop) or NONE_CHEAPER.search(stop)
     assert found, stop
-    left, cheapest = (float(x) if x else None for x in found.groups())
+    left, cheapest = (float(x) if x else None for x in found.groups()[:2])
     assert 0 < left < 0.08 and (cheapest is None or cheapest > left)
+    if found.re is NOT_MOVED:  # the move's items add up to its price, as written
+        move, *items = found.groups()[2:]
+        places = len(move.partition(".")[2])
+        assert all(len(i.partition(".")[2]) == places for i in items), stop
+        assert f"{sum(float(i) for i in items):.{places}f}" == move, stop
+        assert float(move) <= cheapest
     # Its notification (the daemon's log line) says the same.
     assert [e for e in events if e.notify == "budget" and " stopped at " in e] == [
         f"job {job_id}: {stop}"]

@@ -18,6 +18,7 @@ from costsched.service import jobs as service
 from costsched.service.jobs import caps, decider
 from costsched.service.jobs.caps import raise_budget
 from costsched.store import PriceStore
+from costsched.store.leases import holder_name
 from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
 
@@ -97,19 +98,22 @@ def test_a_check_charges_ahead_to_the_whole_second_of_the_next(
     assert spent == billed  # the same figure, not one summed again
 
 
-@pytest.mark.parametrize(("since", "charged"), [(30.2, 30), (31.4, 32)])
+@pytest.mark.parametrize(("apart", "charged"), [(31, 30), (32, 32), (75, 75)])
 def test_a_check_on_time_but_for_jitter_charges_its_interval(
-        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, since: float,
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, apart: int,
         charged: int) -> None:
-    """A check 30.2 s after the one before (a scheduler's jitter) charges the 30 s
-    interval ahead and says so; 31.4 s after it (a slow pass), 32 s, as long as since the
-    last check in whole seconds, and says why."""
+    """The watching daemon's last two passes 31 s apart (stored to the second: on time)
+    charge the 30 s interval ahead and say so; 32 s or 75 s apart (slow passes), as long
+    as they were apart, and say why."""
     job_id, launcher = _launched(store, tmp_path)
     [placed] = store.jobs.placement_rows([job_id])
     per_second = placed.usd_per_hour / 3600
     raise_budget(store, job_id, per_second * 10, at=placed.start_at)  # stopped at once
-    monkeypatch.setitem(caps._LAST_CHECK, (store.url, launcher.name), 1000.0)
-    monkeypatch.setattr(caps.time, "monotonic", lambda: 1000.0 + since)
+    holder = holder_name()
+    store.daemons.register(holder, kind="auto", tasks=("watch",), watch_seconds=WATCH,
+                           log="", at=placed.start_at)
+    store.daemons.passed(holder, "ok", "", placed.start_at)
+    store.daemons.passed(holder, "ok", "", placed.start_at + timedelta(seconds=apart))
     seen = _verdicts(monkeypatch)
     at = placed.start_at.replace(microsecond=0) + timedelta(seconds=5.5)
     caps.enforce(store, launcher, BudgetsConfig(), at, WATCH)

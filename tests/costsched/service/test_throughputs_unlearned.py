@@ -55,8 +55,9 @@ def test_a_run_too_short_to_measure_is_said_so_not_to_lack_a_model(
     market.jobs.record_progress(job, 1, at=start + timedelta(seconds=10))
     market.jobs.record_progress(job, 5, at=start + timedelta(seconds=40))
     market.jobs.end_placement(job, start + timedelta(seconds=50))
-    short = (f"no speed learned from job {job} (brief): its steps were reported over less "
-             "than a minute, too short to measure a speed from")
+    short = (f"no speed learned from job {job} (brief): its step readings (taken at each "
+             "watch) on any one instance span less than a minute, too short to learn a speed "
+             "for the throughput table from; `report` shows the pace of shorter runs")
     assert throughputs.unlearned(market) == short
     named = run_on_t4(market, 0.5, start, name="bigram", spec={"name": "bigram", "steps": 9})
     assert throughputs.unlearned(market) == "\n".join(

@@ -57,3 +57,16 @@ def test_a_daemon_of_this_host_whose_process_is_gone_is_not_running(
     any_store.daemons.register(gone, kind="auto", tasks=(), watch_seconds=30, log="", at=T0)
     assert any_store.daemons.running(T0) == []
     assert any_store.daemons.prune(T0) == 1 and any_store.daemons.rows() == []
+
+
+def test_a_daemon_row_keeps_the_seconds_between_its_last_two_passes(
+        any_store: PriceStore) -> None:
+    rows = any_store.daemons
+    holder = holder_name()
+    rows.register(holder, kind="auto", tasks=(), watch_seconds=30, log="", at=T0)
+    rows.passed(holder, "ok", "", T0 + timedelta(seconds=30))
+    assert rows.get(holder).pass_every is None  # one pass: no span yet
+    rows.passed(holder, "ok", "", T0 + timedelta(seconds=91))
+    assert rows.get(holder).pass_every == 61.0
+    rows.passed(holder, "ok", "", T0 + timedelta(seconds=121))
+    assert rows.get(holder).pass_every == 30.0
