@@ -59,7 +59,7 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str,
         raise InvalidInput(f"{where}: field secrets.{empty[0]} is given empty: give its value "
                            f"(--secret NAME=VALUE), or set {empty[0]} in your environment "
                            f"and give --secret {empty[0]}")
-    refuse_short(where, {n: given[n] for n in names})
+    refuse_short(where, {n: given[n] for n in names}, launching=True)
     redact.remember(given.values())
     return {n: given[n] for n in names}
 
@@ -78,26 +78,29 @@ def check_given(where: str, names: Sequence[str], given: Mapping[str, str | None
     refuse_given({n: v for n, v in given.items() if v is not None})
 
 
-def refuse_given(given: Mapping[str, str]) -> None:
+def refuse_given(given: Mapping[str, str], launching: bool = False) -> None:
     """InvalidInput naming the first secret given to a command (`--secret`, by name: its
     value, or its environment's) empty, else the first given a value too short to be
-    masked (`refuse_short`): said of the option, where the value came from."""
+    masked (`refuse_short`): said of the option, where the value came from; `launching`:
+    by `launch`, whose --env may give a value that need not be secret."""
     empty = sorted(n for n, v in given.items() if not v)
     if empty:
         raise InvalidInput(f"--secret {empty[0]} is given empty; give its value "
                            "(--secret NAME=VALUE), or set it in your environment")
     short = _short(given)
     if short:
-        raise InvalidInput(f"--secret {short} {_SHORT}")
+        raise InvalidInput(f"--secret {short} {_SHORT}" + (_OR_ENV if launching else ""))
 
 
-def refuse_short(where: str, values: Mapping[str, str]) -> None:
+def refuse_short(where: str, values: Mapping[str, str], launching: bool = False) -> None:
     """InvalidInput for the first of a job's secrets (`values`, by name) shorter than
     MIN_MASKED: the job's output is masked of values from that length only (a shorter one
-    would mask ordinary words), so the job's log could show it."""
+    would mask ordinary words), so the job's log could show it. `launching`: said by
+    `launch`, whose --env may give the value instead (`start` and `migrate` take none)."""
     short = _short(values)
     if short:
-        raise InvalidInput(f"{where}: field secrets.{short} {_SHORT}")
+        raise InvalidInput(f"{where}: field secrets.{short} {_SHORT}"
+                           + (_OR_ENV if launching else ""))
 
 
 def refuse_short_in_env(where: str, values: Mapping[str, str]) -> None:
@@ -115,7 +118,8 @@ def refuse_short_in_env(where: str, values: Mapping[str, str]) -> None:
 _MASKED = (f"a job's output is masked of secrets from {MIN_MASKED} characters (a shorter one "
            "would mask ordinary words), so its log could show this one")
 _SHORT = (f"is given a value shorter than {MIN_MASKED} characters; {_MASKED}: give the real "
-          "secret, or give the value with --env if it need not be secret")
+          "secret")
+_OR_ENV = ", or give the value with --env if it need not be secret"
 
 
 def _short(values: Mapping[str, str]) -> str:

@@ -40,7 +40,7 @@ def refuse_unset(envs: dict[str, str | None], secrets: dict[str, str | None]
     from costsched.launch_secrets import refuse_given
 
     values = {k: v for k, v in secrets.items() if v is not None}
-    refuse_given(values)
+    refuse_given(values, launching=True)
     return {k: v for k, v in envs.items() if v is not None}, values
 
 

@@ -30,7 +30,7 @@ def test_a_secret_too_short_to_be_masked_in_the_jobs_log_is_refused() -> None:
         "mf.yaml: field secrets.MF_API_TOKEN is given a value shorter than 4 characters; a "
         "job's output is masked of secrets from 4 characters (a shorter one would mask "
         "ordinary words), so its log could show this one: give the real secret, or give the "
-        "value with --env if it need not be secret")
+        "value with --env if it need not be secret")  # (said by `launch`, which takes --env)
     assert "tok" not in str(caught.value)
 
 
@@ -58,13 +58,13 @@ def test_every_env_and_secret_not_given_is_named_at_once() -> None:
 def test_a_value_given_by_option_too_short_to_be_masked_is_said_of_the_option(
         given: dict[str, str]) -> None:
     """`costsched start` and `migrate` (`check_given`) as `launch`: the value came from
-    --secret (or the environment it names), not from the job's file."""
+    --secret (or the environment it names), not from the job's file; neither takes --env,
+    which only `launch`'s line offers."""
     short = next(n for n, v in given.items() if len(v) < 4)
     with pytest.raises(InvalidInput) as caught:
         launch_secrets.check_given("job sec", ["KM_TOKEN", "B"], given)
     assert str(caught.value) == (
         f"--secret {short} is given a value shorter than 4 characters; a job's output is "
         "masked of secrets from 4 characters (a shorter one would mask ordinary words), so "
-        "its log could show this one: give the real secret, or give the value with --env if "
-        "it need not be secret")
+        "its log could show this one: give the real secret")
     assert "k1" not in str(caught.value)

@@ -10,6 +10,7 @@ from datetime import datetime
 from costsched.config import BudgetsConfig
 from costsched.costs import JobCost
 from costsched.service.jobs.caps import BudgetState, budget_state, budget_states, charging
+from costsched.service.jobs.watch_span import watch_span
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 
@@ -33,7 +34,10 @@ def budgets_now(store: PriceStore, *, at: datetime | None = None,
         interval_seconds = interval_seconds or found.daemon.watch_seconds
     ends = {c.placement.id: c.placement.end_at for cost in charged for c in cost.charged
             if c.placement.end_at is not None}
-    states = budget_states(store, config, as_time(at), interval_seconds, ends)
+    when = as_time(at)
+    # The next interval committed as the watch will charge it (`watch_span`).
+    states = budget_states(store, config, when, watch_span(store, interval_seconds, when),
+                           ends)
     if of_jobs is None:
         return states
     return [s for s in states if set(s.jobs) & set(of_jobs)]

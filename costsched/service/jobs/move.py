@@ -405,8 +405,10 @@ def _past_budget(store: PriceStore, run: RunningJob, choice: Decision, at: datet
     if own is None:
         return ""
     from costsched.config import effective
+    from costsched.service.jobs.watch_span import watch_span
 
-    seconds = effective().daemon.watch_seconds
+    configured = effective().daemon.watch_seconds
+    seconds = watch_span(store, configured, at)  # as the watch will charge it
     per_hour = choice.usd_per_hour * run.nodes  # (all its nodes)
     ahead = own_budget.ahead_usd(per_hour, seconds)
     if own.spent_usd + choice.choice_usd + ahead <= own.usd:
@@ -416,8 +418,8 @@ def _past_budget(store: PriceStore, run: RunningJob, choice: Decision, at: datet
     spent, there, charged = (usd(v, shown) for v in (own.spent_usd, choice.choice_usd, ahead))
     name = run.record.name
     return (f"{spent} spent + {there} expected there, the move included, + {charged} for "
-            f"the next watch interval ({own_budget.ahead_said(seconds, per_hour)}) would "
-            f"pass its budget of {given(own.usd)}; to move it there, give it enough: "
+            f"the next watch interval ({own_budget.ahead_said(seconds, per_hour, configured)}) "
+            f"would pass its budget of {given(own.usd)}; to move it there, give it enough: "
             f"`costsched stop {name}`, `costsched start {name} --budget "
             f"{amount:.{places}f}`, then ask again")
 

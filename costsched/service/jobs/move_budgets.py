@@ -14,6 +14,7 @@ from costsched.amounts import decimals_kept, given, usd
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import budget_states, joins, named_fix
 from costsched.service.jobs.runs import RunningJob
+from costsched.service.jobs.watch_span import watch_span
 from costsched.store import PriceStore
 
 _PERIOD = {"day": " a day", "month": " a month"}  # else " in total"
@@ -31,7 +32,8 @@ def past_named(store: PriceStore, run: RunningJob, choice: Decision, at: datetim
     named = config.budgets.named
     if not any(joins(run.record.spec, n, b) for n, b in named.items()):
         return ""
-    seconds = config.daemon.watch_seconds
+    configured = config.daemon.watch_seconds
+    seconds = watch_span(store, configured, at)  # as the watch will charge it
     per_hour = choice.usd_per_hour * run.nodes  # (all its nodes)
     ahead = own_budget.ahead_usd(per_hour, seconds)
     job_id = run.record.id
@@ -48,7 +50,8 @@ def past_named(store: PriceStore, run: RunningJob, choice: Decision, at: datetim
         also = (f" + {claimed} its other running jobs are committed to for theirs"
                 if others > 0 else "")
         return (f"{spent} spent + {there} expected there, the move included, + {charged} "
-                f"for the next watch interval ({own_budget.ahead_said(seconds, per_hour)})"
+                f"for the next watch interval "
+                f"({own_budget.ahead_said(seconds, per_hour, configured)})"
                 f"{also} would pass budget {state.name}'s {given(state.usd)}"
                 f"{_PERIOD.get(state.period, ' in total')}; to move it there, "
                 f"{named_fix(state.name, state.period)}")

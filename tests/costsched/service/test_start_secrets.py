@@ -236,3 +236,18 @@ def test_a_start_whose_secret_from_the_shell_is_too_short_blames_the_shell(
         "in your environment, or give it with --secret NAME=VALUE"), line
     assert "field" not in line and redact(line) == line
     assert store.jobs.get(sec).state == "stopped"
+
+
+def test_a_start_given_a_secret_too_short_names_only_what_start_takes(
+        jobs, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`start --secret NAME=ab`: said of the option, with the fix `start` can take (it has
+    no --env, which `launch` offers for a value that need not be secret)."""
+    store, launcher, sec, _ = jobs
+    service.stop(store, launcher, sec)
+    with pytest.raises(InvalidInput) as refused:
+        service.start(store, launcher, sec, secrets={"KM_TOKEN": "ab"})
+    line = str(refused.value)
+    assert line.startswith("--secret KM_TOKEN is given a value shorter than 4 characters"), line
+    assert line.endswith(": give the real secret") and "--env" not in line, line
+    assert "--env" not in cli("start", "--help").output  # (no option it could name)
+    assert store.jobs.get(sec).state == "stopped"
