@@ -64,7 +64,7 @@ def report(
 ) -> None:
     """Spend per job, cloud and day from the stored placements, savings against on-demand
     and against the job's launch-time choice kept to the end, migrations and recoveries
-    with their costs, and the jobs near or over their budget."""
+    with their costs, and the jobs near, over or stopped at their budget."""
     if billed:
         from costsched.cli.bills import print_billed
 

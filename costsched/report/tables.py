@@ -23,8 +23,8 @@ TABLES = (
     ReportTable("moves", "Migrations, recoveries and starts", "idle: billed without "
                 "training (part of the compute spend); egress: the checkpoint's copy"),
     ReportTable("egress", "Egress per move", ""),
-    ReportTable("budgets", "Jobs near (80% or more) or over their budget",
-                "whole-life spend"),
+    ReportTable("budgets", "Jobs near, over or stopped at their budget",
+                "whole-life spend; near: 80% of it or more"),
     ReportTable("speeds", "Measured speed against the plan's", "steps per second while "
                 "training (setup left out); the savings above use the pace each job kept"),
     ReportTable("estimates", "Estimate versus actual, per job", "what the plan predicted "

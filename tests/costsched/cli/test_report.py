@@ -25,7 +25,7 @@ def test_tables_in_the_terminal_show_user_text_as_text(cli, filled_db: Path) -> 
     assert result.exit_code == 0, result.output
     for title in ("Spend per job", "Spend per cloud", "Spend per day", "Migrations, "
                   "recoveries and starts", "Egress per move",
-                  "Jobs near (80% or more) or over their budget"):
+                  "Jobs near, over or stopped at their budget"):
         assert title in result.output
     assert BETA in result.output  # markup printed as it is, not interpreted
     assert "$7.20" in result.output and "over" in result.output
