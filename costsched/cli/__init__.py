@@ -83,8 +83,8 @@ COMMANDS: dict[str, Entry] = {
     "report": Entry("costsched.cli.report", "report",
                     "Spend per job, cloud and day from the stored placements, savings against "
                     "on-demand and against the job's launch-time choice kept to the end, "
-                    "migrations and recoveries with their costs, and the jobs near or over "
-                    "their budget."),
+                    "migrations and recoveries with their costs, and the jobs near, over or "
+                    "stopped at their budget."),
     "bills": Entry("costsched.cli.bills", "app",
                    "The clouds' billing exports: import them and match them to the jobs "
                    "(`report --billed` sets them beside the estimates)."),

@@ -31,6 +31,7 @@ def test_a_command_about_one_job_shows_only_that_jobs_budgets(
                           jobs=(4,)),
               BudgetState("vision", "named", 50.0, "month", 1.0, 0.0, 1.0, jobs=(2, 4))]
     monkeypatch.setattr(service_budgets, "budget_states", lambda *_, **__: states)
+    monkeypatch.setattr(service_budgets, "watch_span", lambda _store, seconds, _at: seconds)
     assert [s.name for s in budgets.budgets_now(None, of_jobs={4})] == [  # type: ignore[arg-type]
         "job 4 (mlp8-long)", "vision"]
     assert len(budgets.budgets_now(None)) == 3  # type: ignore[arg-type]
