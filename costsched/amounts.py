@@ -26,8 +26,8 @@ HTML), the dashboard and every message.
   fewest more at which both hold for every settled total shown (`adding_scale`: $0.000755
   and $0.000749 make $0.001504, never $0.00076 + $0.00075 = $0.00151 beside an exact
   $0.001504), so that a figure reads the same wherever it stands, at the decimals shown;
-  a finished figure changes only when a smaller charge settles, or beside one that needs
-  more decimals. The same scale writes the figures
+  the store's finished jobs all set it (`report.settled`), so a finished figure reads alike
+  in every view, whatever else is shown. The same scale writes the figures
   set beside charges: the report's estimate-versus-actual hours and dollars, a budget's
   spent and forecast (no fewer decimals than the jobs' spend beside it), and a running
   job's forecast on the dashboard (its spend as written plus the rest as written: never
