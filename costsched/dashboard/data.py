@@ -205,7 +205,7 @@ def _log_tail(store: PriceStore, launcher: Any, job_id: int, stored: dict) -> st
 
 def scale(store: PriceStore, sums: list[tuple[float, list[float]]] | None = None
           ) -> dict[str, int]:
-    """The store's scale for charged figures (`costsched.amounts.store_scale`), as the
+    """The store's scale for charged figures (`costsched.report.settled`), as the
     pages write them: {"usd": decimals, "hours": decimals}; with `sums` (each shown job's
     exact spend and its parts: `render.settled_sums`), money at the decimals at which each
     reads as its exact figure rounded once and as the sum of its parts as written

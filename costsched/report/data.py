@@ -288,7 +288,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     by_id = {j.id: j for j in jobs}
     every = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
     # The store's scale (`report.settled`): every finished job's cost adds up at it.
-    scale = settled_scale(store, end, placed=None if len(jobs) == 1 else every)
+    scale = settled_scale(store, end, placed=None if len(jobs) == 1 else every,
+                          specs={j.id: j.spec for j in jobs})
     placed = [p for p in every if p.job_id in names]
     # What ran: a placement whose instance still waits for capacity is not billed yet.
     ran = [p for p in placed if not p.waiting]

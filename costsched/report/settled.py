@@ -6,9 +6,12 @@ figures, HTML), `report --job` and the dashboard read it, so that a finished job
 reads at the same decimals in each, whatever else is shown; a view widens it only for a
 figure still growing or a total of its own (a period's, a subset's).
 
-A view that has charged its jobs already hands their costs over (`known`): the store's
-other finished jobs alone are charged here, so that `status` of every job charges each
-once."""
+It is made only when what it is made of changed: the scale made last is kept for the
+store between commands (`costsched.kept`, in the user cache directory) with a digest of
+what it was made of (`settled_state`, one small read of aggregates), and used while that
+is the same; so a command of one job does not charge every finished job again. A view
+that has charged its jobs already hands their costs over (`known`): the store's other
+finished jobs alone are charged then."""
 
 from __future__ import annotations
 
@@ -17,9 +20,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import case, func, select
+
 from costsched.amounts import Scale, adding_scale, store_scale
 from costsched.costs import JobCost, job_costs
+from costsched.kept import kept
 from costsched.store import PriceStore
+from costsched.store.schema import bookings, jobs, node_gaps, offerings, placements, prices
+from costsched.store.scope import store_scope
 
 if TYPE_CHECKING:
     from costsched.store.job_placements import PlacementRow
@@ -31,7 +39,8 @@ UNPAID = ("purchasing", "failed")
 def settled_scale(store: PriceStore, now: datetime, *,
                   known: Mapping[int, JobCost] | None = None,
                   placed: Sequence[PlacementRow] | None = None,
-                  booked: Mapping[int, Sequence[Any]] | None = None) -> Scale:
+                  booked: Mapping[int, Sequence[Any]] | None = None,
+                  specs: Mapping[int, dict] | None = None) -> Scale:
     """The store's scale (see the module) from each finished job's compute and its
     placements' charges, its compute and egress, its whole cost (with capacity booked)
     and its parts as `status` lists them, and the totals of those columns over the
@@ -39,7 +48,17 @@ def settled_scale(store: PriceStore, now: datetime, *,
     the scale changes only when a job finishes (or a smaller charge settles).
     `known`: costs the caller charged already (at `now`), by job id; `placed` and
     `booked`: every placement and every job's bookings of the store, where the caller read
-    them already (a part of them is no substitute)."""
+    them already (a part of them is no substitute); `specs`: jobs' stored specs read
+    already, by id (those of others are read). The scale kept for the store while
+    `settled_state` is the same (see the module)."""
+    return kept(f"settled-scale-{store_scope(store.engine)}",
+                lambda: _made(store, now, known, placed, booked, specs),
+                also=(settled_state(store),))
+
+
+def _made(store: PriceStore, now: datetime, known: Mapping[int, JobCost] | None,
+          placed: Sequence[PlacementRow] | None, booked: Mapping[int, Sequence[Any]] | None,
+          specs: Mapping[int, dict] | None) -> Scale:
     scale = store_scale(*store.jobs.smallest_settled())
     placed = store.jobs.placement_rows(None) if placed is None else placed
     if not placed:
@@ -48,7 +67,9 @@ def settled_scale(store: PriceStore, now: datetime, *,
     done = sorted({p.job_id for p in placed} - live)
     known = known or {}
     rest = [j for j in done if j not in known]
-    specs = {r.id: r.spec for r in store.jobs.records(rest)} if rest else {}
+    unread = [j for j in rest if j not in (specs or {})]
+    specs = {**(specs or {}), **({r.id: r.spec for r in store.jobs.records(unread)}
+                                 if unread else {})}
     costs = {**{j: known[j] for j in done if j in known}, **(job_costs(
         store, rest, now=now, checkpoint_gb={j: checkpoint_gb(specs.get(j, {})) for j in rest},
         nodes={j: nodes(specs.get(j, {})) for j in rest}, placements=placed) if rest else {})}
@@ -67,6 +88,32 @@ def settled_scale(store: PriceStore, now: datetime, *,
             cells = [float(getattr(costs[j], column)) for j in done]
             sums.append((math.fsum(cells), cells))
     return adding_scale(scale, [(t, p) for t, p in sums if t == t and all(v == v for v in p)])
+
+
+def settled_state(store: PriceStore) -> str:
+    """A digest of what the store's scale is made of, in one small read of aggregates: its
+    placements (spans, prices, which are open), its nodes' gaps, bookings, jobs, offerings
+    and the prices in effect before the last settled charge ended (one imported later
+    changes a finished charge; those collected since do not). Not in it:
+    the checkpoints measured in a job's checkpoint store, which its moves' egress reads."""
+    p, g, b, j, o, pr = (placements.c, node_gaps.c, bookings.c, jobs.c, offerings.c,
+                         prices.c)
+    reads = [
+        select(func.count(), func.count(p.end_ts), func.sum(p.id), func.sum(p.start_ts),
+               func.sum(p.end_ts), func.sum(p.usd_per_hour),
+               func.sum(case((p.waiting, 1), else_=0))),
+        select(func.count(), func.sum(g.placement_id), func.sum(g.start_ts),
+               func.sum(g.end_ts)),
+        select(func.count(), func.sum(b.id), func.sum(b.job_id), func.sum(b.upfront_usd),
+               func.sum(case((b.state.in_(UNPAID), 1), else_=0))),
+        select(func.count(), func.sum(j.id)),
+        select(func.count(), func.max(o.id)),
+        # Prices from after the last settled charge's end charge nothing finished.
+        select(func.count(), func.sum(pr.effective_ts), func.sum(pr.usd_per_hour)).where(
+            pr.effective_ts <= select(func.max(p.end_ts)).scalar_subquery()),
+    ]
+    with store.engine.connect() as conn:
+        return repr([tuple(conn.execute(read).one()) for read in reads])
 
 
 def booked_upfront(bookings: Iterable[Any]) -> float:
