@@ -116,10 +116,10 @@ def settled_state(store: PriceStore) -> str:
         return repr([tuple(conn.execute(read).one()) for read in reads])
 
 
-def booked_upfront(bookings: Iterable[Any]) -> float:
+def booked_upfront(made: Iterable[Any]) -> float:
     """What a job's capacity blocks cost upfront: those bought (not being bought, nor
     failed), as its cost adds them."""
-    return sum(b.booked.upfront_usd for b in bookings if b.state not in UNPAID)
+    return sum(b.booked.upfront_usd for b in made if b.state not in UNPAID)
 
 
 def spec_of(stored: dict) -> dict:
