@@ -170,8 +170,9 @@ def build(url: str, jobs: int, finished: bool = False) -> dict:
 
 def build_via_sqlite(url: str, jobs: int, sqlite_file: Path, finished: bool = False) -> dict:
     """`build` on PostgreSQL: the jobs made in a SQLite file through the store's API, then
-    their rows copied into the store at `url` (made with the same code's schema), table by
-    table in bulk, its id sequences set past the rows copied."""
+    their rows copied into the store at `url` (made with the same code's schema, emptied
+    of the rows its revisions made, such as the store's id), table by table in bulk, its
+    id sequences set past the rows copied."""
     from sqlalchemy import insert, select, text
 
     from costsched.store import PriceStore
@@ -180,6 +181,8 @@ def build_via_sqlite(url: str, jobs: int, sqlite_file: Path, finished: bool = Fa
     states = build(f"sqlite:///{sqlite_file}", jobs, finished)
     source, target = PriceStore(f"sqlite:///{sqlite_file}"), PriceStore(url)
     with source.engine.connect() as read, target.engine.begin() as write:
+        for table in reversed(metadata.sorted_tables):  # what its revisions made (its id)
+            write.execute(table.delete())
         for table in metadata.sorted_tables:
             rows = [dict(r) for r in read.execute(select(table)).mappings()]
             for first in range(0, len(rows), 5000):
