@@ -42,10 +42,11 @@ def settled_scale(store: PriceStore, now: datetime, *,
                   booked: Mapping[int, Sequence[Any]] | None = None,
                   specs: Mapping[int, dict] | None = None) -> Scale:
     """The store's scale (see the module) from each finished job's compute and its
-    placements' charges, its compute and egress, its whole cost (with capacity booked)
-    and its parts as `status` lists them, and the totals of those columns over the
-    finished jobs; a job with a placement open sets nothing (its figures grow), so that
-    the scale changes only when a job finishes (or a smaller charge settles).
+    placements' charges, its compute and egress, its spend and its whole cost (with
+    capacity booked) and their parts as `status` and the dashboard list them, and the
+    totals of those columns over the finished jobs; a job with a placement open sets
+    nothing (its figures grow), so that the scale changes only when a job finishes (or a
+    smaller charge settles).
     `known`: costs the caller charged already (at `now`), by job id; `placed` and
     `booked`: every placement and every job's bookings of the store, where the caller read
     them already (a part of them is no substitute); `specs`: jobs' stored specs read
@@ -79,10 +80,11 @@ def _made(store: PriceStore, now: datetime, known: Mapping[int, JobCost] | None,
         cost = costs[job]
         parts = [c.usd for c in cost.charged]
         upfront = booked_upfront(booked.get(job, ()))
+        moved = [cost.egress_usd] if cost.egress_usd else []
         sums += [(cost.compute_usd, parts),
                  (cost.compute_usd + cost.egress_usd, [cost.compute_usd, cost.egress_usd]),
-                 (cost.total_usd + upfront,
-                  parts + [v for v in (cost.egress_usd, upfront) if v])]
+                 (cost.total_usd, parts + moved),  # the dashboard's spend (nothing booked)
+                 (cost.total_usd + upfront, parts + moved + ([upfront] if upfront else []))]
     if done:  # the totals of every finished job (those of a report of every job)
         for column in ("compute_usd", "egress_usd", "total_usd"):
             cells = [float(getattr(costs[j], column)) for j in done]
