@@ -1,7 +1,7 @@
 """How the running half scales with the number of jobs: one daemon re-plan pass and one
-`status`, on the code of a baseline commit ("today") and on this checkout's ("new"), side
-by side in one run, with their time (and CPU time), peak memory and the ratios between
-the two.
+`status` (by default; also `status JOB`, `report` and the dashboard's data), on the code
+of a baseline commit ("today") and on this checkout's ("new"), side by side in one run,
+with their time (and CPU time), peak memory and the ratios between the two.
 
 A store of N jobs is built once per backend and size, through the baseline code's store
 API (half the jobs running on one of three spot zones priced from examples/demo, half
@@ -19,6 +19,13 @@ and shown as "> cap".
     python bench/bench_jobs_scale.py --quick              # 1,000 jobs
     python bench/bench_jobs_scale.py --jobs 2000 --url postgresql+psycopg://...
     COSTSCHED_TEST_PG_URL=postgresql+psycopg://... python bench/bench_jobs_scale.py
+    python bench/bench_jobs_scale.py --jobs 2000 --finished --baseline main \
+        --commands "status,status JOB,report,dashboard,dashboard JOB"   # every view's money
+
+With --finished every job has finished (each after two placements, one of them of a few
+seconds): what the views read to write money at one scale for the whole store. Each
+command runs with none of that scale kept (`costsched.report.settled`: made again), or
+with --warm as a second run in its process (kept by its first).
 
 PostgreSQL is measured when --url (or COSTSCHED_TEST_PG_URL) names a server; each store
 lives in a schema of its own, dropped at the end.
@@ -59,7 +66,10 @@ SPEC = {
                    "interval_minutes": 30},
     "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
 }
-COMMANDS = ("daemon pass", "status")  # measured by default; also "migrate --dry-run", "report"
+COMMANDS = ("daemon pass", "status")  # measured by default; also those below
+MORE = ("migrate --dry-run", "report", "status JOB", "dashboard", "dashboard JOB")
+# The job `status JOB` and `dashboard JOB` read: one of the finished ones.
+ONE_JOB = 2
 
 
 def memory_launcher(states: dict | None = None):  # noqa: ANN201 - a Launcher of the code
@@ -118,9 +128,10 @@ def memory_launcher(states: dict | None = None):  # noqa: ANN201 - a Launcher of
 # --- the store -------------------------------------------------------------------------------
 
 
-def build(url: str, jobs: int) -> dict:
-    """A store of `jobs` jobs at `url`: even ones running, odd ones finished; the
-    launcher's instances (to save beside it)."""
+def build(url: str, jobs: int, finished: bool = False) -> dict:
+    """A store of `jobs` jobs at `url`: even ones running, odd ones finished (`finished`:
+    every one, after a move from a first placement of a few seconds); the launcher's
+    instances (to save beside it)."""
     from costsched.service.prices import import_prices
     from costsched.store import PriceStore
 
@@ -140,7 +151,14 @@ def build(url: str, jobs: int) -> dict:
         store.jobs.place(job_id, key, gpu_model="V100", gpu_count=1, at=start,
                          usd_per_hour=0.92, reason="launch", instance=instance)
         store.jobs.record_progress(job_id, 100.0, at=start + timedelta(hours=1))
-        if n % 2:
+        if finished:
+            moved = start + timedelta(seconds=7 + n % 50)
+            store.jobs.end_placement(job_id, moved, instance=instance)
+            instance = f"m-{job_id}-2"
+            key = (*key[:2], ZONES[(n + 1) % len(ZONES)], *key[3:])
+            store.jobs.place(job_id, key, gpu_model="V100", gpu_count=1, at=moved,
+                             usd_per_hour=0.92, reason="migration", instance=instance)
+        if finished or n % 2:
             store.jobs.end_placement(job_id, start + timedelta(hours=3), instance=instance)
             store.jobs.transition(job_id, "succeeded", at=start + timedelta(hours=3))
             launcher.add(instance, job_id, key, "succeeded")
@@ -150,18 +168,21 @@ def build(url: str, jobs: int) -> dict:
     return launcher.states
 
 
-def build_via_sqlite(url: str, jobs: int, sqlite_file: Path) -> dict:
+def build_via_sqlite(url: str, jobs: int, sqlite_file: Path, finished: bool = False) -> dict:
     """`build` on PostgreSQL: the jobs made in a SQLite file through the store's API, then
-    their rows copied into the store at `url` (made with the same code's schema), table by
-    table in bulk, its id sequences set past the rows copied."""
+    their rows copied into the store at `url` (made with the same code's schema, emptied
+    of the rows its revisions made, such as the store's id), table by table in bulk, its
+    id sequences set past the rows copied."""
     from sqlalchemy import insert, select, text
 
     from costsched.store import PriceStore
     from costsched.store.schema import metadata
 
-    states = build(f"sqlite:///{sqlite_file}", jobs)
+    states = build(f"sqlite:///{sqlite_file}", jobs, finished)
     source, target = PriceStore(f"sqlite:///{sqlite_file}"), PriceStore(url)
     with source.engine.connect() as read, target.engine.begin() as write:
+        for table in reversed(metadata.sorted_tables):  # what its revisions made (its id)
+            write.execute(table.delete())
         for table in metadata.sorted_tables:
             rows = [dict(r) for r in read.execute(select(table)).mappings()]
             for first in range(0, len(rows), 5000):
@@ -265,10 +286,11 @@ def command(name: str, url: str, launcher) -> None:  # noqa: ANN001 - a Launcher
 
         Daemon(PriceStore(url), Config(), launchers=lambda _: launcher,
                settle_seconds=0).replan(NOW)
-    elif name == "status":
+    elif name in ("status", "status JOB"):
         from costsched.service import jobs as service
 
-        service.status(PriceStore(url), launcher, at=NOW)
+        service.status(PriceStore(url), launcher, ONE_JOB if name == "status JOB" else None,
+                       at=NOW)
     elif name == "migrate --dry-run":
         from costsched.service import jobs as service
 
@@ -277,9 +299,26 @@ def command(name: str, url: str, launcher) -> None:  # noqa: ANN001 - a Launcher
         from costsched.report.data import build as report
 
         report(PriceStore(url), now=NOW)
+    elif name in ("dashboard", "dashboard JOB"):
+        dashboard(name, PriceStore(url), launcher)
     else:
-        raise SystemExit(f"command {name!r}: expected one of daemon pass, status, "
-                         "migrate --dry-run, report")
+        raise SystemExit(f"command {name!r}: expected one of "
+                         f"{', '.join(COMMANDS + MORE)}")
+
+
+def dashboard(name: str, store, launcher) -> None:  # noqa: ANN001 - the code's own types
+    """What the dashboard reads for its jobs page ("dashboard": every job, each one's
+    forecast and the money's scale) or for one job's page ("dashboard JOB")."""
+    from costsched.dashboard import data, render
+    from costsched.service import views
+
+    views.job_launcher = lambda *_: launcher  # the bench's instances, not this machine's
+    if name == "dashboard JOB":
+        data.job_document(store, ONE_JOB, at=NOW)
+        return
+    doc = data.jobs_document(store)
+    data.forecasts(store, doc["jobs"], at=NOW)
+    data.scale(store, render.settled_sums(doc["jobs"]))
 
 
 def peak_mb() -> float:
@@ -292,18 +331,26 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure_in_child(name: str, url: str, states: dict, cap: float
+def measure_in_child(name: str, url: str, states: dict, cap: float, warm: bool = False
                      ) -> tuple[float, float, float]:
     """(seconds, peak MB, CPU seconds) of one command in a forked child; (inf, nan, nan)
     past `cap` seconds, (nan, nan, nan) when it failed (the child says why on stderr). On a
-    busy machine the CPU seconds are the steadier figure."""
+    busy machine the CPU seconds are the steadier figure. `warm`: its second run in the
+    child (the store's scale kept by the first), else its first with none kept."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: the command, then its figures down the pipe
         os.close(read)
         launcher = memory_launcher(states)
-        start, cpu = time.perf_counter(), time.process_time()
         try:
+            if warm:  # a first run, untimed: what it keeps is there for the second
+                command(name, url, launcher)
+            else:  # none of the store's scale kept by an earlier command
+                from costsched.kept import cache_dir
+
+                for kept in cache_dir().glob("settled-scale-*"):
+                    kept.unlink()
+            start, cpu = time.perf_counter(), time.process_time()
             command(name, url, launcher)
             out = (time.perf_counter() - start, peak_mb(), time.process_time() - cpu)
         except BaseException as exc:  # noqa: BLE001 - the row says it failed
@@ -330,20 +377,23 @@ def worker(args: argparse.Namespace) -> None:
     """The subprocess of one code: build a store, or measure commands on copies of one."""
     if args.build:
         if args.url.startswith("sqlite"):
-            states = build(args.url, args.size)
+            states = build(args.url, args.size, args.finished)
         else:  # far faster than thousands of small transactions with a server
-            states = build_via_sqlite(args.url, args.size, Path(f"{args.build}.sqlite"))
+            states = build_via_sqlite(args.url, args.size, Path(f"{args.build}.sqlite"),
+                                      args.finished)
         Path(args.build).write_bytes(pickle.dumps(states))
         return
     states = pickle.loads(Path(args.states).read_bytes())
     # Imported before the children fork: their times are the commands' own work.
     import costsched.daemon  # noqa: F401
+    import costsched.dashboard.data  # noqa: F401
+    import costsched.dashboard.render  # noqa: F401
     import costsched.report.data  # noqa: F401
     import costsched.service.jobs  # noqa: F401
 
     for name, url in zip(args.commands.split(","), args.urls.split(" "), strict=True):
         print(json.dumps({"command": name, "figures": measure_in_child(
-            name, url, states, args.cap)}), flush=True)
+            name, url, states, args.cap, args.warm)}), flush=True)
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -369,10 +419,10 @@ def baseline_tree(rev: str, workdir: Path) -> Path:
 
 
 def measure(code: Path, commands: list[str], built: str, states: Path, workdir: Path,
-            cap: float) -> dict[str, tuple[float, float, float]]:
+            cap: float, warm: bool = False) -> dict[str, tuple[float, float, float]]:
     urls = [copy_store(built, workdir) for _ in commands]
     out = run_code(code, "--commands", ",".join(commands), "--urls", " ".join(urls),
-                   "--states", str(states), "--cap", str(cap))
+                   "--states", str(states), "--cap", str(cap), *(["--warm"] if warm else []))
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     return {r["command"]: tuple(r["figures"]) for r in rows}
 
@@ -400,7 +450,14 @@ def main() -> None:
                         help="a PostgreSQL server to measure too (default "
                              "COSTSCHED_TEST_PG_URL)")
     parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument("--commands", default=",".join(COMMANDS))
+    parser.add_argument("--commands", default=",".join(COMMANDS),
+                        help=f"comma-separated, of: {', '.join(COMMANDS + MORE)}")
+    parser.add_argument("--finished", action="store_true",
+                        help="every job finished (after two placements), none running")
+    parser.add_argument("--warm", action="store_true",
+                        help="time each command's second run in its process (what the "
+                             "first kept, such as the store's money scale, kept); by "
+                             "default its first, with no scale kept")
     parser.add_argument("--baseline", default=BASELINE, help="the commit of today's code")
     parser.add_argument("--new", default="",
                         help="a commit of the new code (default: this checkout as it is)")
@@ -434,11 +491,12 @@ def main() -> None:
                          else _pg_url(args.url, _pg_schema(args.url)))
                 states = workdir / f"states-{backend}-{size}.pickle"
                 t0 = time.perf_counter()
-                run_code(old, "--build", str(states), "--size", str(size), "--url", built)
+                run_code(old, "--build", str(states), "--size", str(size), "--url", built,
+                         *(["--finished"] if args.finished else []))
                 print(f"  (built {size:,} jobs in {time.perf_counter() - t0:.0f} s)",
                       flush=True)
-                today = measure(old, commands, built, states, workdir, args.cap)
-                new = measure(ours, commands, built, states, workdir, args.cap)
+                today = measure(old, commands, built, states, workdir, args.cap, args.warm)
+                new = measure(ours, commands, built, states, workdir, args.cap, args.warm)
                 for name in commands:
                     (s0, m0, c0), (s1, m1, c1) = today[name], new[name]
                     print(f"  {size:>6,}  {name:<18}{cell(s0, m0, c0, args.cap):>28}"

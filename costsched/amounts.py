@@ -23,15 +23,15 @@ HTML), the dashboard and every message.
   (`charged_usd`, `charged_hours`: '$0.0000' beside '$0.0092'). A total is the sum of its
   parts as written (`total_as_written`), so that a line that itemises visibly adds up,
   and its exact figure (JSON's) rounded once: money reads at the scale's decimals or the
-  fewest more at which both hold for every settled total shown (`adding_scale`: $0.000755
-  and $0.000749 make $0.001504, never $0.00076 + $0.00075 = $0.00151 beside an exact
-  $0.001504), so that a figure reads the same wherever it stands, at the decimals shown;
-  a finished figure changes only when a smaller charge settles, or beside one that needs
-  more decimals. The same scale writes the figures
-  set beside charges: the report's estimate-versus-actual hours and dollars, a budget's
-  spent and forecast (no fewer decimals than the jobs' spend beside it), and a running
-  job's forecast on the dashboard (its spend as written plus the rest as written: never
-  below the spend). The exact figures are JSON's.
+  fewest more at which both hold for every finished job's cost in the store and their
+  totals (`adding_scale`: $0.000755 and $0.000749 make $0.001504, not $0.00151): the
+  store's decimals, not a view's (`report.settled`), so a finished job's cost reads alike
+  in `status`, `status JOB`, `report` and the dashboard whatever else they show, changed
+  only when a job finishes; a view takes more only for a total of its own (a report of a
+  period). The same scale writes the figures set beside charges: the report's
+  estimate-versus-actual hours and dollars, a budget's spent and forecast (no fewer
+  decimals than the jobs' spend beside it), and a running job's forecast on the dashboard
+  (its spend as written plus the rest as written: never below the spend); JSON's are exact.
 - A cost the user weighs (`decimals_kept`: a job's expected cost at launch, the cost of
   staying against moving): under a dime, at MAX_DECIMALS ('$0.0129', not '$0.01'), so
   that it reads as the plan's table wrote it and two such costs never read alike.

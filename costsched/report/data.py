@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
-from costsched.amounts import Scale, no_noise, store_scale
+from costsched.amounts import Scale, no_noise
 from costsched.costs import Move, egress_rows
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
@@ -53,6 +53,8 @@ from costsched.report.pieces import (
     pieces,
     static_stays,
 )
+from costsched.report.settled import checkpoint_gb, settled_scale
+from costsched.report.settled import nodes as nodes_of
 from costsched.report.speeds import speed_table, speeds, trained_readings
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
@@ -284,14 +286,16 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
            end: datetime, factor: float | None, stale_after: float | None = None) -> Report:
     names = {j.id: j.name for j in jobs}
     by_id = {j.id: j for j in jobs}
-    placed = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
-    placed = [p for p in placed if p.job_id in names]
-    scale = store_scale(*store.jobs.smallest_settled())  # beside them, one small read
+    every = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
+    # The store's scale (`report.settled`): every finished job's cost adds up at it.
+    scale = settled_scale(store, end, placed=None if len(jobs) == 1 else every,
+                          specs={j.id: j.spec for j in jobs})
+    placed = [p for p in every if p.job_id in names]
     # What ran: a placement whose instance still waits for capacity is not billed yet.
     ran = [p for p in placed if not p.waiting]
 
     cut = pieces(ran, start, end)
-    all_moves = egress_rows(placed, checkpoint_gb={j.id: _checkpoint_gb(j.spec) for j in jobs},
+    all_moves = egress_rows(placed, checkpoint_gb={j.id: checkpoint_gb(j.spec) for j in jobs},
                             measured=_measured(jobs, placed))
     egress = [m for m in all_moves if m.at <= end and (start is None or m.at >= start)]
 
@@ -317,7 +321,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     # A job's actual dollars beside its estimate run to the end of the report, as its
     # spend does: one figure per job (`_one_spend`).
     runs = [c.placement for c in pieces([p for p in ran if p.job_id in predicted], None, end)]
-    nodes = {j.id: _nodes(j.spec) for j in jobs}
+    nodes = {j.id: nodes_of(j.spec) for j in jobs}
     dates: list[datetime | None] = []
     charged = charge_parts(
         store, end, nodes,
@@ -565,17 +569,6 @@ def reported_jobs(store: PriceStore, job: int | str | None) -> list[JobRecord]:
     return found
 
 
-def _spec(stored: dict) -> dict:
-    spec = stored.get("spec") if isinstance(stored, dict) else None
-    return spec if isinstance(spec, dict) else {}
-
-
-def _nodes(stored: dict) -> int:
-    """The job's nodes (num_nodes; 1 but for a multi-node job): each is charged."""
-    value = _spec(stored).get("num_nodes", 1)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
-
-
 def _measured(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow]
               ) -> dict[int, checkpoint_sizes.Measured]:
     """The measured checkpoint versions of the jobs that moved (what their moves copied)."""
@@ -583,9 +576,3 @@ def _measured(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow]
     return checkpoint_sizes.of_locations({j.id: j.checkpoint_location for j in jobs
                                           if j.id in moved})
 
-
-def _checkpoint_gb(stored: dict) -> float:
-    """The checkpoint size the job file declares: what a move is charged when nothing is
-    measured in its store."""
-    size = (_spec(stored).get("checkpoint") or {}).get("size_gb", 0.0)
-    return float(size) if isinstance(size, (int, float)) and size >= 0 else 0.0

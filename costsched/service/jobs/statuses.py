@@ -11,13 +11,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from costsched import gang_stalls, launch_secrets
-from costsched.amounts import Scale, store_scale
+from costsched.amounts import Scale
 from costsched.costs import JobCost, job_costs
 from costsched.job_names import name_matches
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, recoveries
 from costsched.passes import one_pass
+from costsched.report.settled import booked_upfront, settled_scale
 from costsched.service.glance import few_names
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
@@ -105,8 +106,7 @@ class JobStatus:
     @property
     def booked_usd(self) -> float:
         """What its capacity blocks cost upfront (bought, not failed)."""
-        return sum(b.booked.upfront_usd for b in self.bookings
-                   if b.state not in ("purchasing", "failed"))
+        return booked_upfront(self.bookings)
     # Its placements' step readings (`JobStore.reading_rows`): its measured speed's
     # training time (`readings_frame` makes them a frame).
     readings: tuple[tuple, ...] = field(default=(), repr=False)
@@ -117,8 +117,8 @@ class JobStatus:
     # What kept this look from looking after it (its instance unread, a step that
     # raised), in one line with the fix when one is known; '' when nothing did.
     trouble: str = ""
-    # The store's scale for charged figures (`amounts.store_scale`), read once per look:
-    # every job's costs and hours are written at it. None: not read (the view reads it).
+    # The store's scale for charged figures (`report.settled`), read once per look: every
+    # job's costs and hours are written at it. None: not read (the view reads it).
     scale: Scale | None = None
 
     @property
@@ -267,7 +267,6 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         every = job is None and not states and name is None and not limit and (
             only is None or only.empty)
         placed = store.jobs.placement_rows(None if every else ids)
-        scale = store_scale(*store.jobs.smallest_settled())  # beside them, one small read
         booked = store.booked.of_jobs(None if every else ids)
         open_rows = OpenPlacements(placed)
         ours = {job_id for job_id in ids if launcher is not None
@@ -307,6 +306,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()},
             placements=_lost_ends(placed, asked, when))
+        # The store's scale: every finished job's cost adds up at it (those shown as charged).
+        scale = settled_scale(store, when, known=costs, placed=placed if every else None,
+                              booked=booked if every else None)
         waits = _waits(store, runs, ids)
         shown = []
         for job_id in ids:
