@@ -127,6 +127,7 @@ from typer.testing import CliRunner  # noqa: E402
 from costsched.store import PriceStore  # noqa: E402
 from costsched.throughput import ENV_USER_FILE  # noqa: E402
 from tests import store_template  # noqa: E402
+from tests.pg_stores import StorePool  # noqa: E402
 from tests.shared_data import shared_data  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -359,12 +360,40 @@ def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     admin.dispose()
 
 
-@pytest.fixture()
-def any_store(empty_url: str) -> Iterator[PriceStore]:
-    """A fresh store on SQLite, and on PostgreSQL in a schema of its own."""
-    s = PriceStore(empty_url)
+_PG_STORES: StorePool | None = None
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PriceStore]:
+    """A fresh store on SQLite, and on PostgreSQL in a schema of its own: one migrated
+    for an earlier test of the process and emptied since (tests/pg_stores.py), but in the
+    store's own tests, which migrate a new one."""
+    global _PG_STORES
+    if request.param == "sqlite":
+        s = PriceStore(str(tmp_path / "p.sqlite"))
+        yield s
+        s.dispose()
+        return
+    url = _pg_url()
+    if not url:
+        pytest.skip("no PostgreSQL server: set COSTSCHED_TEST_PG_URL (scripts/start-postgres.sh)")
+    if _PG_STORES is None or _PG_STORES.server != url:
+        _PG_STORES = StorePool(url)
+    pool = _PG_STORES
+    if store_template.state.from_scratch:
+        schema = pool.new_schema()
+        s = PriceStore(pool.url(schema))
+        yield s
+        s.dispose()
+        pool.drop(schema)
+        return
+    made, schema = pool.take()
+    s = PriceStore(pool.url(schema))
+    if made is None:
+        made = pool.describe(schema)
     yield s
     s.dispose()
+    pool.give_back(made)
 
 
 @pytest.fixture()

@@ -5,10 +5,13 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
 from costsched.store import PriceStore
 from price_collectors import recorded
@@ -72,18 +75,50 @@ def test_recorded_values_and_offerings(dispa: Path, recorded_store: PriceStore) 
     assert (nc24["gpu_model"], nc24["gpu_count"], nc24["zone"]) == ("V100", 4, "")
 
 
-def test_cli_import_twice_says_nothing_new(dispa: Path, cli) -> None:
-    first = cli("prices", "import", dispa / "aws" / "cost", "--json")
+@pytest.fixture(scope="module")
+def aws_imported(dispa: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    """dispa2020/aws/cost imported by `costsched prices import --json` into a new store of
+    COSTSCHED_DB, once for the tests that start from it (seconds of CPU each time): the
+    store, and what the command gave. Each test works on a copy (`copied`)."""
+    from costsched.cli import app
+    from costsched.cli.common import console, err_console
+
+    path = tmp_path_factory.mktemp("aws-imported") / "prices.sqlite"
+    PriceStore(str(path)).dispose()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COSTSCHED_DB", str(path))
+        patch.setattr(console, "width", 200)
+        patch.setattr(err_console, "width", 200)
+        result = CliRunner().invoke(app, ["prices", "import", str(dispa / "aws" / "cost"),
+                                          "--json"], catch_exceptions=False)
+    return path, result
+
+
+def copied(source: Path, path: Path) -> None:
+    """The store at `source`, copied over the one at `path`."""
+    with sqlite3.connect(source) as origin, sqlite3.connect(path) as copy:
+        origin.backup(copy)
+    origin.close()
+    copy.close()
+
+
+def test_cli_import_twice_says_nothing_new(dispa: Path, cli, db_path: Path,
+                                           aws_imported: tuple[Path, Result]) -> None:
+    imported, first = aws_imported
     assert first.exit_code == 0, first.output
     summary = json.loads(first.stdout)
     assert summary["inserted"] == AWS_SPOT_ROWS and summary["errors"] == []
+    copied(imported, db_path)
     second = cli("prices", "import", dispa / "aws" / "cost")
     assert second.exit_code == 0
     assert f"0 new rows, {summary['read']:,} unchanged" in second.stdout
 
 
-def test_show_as_of_matches_the_recorded_value(dispa: Path, cli) -> None:
-    assert cli("prices", "import", dispa / "aws" / "cost", "--json").exit_code == 0
+def test_show_as_of_matches_the_recorded_value(dispa: Path, cli, db_path: Path,
+                                              aws_imported: tuple[Path, Result]) -> None:
+    imported, first = aws_imported
+    assert first.exit_code == 0
+    copied(imported, db_path)
     at = pd.Timestamp("2020-03-01T00:00Z")
     result = cli("prices", "show", "--at", "2020-03-01T00:00Z", "--gpu", "V100",
                  "--market", "spot", "--top", "0", "--json")
