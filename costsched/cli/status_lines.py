@@ -157,9 +157,18 @@ def node_notices(s: service.JobStatus) -> list[str]:
     05:10 UTC: instance ID: node 1 was preempted: ...'), and counted with its recoveries."""
     out_now = not s.record.final and bool(s.nodes_out) and s.open_placement is not None
     since = s.open_placement.get("start_at") if out_now else None
+    # Once whole, what the line said would come came, for a gang running or done since.
+    came = _PENDING_PAST if s.record.state in ("running", "succeeded") else ""
     return [str(e.detail) if out_now and (since is None or e.at >= since) else
-            f"recovered at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}"
+            f"recovered at {e.at:%Y-%m-%d %H:%M} UTC: "
+            + str(e.detail).replace(_PENDING, came)
             for e in s.node_recoveries]
+
+
+# What a gang's node recovery says will come while its new node is set up, and, once the
+# gang is whole again, that it came.
+_PENDING = "; the gang resumes once the new node is set up"
+_PENDING_PAST = "; the gang resumed once the new node was set up"
 
 
 def lost_lines(s: service.JobStatus) -> list[str]:

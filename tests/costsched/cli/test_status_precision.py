@@ -99,8 +99,11 @@ def _gang(final: bool, out: tuple[int, ...], since_minutes: float = 0.0) -> Simp
     events = (SimpleNamespace(at=start - timedelta(minutes=5), detail="instance a: node 2 "
                               "was preempted: replaced where it ran"),
               SimpleNamespace(at=start + timedelta(minutes=since_minutes),
-                              detail="instance b: node 1 was preempted: replaced where it ran"))
-    return SimpleNamespace(record=SimpleNamespace(final=final), nodes_out=out,
+                              detail="instance b: node 1 was preempted: replaced where it "
+                                     "ran; the gang resumes once the new node is set up"))
+    return SimpleNamespace(record=SimpleNamespace(final=final,
+                                                  state="succeeded" if final else "running"),
+                           nodes_out=out,
                            node_recoveries=events,
                            open_placement=None if final else {"start_at": start})
 
@@ -114,9 +117,15 @@ def test_a_node_notice_stands_while_its_gang_is_not_whole() -> None:
     before = (f"recovered at {at(1) - timedelta(minutes=5):%Y-%m-%d %H:%M} UTC: instance a: "
               "node 2 was preempted: replaced where it ran")
     assert node_notices(_gang(False, (1,), since_minutes=2)) == [
-        before, "instance b: node 1 was preempted: replaced where it ran"]
-    # Whole again, or ended: each as a recovery, at the time it came.
+        before, "instance b: node 1 was preempted: replaced where it ran; the gang resumes "
+        "once the new node is set up"]
+    # Whole again, or ended: each as a recovery, at the time it came, what was to come
+    # said as come.
     whole = [before, f"recovered at {at(1):%Y-%m-%d %H:%M} UTC: instance b: node 1 was "
-             "preempted: replaced where it ran"]
+             "preempted: replaced where it ran; the gang resumed once the new node was "
+             "set up"]
     assert node_notices(_gang(False, ())) == whole
     assert node_notices(_gang(True, ())) == whole
+    failed = _gang(True, ())  # ended before it resumed, maybe: no word of what was to come
+    failed.record.state = "failed"
+    assert node_notices(failed)[1].endswith("replaced where it ran"), node_notices(failed)
