@@ -127,7 +127,9 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     path = request.url.path
     if path.startswith("/api/"):
         return api.error(404, f"{path}: no such address: the API serves "
-                         "/api/jobs, /api/jobs/JOB, /api/spend, /api/prices, /api/events")
+                         "/api/jobs, /api/jobs/JOB, /api/spend, /api/prices (JSON) and "
+                         "/api/events (server-sent events: a stream that stays open until "
+                         "you close it)")
     dashboard: Dashboard = request.app.state.dashboard
     return dashboard.html("error.html", status_code=404, heading="Not found",
                           message=f"{path}: no such page: the dashboard's pages are / (the "

@@ -108,6 +108,9 @@ def test_an_address_the_api_does_not_serve_is_json(client: TestClient) -> None:
     api = client.get("/api/status")
     assert api.status_code == 404 and api.json()["error"].startswith(
         "/api/status: no such address: the API serves /api/jobs, ")
+    # (the stream is said to be one: a plain fetch of it never ends)
+    assert api.json()["error"].endswith("/api/events (server-sent events: a stream that "
+                                        "stays open until you close it)")
     assert client.get("/nope").status_code == 404
 
 
