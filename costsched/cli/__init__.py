@@ -8,6 +8,7 @@ root's help lists every command from COMMANDS without importing any of them.
 from __future__ import annotations
 
 import gc
+import re
 from ast import literal_eval
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -254,9 +255,28 @@ def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
             message += (f"; {exc.option_name} comes before the command (`costsched "
                         f"{exc.option_name} {ROOT_OPTIONS[exc.option_name]} "
                         f"{path.partition(' ')[2]} ...`)")
+        message += _takes(exc, exc.ctx.command if exc.ctx is not None else
+                          parent.command.get_command(parent, command)  # type: ignore[attr-defined]
+                          if parent is not None and command else None)
         ends = " " if message.endswith("?") else "; "  # after a did-you-mean's question
         click.echo(f"error: {path}: {message}{ends}`{path} --help` shows the usage", err=True)
         raise SystemExit(exc.exit_code) from None
+
+
+def _takes(exc: UsageError, command: click.Command | None) -> str:
+    """What an option of `command` given without its value takes, its help's first
+    sentence (" (An offering's row number in the plan's table (1) or its label as ranked
+    (...))"), '' for any other mistake or an option without help."""
+    name = getattr(exc, "option_name", None)
+    if not name or command is None or "requires an argument" not in exc.format_message():
+        return ""
+    helps = [p.help for p in command.params
+             if name in getattr(p, "opts", ()) and getattr(p, "help", None)]
+    if not helps:
+        return ""
+    # Its first sentence (not cut at 'e.g.'), up to a colon's detail.
+    first = re.split(r"\.\s+(?=[A-Z])", " ".join(helps[0].split()))[0]
+    return f" ({first.split(': ')[0].split('; default')[0].rstrip('.')})"
 
 
 def _sky_option(exc: NoSuchOption, path: str) -> str:

@@ -34,13 +34,18 @@ def test_every_group_without_its_subcommand_names_them_in_one_line() -> None:
     assert {"", "prices", "throughput", "risk", "config", "bills"} <= set(checked)
 
 
-def test_an_options_missing_value_names_its_commands_help() -> None:
-    for argv, command in ((["plan", "job.yaml", "--explain"], "plan"),
-                          (["status", "--wait"], "status")):
+def test_an_options_missing_value_names_what_it_takes_and_its_commands_help() -> None:
+    """The option's help says what it takes, its first sentence (not cut at 'e.g.')."""
+    for argv, command, takes in (
+            (["plan", "job.yaml", "--explain"], "plan",
+             "An offering's row number in the plan's table (1) or its label as ranked "
+             "('aws us-east-1a p3.2xlarge spot')"),
+            (["report", "--since"], "report", "Start of the period (ISO 8601, e.g. "
+             "2024-06-01)")):
         result = CliRunner().invoke(app, argv, prog_name="costsched")
         option = argv[-1]
         assert result.exit_code == 2
         assert result.stderr.strip() == (
-            f"error: costsched {command}: option '{option}' requires an argument; "
+            f"error: costsched {command}: option '{option}' requires an argument ({takes}); "
             f"`costsched {command} --help` shows the usage"), result.stderr
         assert CliRunner().invoke(app, [command, "--help"]).exit_code == 0  # the hint works
