@@ -77,6 +77,10 @@ PLACEMENT_REASONS = ("launch", "migration", "recovery", "start")
 # The job log's kind for a gang's node lost and replaced where it ran, the gang kept on its
 # placement: a recovery without a move, counted with the recovery moves (`recoveries`).
 NODE_RECOVERY = "node_recovery"
+# What a gang's NODE_RECOVERY line says will come while its new node is set up (each
+# launcher's words), and, once the gang is whole again, that it came (`status`).
+GANG_RESUMES = "the gang resumes once the new node is set up"
+GANG_RESUMED = "the gang resumed once the new node was set up"
 # The job log's kind for the steps a recovery lost: 'instance ID: ' and the words of
 # `steps.resume_from` ('resumes from step 300 (its checkpoint's): 78 steps lost').
 RECOVERY_NOTE = "recovery"

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from costsched.clouds import aws as aws_cloud
-from costsched.model import InvalidInput
+from costsched.model import GANG_RESUMES, InvalidInput
 from launchers import cloud_gang
 from launchers.base import TAG_ATTEMPT, TAG_JOB, CapacityError, Instance, LaunchSpec
 from launchers.cloud_errors import translate
@@ -334,8 +334,8 @@ def repair(ec2: Ec2, region: str, gang: str, spec: LaunchSpec) -> str:
             _give_up(ec2, region, client, head, records(ec2, region, [digest])[digest])
             return (f"node {names}'s replacement was not set up after {waited / 60:,.0f} "
                     "min: the gang was ended")
-        return (f"node {names} was lost: replaced in {where}, the other nodes kept; the "
-                "gang resumes once the new node is set up") if began else ""
+        return (f"node {names} was lost: replaced in {where}, the other nodes kept; "
+                f"{GANG_RESUMES}") if began else ""
     cloud_gang.publish_addresses(spec.checkpoint_uri, digest,
                                  _addresses(client, started, count), number + 1)
     client.delete_tags(Resources=[head["InstanceId"]],

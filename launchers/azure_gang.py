@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from costsched.model import InvalidInput
+from costsched.model import GANG_RESUMES, InvalidInput
 from launchers import azure_vm, cloud_gang
 from launchers.base import CapacityError, Instance, LaunchSpec
 from launchers.gang import NodeState
@@ -307,8 +307,8 @@ def repair(az: Az, location: str, resource_group: str, gang: str, spec: LaunchSp
             _give_up(az, location, resource_group, gang, ranks)
             return (f"node {names}'s replacement was not set up after {waited / 60:,.0f} "
                     "min: the gang was ended")
-        return (f"node {names} was lost: replaced in {location}, the other nodes kept; the "
-                "gang resumes once the new node is set up") if began else ""
+        return (f"node {names} was lost: replaced in {location}, the other nodes kept; "
+                f"{GANG_RESUMES}") if began else ""
     ips = [address(az, resource_group, docs[r]) if r in docs else "" for r in range(count)]
     if not all(ips):
         return ""  # its address comes with its network interface: the next pass

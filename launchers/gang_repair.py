@@ -29,6 +29,7 @@ import os
 import time
 from pathlib import Path
 
+from costsched.model import GANG_RESUMES
 from launchers import gang
 from launchers.base import CapacityError, LaunchSpec
 
@@ -96,7 +97,7 @@ def repair(launcher: gang.Spawner, instance_id: str, folder: Path, record: dict,
                         f"node {names} was preempted and its replacement was not ready "
                         f"after {waited / 60:,.0f} min")
         return (f"node {names} was preempted: replaced in {where}, the other nodes kept; "
-                "the gang resumes once the new node is set up") if lost else ""
+                f"{GANG_RESUMES}") if lost else ""
     gang.write_round(folder, number + 1, nodes)
     return (f"node {names} was preempted: replaced in {where}, the other nodes kept; the "
             f"gang resumes from its newest checkpoint (round {number + 1})")

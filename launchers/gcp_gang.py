@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from costsched.model import InvalidInput
+from costsched.model import GANG_RESUMES, InvalidInput
 from launchers import cloud_gang
 from launchers.base import CapacityError, Instance, LaunchSpec
 from launchers.cloud_errors import translate
@@ -343,8 +343,8 @@ def repair(gce: Gce, zone: str, gang: str, spec: LaunchSpec, capacity_reason: An
             _give_up(gce, zone, job_id, digest, ranks)
             return (f"node {names}'s replacement was not set up after {waited / 60:,.0f} "
                     "min: the gang was ended")
-        return (f"node {names} was lost: replaced in {zone}, the other nodes kept; the "
-                "gang resumes once the new node is set up") if began else ""
+        return (f"node {names} was lost: replaced in {zone}, the other nodes kept; "
+                f"{GANG_RESUMES}") if began else ""
     ips = [_address(records[r]) if r in records else "" for r in range(count)]
     if not all(ips):
         return ""  # its address comes with its network interface: the next pass

@@ -35,7 +35,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.cli.long_table import Lines, print_table
-from costsched.model import failure_words
+from costsched.model import GANG_RESUMED, GANG_RESUMES, failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.jobs.restarts import is_restart
@@ -158,17 +158,11 @@ def node_notices(s: service.JobStatus) -> list[str]:
     out_now = not s.record.final and bool(s.nodes_out) and s.open_placement is not None
     since = s.open_placement.get("start_at") if out_now else None
     # Once whole, what the line said would come came, for a gang running or done since.
-    came = _PENDING_PAST if s.record.state in ("running", "succeeded") else ""
+    came = f"; {GANG_RESUMED}" if s.record.state in ("running", "succeeded") else ""
     return [str(e.detail) if out_now and (since is None or e.at >= since) else
             f"recovered at {e.at:%Y-%m-%d %H:%M} UTC: "
-            + str(e.detail).replace(_PENDING, came)
+            + str(e.detail).replace(f"; {GANG_RESUMES}", came)
             for e in s.node_recoveries]
-
-
-# What a gang's node recovery says will come while its new node is set up, and, once the
-# gang is whole again, that it came.
-_PENDING = "; the gang resumes once the new node is set up"
-_PENDING_PAST = "; the gang resumed once the new node was set up"
 
 
 def lost_lines(s: service.JobStatus) -> list[str]:

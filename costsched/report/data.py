@@ -53,8 +53,8 @@ from costsched.report.pieces import (
     pieces,
     static_stays,
 )
-from costsched.report.settled import checkpoint_gb, settled_scale
 from costsched.report.settled import nodes as nodes_of
+from costsched.report.settled import settled_scale
 from costsched.report.speeds import speed_table, speeds, trained_readings
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES
@@ -295,7 +295,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     ran = [p for p in placed if not p.waiting]
 
     cut = pieces(ran, start, end)
-    all_moves = egress_rows(placed, checkpoint_gb={j.id: checkpoint_gb(j.spec) for j in jobs},
+    all_moves = egress_rows(placed,
+                            checkpoint_gb={j.id: own_budget.checkpoint_gb(j.spec) for j in jobs},
                             measured=_measured(jobs, placed))
     egress = [m for m in all_moves if m.at <= end and (start is None or m.at >= start)]
 

@@ -25,6 +25,7 @@ from sqlalchemy import case, func, select
 from costsched.amounts import Scale, adding_scale, store_scale
 from costsched.costs import JobCost, job_costs
 from costsched.kept import kept
+from costsched.own_budget import checkpoint_gb
 from costsched.store import PriceStore
 from costsched.store.schema import bookings, jobs, node_gaps, offerings, placements, prices
 from costsched.store.scope import store_scope
@@ -134,10 +135,3 @@ def nodes(stored: dict) -> int:
     """The job's nodes (num_nodes; 1 but for a multi-node job): each is charged."""
     value = spec_of(stored).get("num_nodes", 1)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
-
-
-def checkpoint_gb(stored: dict) -> float:
-    """The checkpoint size the job file declares: what a move is charged when nothing is
-    measured in its store."""
-    size = (spec_of(stored).get("checkpoint") or {}).get("size_gb", 0.0)
-    return float(size) if isinstance(size, (int, float)) and size >= 0 else 0.0
