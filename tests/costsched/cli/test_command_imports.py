@@ -102,6 +102,14 @@ def test_gpus_of_a_store_loads_nothing_heavy(env: dict[str, str]) -> None:
     assert codes == [0, 0] and loaded == []
 
 
+def test_gpus_loads_no_decision_model(env: dict[str, str]) -> None:
+    """The configuration's restart model is all it reads of the optimizer."""
+    codes, _, loaded = run([["gpus"], ["gpus", "V100"]], env,
+                           watched=("costsched.optimize.overheads", "costsched.optimize.decision",
+                                    "costsched.optimize.hazard"))
+    assert codes == [0, 0] and loaded == ["costsched.optimize.overheads"], loaded
+
+
 def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str, str]) -> None:
     codes, _, loaded = run([["status"], ["report"],
                             ["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
