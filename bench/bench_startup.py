@@ -17,7 +17,8 @@ Stores, each made by each checkout for itself before timing:
   still running (it reports a step every second, and is stopped at the bench's end):
   `status (running job)`, and the same with a daemon's row, as while a supervisor
   watches: `status (daemon watching)`;
-- no store made yet: `gpus` and `gpus H100` from the bundled prices, beside the same
+- no store made yet: `plan` of examples/resnet50-anywhere.yaml (an empty store in memory
+  and the bundled prices), `gpus` and `gpus H100` from the bundled prices, beside the same
   commands with an empty discovered-types file (as after a `catalog refresh`).
 
 Each checkout has user cache, data and config directories of its own (XDG_CACHE_HOME,
@@ -77,6 +78,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "plan, refused: V10O": (["plan", "{tmp}/typo.yaml"], "demo"),
     "launch, refused: V10O": (["launch", "{tmp}/typo.yaml"], "demo"),
     "launch (own work)": (["launch", "{tmp}/small.yaml"], "demo-copy"),
+    "plan resnet50 (no store)": (["plan", str(EXAMPLES / "resnet50-anywhere.yaml")], "none"),
     "gpus (no store)": (["gpus"], "none"),
     "gpus H100 (no store)": (["gpus", "H100"], "none"),
     "gpus (discovered types)": (["gpus"], "none+discovered"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -104,67 +104,70 @@ def plan(
                            "names: expected --explain OFFERING with it")
     _check_options(objective, deadline, budget, emit, json_out, at)  # before the files, the planner
     future_note(at)
-    with options(objective="--objective", deadline="--deadline", budget="--budget",
-                 at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
-        from costsched.validation import as_time
+    with ExitStack() as held:  # the store: opened once, for the plan and its notes
+        with options(objective="--objective", deadline="--deadline", budget="--budget",
+                     at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
+            from costsched.validation import as_time
 
-        # A file's deadline that has passed is refused as the file is read (--deadline
-        # replaces it): before the catalog, the throughputs or the prices are.
-        specs = read_jobs(jobs, report, at=None if deadline is not None else as_time(at))
-        from costsched.service import plan as plan_jobs
+            # A file's deadline that has passed is refused as the file is read (--deadline
+            # replaces it): before the catalog, the throughputs or the prices are.
+            specs = read_jobs(jobs, report, at=None if deadline is not None else as_time(at))
+            from costsched.service import plan as plan_jobs
+            from costsched.service.stores import using
 
-        result = plan_jobs(db, specs, at=at, objective=objective, deadline=deadline,
-                           budget=budget, weight=weight, quota=quota, availability=availability,
-                           progress=report, share_instances=share_instances)
-    from costsched.cli.launch_given import warn_local_mounts, warn_written_envs
-    from costsched.cli.plan_launch_needs import note_unrunnable
-    from costsched.config import effective
+            store = held.enter_context(using(db))
+            result = plan_jobs(store, specs, at=at, objective=objective, deadline=deadline,
+                               budget=budget, weight=weight, quota=quota, availability=availability,
+                               progress=report, share_instances=share_instances)
+        from costsched.cli.launch_given import warn_local_mounts, warn_written_envs
+        from costsched.cli.plan_launch_needs import note_unrunnable
+        from costsched.config import effective
 
-    warn_written_envs(specs)  # an env's value named like a secret's: stored at launch
-    warn_local_mounts(specs, effective().launch.launcher)  # a mount not at its path
-    note_unrunnable(specs, effective().launch.launcher)  # a Docker image it cannot run
-    if explain is not None:
-        overheads = effective().migration.overheads()
-        explain = _offering_of(result, explain, "--explain", top)
-        moved_from = (None if moved_from is None
-                      else _offering_of(result, moved_from, "--from", top))
-        lines = result.explain(explain, moved_from=moved_from, overheads=overheads)
-        move = result.move_here(explain, moved_from, overheads=overheads)
-        if json_out:
-            print_json({"offering": explain, "explain": lines,
-                        "move": None if move is None else move.as_dict()})
+        warn_written_envs(specs)  # an env's value named like a secret's: stored at launch
+        warn_local_mounts(specs, effective().launch.launcher)  # a mount not at its path
+        note_unrunnable(specs, effective().launch.launcher)  # a Docker image it cannot run
+        if explain is not None:
+            overheads = effective().migration.overheads()
+            explain = _offering_of(result, explain, "--explain", top)
+            moved_from = (None if moved_from is None
+                          else _offering_of(result, moved_from, "--from", top))
+            lines = result.explain(explain, moved_from=moved_from, overheads=overheads)
+            move = result.move_here(explain, moved_from, overheads=overheads)
+            if json_out:
+                print_json({"offering": explain, "explain": lines,
+                            "move": None if move is None else move.as_dict()})
+            else:
+                for line in lines:
+                    console.print(user_text(line), highlight=False, soft_wrap=True)
+            return
+        from costsched.price_ages import stale_after_hours
+        from costsched.service.speeds import plan_notes_for
+
+        stale_after = stale_after_hours()
+        if emit is not None:
+            from costsched.cli.plan_emit import emit_sky
+
+            emit_sky(specs, result)
+        elif json_out:
+            stream_json(_json(result, top, stale_after),
+                        indent=len(result.jobs) <= JSON_INDENTED_UP_TO)
+        elif len(result.jobs) > TABLES_UP_TO:
+            _print_groups(result)
+            if result.collection is not None:
+                _print_collection(result.collection, budget, result.jobs)
         else:
-            for line in lines:
-                console.print(user_text(line), highlight=False, soft_wrap=True)
-        return
-    from costsched.price_ages import stale_after_hours
-    from costsched.service.speeds import plan_notes_for
-
-    stale_after = stale_after_hours()
-    if emit is not None:
-        from costsched.cli.plan_emit import emit_sky
-
-        emit_sky(specs, result)
-    elif json_out:
-        stream_json(_json(result, top, stale_after),
-                    indent=len(result.jobs) <= JSON_INDENTED_UP_TO)
-    elif len(result.jobs) > TABLES_UP_TO:
-        _print_groups(result)
-        if result.collection is not None:
-            _print_collection(result.collection, budget, result.jobs)
-    else:
-        for members in _groups(result):  # a sweep's identical jobs: one table
-            _print_job(result, members, top, stale_after, wide)
-        # Earlier jobs of these models that ran far from their plans' throughput.
-        for line in plan_notes_for(db, {p.job.job.model for p in result.jobs}):
-            err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
-        if result.collection is not None:
-            _print_collection(result.collection, budget, result.jobs)
-    if result.quota_note and not json_out and emit is None and result.ok:
-        err_console.print(f"note: {user_text(result.quota_note)}", highlight=False,
-                          soft_wrap=True)
-    if not result.ok:
-        raise typer.Exit(1)
+            for members in _groups(result):  # a sweep's identical jobs: one table
+                _print_job(result, members, top, stale_after, wide)
+            # Earlier jobs of these models that ran far from their plans' throughput.
+            for line in plan_notes_for(store, {p.job.job.model for p in result.jobs}):
+                err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
+            if result.collection is not None:
+                _print_collection(result.collection, budget, result.jobs)
+        if result.quota_note and not json_out and emit is None and result.ok:
+            err_console.print(f"note: {user_text(result.quota_note)}", highlight=False,
+                              soft_wrap=True)
+        if not result.ok:
+            raise typer.Exit(1)
 
 
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs

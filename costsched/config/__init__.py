@@ -115,11 +115,43 @@ def load(path: Path | None = None, env: Mapping[str, str] = os.environ) -> Loade
             _put(data, key, _from_env(key, env[name]))
             sources[key] = f"env {name}"
     try:
-        config = Config.model_validate(data)
+        config = _validated(data)
     except ValidationError as exc:
         raise _one_line(exc, data, sources) from None
     remember(config.secrets())
     return Loaded(config, sources, file, read)
+
+
+class _HoldsSecrets(Exception):
+    """A configuration that holds a secret: validated in each run, never kept."""
+
+    def __init__(self, config: Config) -> None:
+        super().__init__("a configuration with a secret")
+        self.config = config
+
+
+def _validated(data: dict[str, Any]) -> Config:
+    """`data` validated; the configuration kept between runs (`costsched.kept`, by a digest
+    of `data` and pydantic's version) unless it holds a secret: the next run with the same
+    file and overrides reads it without building the sections' validators (three
+    hundredths of a second of CPU in every command)."""
+    import hashlib
+
+    import pydantic
+
+    from costsched.kept import kept
+
+    def validate() -> Config:
+        config = Config.model_validate(data)
+        if config.secrets():
+            raise _HoldsSecrets(config)  # before `kept` writes it
+        return config
+
+    digest = hashlib.blake2b(repr(data).encode(), digest_size=16).hexdigest()
+    try:
+        return kept("config", validate, also=(digest, pydantic.VERSION))
+    except _HoldsSecrets as held:
+        return held.config
 
 
 def effective() -> Config:

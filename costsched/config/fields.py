@@ -10,7 +10,9 @@ from pydantic import AfterValidator, AllowInfNan, BaseModel, BeforeValidator, Co
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Validators built when a section is first validated: a run that reads a kept
+    # configuration (`costsched.config._validated`) builds none.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class EntryError(ValueError):

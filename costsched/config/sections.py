@@ -29,7 +29,7 @@ from costsched.config.fields import (
     cron,
 )
 from costsched.model import CLOUDS, InvalidInput
-from costsched.optimize.decision import Overheads
+from costsched.optimize.overheads import Overheads
 from costsched.redact import (
     is_secret_name,
     redact_url,
@@ -171,7 +171,7 @@ class PolicyConfig(Section):
 
 
 class MigrationConfig(Section):
-    """The stated cost assumptions of a move (see `costsched.optimize.decision.Overheads`)."""
+    """The stated cost assumptions of a move (see `costsched.optimize.overheads.Overheads`)."""
 
     restart_minutes: Minutes = Field(_DEFAULT_OVERHEADS.restart_minutes, ge=0,
                                    allow_inf_nan=False)

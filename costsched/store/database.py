@@ -545,6 +545,10 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     read again under it."""
     if revision == "head" and _at_head(engine):  # every command's case: Alembic not loaded
         return
+    from costsched.store.new_store import made_new
+
+    if revision == "head" and made_new(engine):  # a new store: neither
+        return
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 

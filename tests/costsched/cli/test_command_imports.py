@@ -102,6 +102,14 @@ def test_gpus_of_a_store_loads_nothing_heavy(env: dict[str, str]) -> None:
     assert codes == [0, 0] and loaded == []
 
 
+def test_gpus_loads_no_decision_model(env: dict[str, str]) -> None:
+    """The configuration's restart model is all it reads of the optimizer."""
+    codes, _, loaded = run([["gpus"], ["gpus", "V100"]], env,
+                           watched=("costsched.optimize.overheads", "costsched.optimize.decision",
+                                    "costsched.optimize.hazard"))
+    assert codes == [0, 0] and loaded == ["costsched.optimize.overheads"], loaded
+
+
 def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str, str]) -> None:
     codes, _, loaded = run([["status"], ["report"],
                             ["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
@@ -110,6 +118,18 @@ def test_status_report_and_plan_load_no_solver_chart_or_migration(env: dict[str,
     assert "pandas" in loaded and "sqlalchemy" in loaded  # the probe sees what loads
     assert not set(loaded) & {*NEVER, *SCHEDULER}, loaded
     assert "pyarrow" not in loaded  # pandas's strings are Python's: no Arrow to load
+
+
+def test_commands_on_a_store_not_made_yet_load_no_migration(env: dict[str, str],
+                                                            tmp_path: Path) -> None:
+    """With no store yet, `plan` answers from the bundled prices in a store in memory, and
+    `prices import` makes the store's file: both made at the newest revision at once."""
+    new = {**env, "COSTSCHED_DB": str(tmp_path / "new.sqlite")}
+    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")],
+                            ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv")]],
+                           new, watched=HEAVY)
+    assert codes == [0, 0] and (tmp_path / "new.sqlite").exists()
+    assert "sqlalchemy" in loaded and "alembic" not in loaded, loaded  # the probe sees
 
 
 def test_plan_loads_no_launch_machinery(env: dict[str, str]) -> None:
