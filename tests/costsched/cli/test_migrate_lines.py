@@ -59,7 +59,7 @@ def test_a_deadline_job_that_stays_says_its_cost_and_its_best_alternative(
     assert said.exit_code == 0, said.output
     first, second = said.stdout.splitlines()[:2]
     assert re.fullmatch(r"job \d+ \(due\): staying: spot-hedge \(deadline .+ UTC\): stay on "
-                        r"aws us-east-1a p3\.2xlarge spot: \$[\d.]+ expected here", first), first
+                        r"aws us-east-1a p3\.2xlarge spot: \$[\d.]+ to finish here", first), first
     assert re.fullmatch(r"  \$[\d.]+ on aws us-east-1b p3\.2xlarge spot, the best "
                         r"alternative, including the move of \$[\d.]+ \(egress \$[\d.]+, "
                         r"restart \$[\d.]+, lost work \$[\d.]+, overlap \$[\d.]+\)",
@@ -75,7 +75,7 @@ def test_a_job_the_price_policy_keeps_says_its_cost_and_its_best_alternative(
     said = cli("migrate", "--dry-run")
     assert said.exit_code == 0, said.output
     assert said.stdout.splitlines()[:3] == [
-        f"job {job.id} (plain): staying: $2.09 expected here",
+        f"job {job.id} (plain): staying: $2.09 to finish here",
         f"  $5.18 on {TO}, the best alternative, including the move of $1.00 (egress "
         "$0.00, restart $0.50, lost work $0.50, overlap $0.00)",
         "  no move saves more than 5% of the next day's cost here"]
@@ -138,7 +138,7 @@ def test_a_job_whose_work_is_hours_is_priced_as_all_of_them_marked_assumed(
     assert said.exit_code == 0, said.output
     lines = said.stdout.splitlines()
     assert re.fullmatch(rf"job {job.id} \(hours\): would move to {re.escape(TO)} as asked: "
-                        r"\$[\d.]+\* expected here, \$[\d.]+\* there including the move of "
+                        r"\$[\d.]+\* to finish here, \$[\d.]+\* there including the move of "
                         r"\$[\d.]+ \(.+\) \(\$[\d.]+\* dearer\)", lines[0]), lines[0]
     assert lines[1].startswith("  * assumed: step 325: its work is given as 2 h of work")
     assert "  its rest is priced as all of its hours" in lines
@@ -146,7 +146,7 @@ def test_a_job_whose_work_is_hours_is_priced_as_all_of_them_marked_assumed(
     assert advice["stay_usd"] > 0 and advice["move_usd"] > advice["stay_usd"]
     # The policy's own decision says its dollars alike; no move is made on an assumed rest.
     stays = cli("migrate", "hours", "--dry-run").stdout.splitlines()
-    assert re.fullmatch(rf"job {job.id} \(hours\): staying: \$[\d.]+\* expected here",
+    assert re.fullmatch(rf"job {job.id} \(hours\): staying: \$[\d.]+\* to finish here",
                         stays[0]), stays
     assert re.match(rf"  \$[\d.]+\* on {re.escape(TO)}, the best alternative, including "
                     r"the move of \$", stays[1]), stays
