@@ -38,6 +38,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
+from costsched.service.jobs.budget_notes import threshold_level
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
 from costsched.service.jobs.rest_pace import rest_pace
@@ -542,8 +543,8 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
         text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
                 f"{amounts.given(state.usd, places)} spent")
         store.jobs.note(owner, "budget", text, at=at)
-        out.append(JobEvent(owner, "budget", text,
-                            level="warning" if share >= 0.8 else "info", notify="budget"))
+        out.append(JobEvent(owner, "budget", text, level=threshold_level(share),
+                            notify="budget"))
     return out
 
 
