@@ -29,13 +29,16 @@ def finish_here(amount: str) -> str:
     return f"{amount} to finish here"
 
 
-def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str = "") -> str:
+def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str = "",
+                there_mark: str = "") -> str:
     """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
     move's price itemised; the amounts of a line at one precision (they add up). `mark`:
-    after each expected cost (ASSUMED_MARK: they rest on an assumption)."""
+    after each expected cost (ASSUMED_MARK: they rest on an assumption); `there_mark`:
+    after the cost there and the difference only (the speed there is estimated)."""
     diff = choice.choice_usd - choice.stay_usd
     places = decimals_kept([choice.stay_usd, choice.choice_usd, diff, *parts(choice)])
-    stay, there = (usd(v, places) + mark for v in (choice.stay_usd, choice.choice_usd))
+    stay = usd(choice.stay_usd, places) + mark
+    there = usd(choice.choice_usd, places) + (mark or there_mark)
     # The difference as the two amounts read: the line subtracts as printed.
     apart = usd(abs(difference_as_written(choice.choice_usd, choice.stay_usd, places)),
                 places)
@@ -43,7 +46,8 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
     if asked:
         if not choice.moves:
             return f"stay: it runs on {where} already"
-        verdict = f"{apart}{mark} dearer" if diff > 0 else f"saves {apart}{mark}"
+        marked = mark or there_mark
+        verdict = f"{apart}{marked} dearer" if diff > 0 else f"saves {apart}{marked}"
         return (f"move to {where} as asked: {finish_here(stay)}, {there} there including "
                 f"the move{itemised(choice, places)} ({verdict})")
     if choice.moves and diff >= 0:

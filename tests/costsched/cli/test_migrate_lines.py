@@ -11,6 +11,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -174,3 +175,30 @@ def test_a_move_asked_of_a_job_whose_rest_is_not_known_cannot_be_compared() -> N
     assert said == (f"move to {TO} as asked, the move of $0.75 (egress $0.00, restart "
                     "$0.50, lost work $0.25, overlap $0.00); cannot compare the rest here "
                     "and there: its work is not given; the rest cannot be priced")
+
+
+def test_a_move_to_a_gpu_whose_speed_is_estimated_marks_the_figures_there(
+        priced, tmp_path: Path) -> None:
+    """Its file gives a V100 speed only: the cost on an A10G rests on an estimated speed,
+    marked `*` as `plan` marks one, and said how it is estimated; the cost here is not."""
+    cli, store, launcher = priced
+    at = datetime.now(timezone.utc) - timedelta(hours=1)
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1c", instance_type="g5.xlarge",
+        market="spot", os="linux", gpu_model="A10G", gpu_count=1, vcpus=4, memory_gb=16.0,
+        usd_per_hour=3.0, effective_at=at, source="test")]))
+    [job] = service.launch(store, _spec(tmp_path, "plain", throughputs={"V100": 0.5},
+                                        steps=3600),
+                           launcher=launcher, checkpoint_root=str(tmp_path / "ckpt"))
+    to = "aws us-east-1c g5.xlarge spot"
+    said = cli("migrate", "plain", "--to", to, "--dry-run")
+    assert said.exit_code == 0, said.output
+    lines = said.stdout.splitlines()
+    assert re.fullmatch(rf"job {job.id} \(plain\): would move to {re.escape(to)} as asked: "
+                        r"\$[\d.]+ to finish here, \$[\d.]+\* there including the move of "
+                        r"\$[\d.]+ \(.+\) \(\$[\d.]+\* dearer\)", lines[0]), lines[0]
+    assert re.fullmatch(r"  \* at an estimated [\d.]+ steps/s on 1xA10G, not measured "
+                        r"\(estimate: A10G from V100 .+\)", lines[1]), lines
+    # Where the speed there is the one given, nothing is marked.
+    plain = cli("migrate", "plain", "--to", TO, "--dry-run").stdout
+    assert "*" not in plain, plain
