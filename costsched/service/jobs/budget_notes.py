@@ -5,6 +5,7 @@ notifies it at its next pass (`Relay`)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from costsched.service.jobs.runs import JobEvent
@@ -31,6 +32,12 @@ def as_event(job_id: int, detail: str) -> JobEvent:
         return JobEvent(job_id, "budget", detail, level=threshold_level(
             float(reached.group(1)) / 100), notify="budget")
     return JobEvent(job_id, "budget", detail)
+
+
+def notice(event: JobEvent) -> str:
+    """The name of the lease a daemon takes to notify a budget note (`event`): daemons that
+    share a store each log the note, the one that takes it first notifies it."""
+    return f"notify:{hashlib.sha256(str(event).encode()).hexdigest()[:24]}"
 
 
 class Relay:

@@ -34,8 +34,12 @@ def test_a_threshold_a_status_crossed_is_in_the_daemons_log(
     start = pd.Timestamp(store.jobs.placements(job.id)["start_at"].iloc[0]).to_pydatetime()
     daemon = Daemon(store, Config(), tasks=(), launchers=lambda _: launcher,
                     settle_seconds=0, watch_seconds=0.01)
+    # A second daemon on the store: it logs what the first does, and notifies nothing twice.
+    other = Daemon(store, Config(), tasks=(), launchers=lambda _: launcher,
+                   settle_seconds=0, watch_seconds=0.01, holder="vm:1:other")
     told: list[tuple[str, dict[str, Any]]] = []
     daemon._notify = lambda event, **details: told.append((event, details))  # noqa: SLF001
+    other._notify = lambda event, **details: told.append((event, details))  # noqa: SLF001
     caplog.set_level(logging.INFO, logger="costsched.daemon")
 
     def supervisor(hours: float) -> None:
@@ -44,6 +48,7 @@ def test_a_threshold_a_status_crossed_is_in_the_daemons_log(
                                        budgets=BudgetsConfig(), watch_seconds=60):
             daemon._reported(event)  # noqa: SLF001
         daemon.relay_budget_notes()
+        other.relay_budget_notes()
 
     def status(hours: float) -> None:
         """`costsched status` between two passes: it reconciles, and keeps only errors."""
@@ -51,15 +56,18 @@ def test_a_threshold_a_status_crossed_is_in_the_daemons_log(
                           budgets=BudgetsConfig(), watch_seconds=60)
 
     # Zone a at $1.00/h: 30 hours in, 60% of the budget is spent; 45 hours in, 90%.
-    supervisor(29)
+    supervisor(20)  # 40%: each daemon marks where it starts
     supervisor(30)
     status(45)
     supervisor(46)
     supervisor(47)
     logged = [r.getMessage() for r in caplog.records if "reached" in r.getMessage()]
+    # The first daemon's own 50% (said as it passed it), then the 80% of the status, by
+    # both daemons (each its log; one process here, one capture).
     assert [line.split(" of $")[0].split("detail=")[1] for line in logged] == [
-        f'"job {job.id}: its budget reached 50%', f'"job {job.id}: its budget reached 80%']
-    assert "level=info" in logged[0] and "level=warning" in logged[1], logged
+        f'"job {job.id}: its budget reached 50%', f'"job {job.id}: its budget reached 50%',
+        f'"job {job.id}: its budget reached 80%', f'"job {job.id}: its budget reached 80%']
+    assert "level=info" in logged[0] and "level=warning" in logged[-1], logged
     said = [d["detail"] for event, d in told if event == "budget"]
     assert [d.split(" of $")[0] for d in said] == [
         f"job {job.id}: its budget reached 50%", f"job {job.id}: its budget reached 80%"]
