@@ -16,12 +16,16 @@ from costsched.migration.launcher import Launcher
 from costsched.model import FINAL_STATES, JOB_STATES
 from costsched.service import jobs as job_service
 from costsched.service.jobs import sweep as sweeping
+from costsched.service.jobs.budget_notes import Relay, notice
 from costsched.service.jobs.runs import JobEvent
 from costsched.store import PriceStore
 from costsched.vocabulary import counted
 
 WATCH = "watch"  # the watcher: every daemon.watch_seconds, beside the scheduled tasks
 _POLL = 0.2
+# How long the daemon that notifies a budget note holds its lease, so that the other daemons
+# of the store (which log it within a watch interval) do not notify it again.
+NOTIFIED_SECONDS = 86400
 LauncherFactory = Callable[[str], Launcher]
 
 
@@ -36,6 +40,7 @@ class Watcher:
     watch_seconds: float
     holder: str
     _next_sweep: float = 0.0  # when the next sweep is due (time.monotonic())
+    _budget_notes: Relay | None = None  # the budget notes other processes wrote
 
     # --- the watcher --------------------------------------------------------------------
 
@@ -61,8 +66,36 @@ class Watcher:
                 failures.append(f"{name}: {_one_line(exc)}")
         if not self.stopping.is_set():
             lines += self._sweep()
+        self.relay_budget_notes()
         self._passed(len(live), lines, failures)
         return lines
+
+    def relay_budget_notes(self) -> None:
+        """Log (and notify) the budget notes another costsched process wrote since the last
+        pass (a `status` that reached a threshold first says nothing of it): the daemon's
+        log carries every threshold, and every stop and move at a cap, whoever wrote it."""
+        if self._budget_notes is None:
+            self._budget_notes = Relay()
+        try:
+            noted = self._budget_notes.others(self.store)
+        except Exception as exc:  # noqa: BLE001 - the store may be back at the next look
+            _emit("warning", task=WATCH, event="budget_notes_failed", error=_one_line(exc))
+            return
+        for event in noted:
+            _emit(event.level, task=WATCH, event="budget",
+                  **nodes_of(self.store, event.job_id), detail=event)
+            if event.notify and self._first_to_notify(event):
+                self._notify(event.notify, job=event.job_id, detail=str(event))
+
+    def _first_to_notify(self, event: JobEvent) -> bool:
+        """Whether this daemon notifies budget note `event`: daemons that share the store
+        each log it, the first to take its lease (`budget_notes.notice`) notifies it."""
+        try:
+            return self.store.leases.acquire(notice(event), self.holder, NOTIFIED_SECONDS,
+                                             _now())
+        except Exception as exc:  # noqa: BLE001 - better twice than never
+            _emit("warning", task=WATCH, event="record_failed", error=_one_line(exc))
+            return True
 
     def _sweep(self) -> list[str]:
         """Every SWEEP_SECONDS, end the instances of each launcher in use that run for no
@@ -152,9 +185,12 @@ class Watcher:
 
     def _reported(self, event: JobEvent) -> None:
         """Log what a reconcile did to a job; recoveries and failures are notified."""
+        if self._budget_notes is None:
+            self._budget_notes = Relay()
+        self._budget_notes.told(event)
         _emit(event.level, task="replan", event="reconciled",
               **nodes_of(self.store, event.job_id), detail=event)
-        if event.notify:
+        if event.notify and (event.kind != "budget" or self._first_to_notify(event)):
             self._notify(event.notify, job=event.job_id, detail=str(event))
 
     def _notify(self, event: str, **details: Any) -> None:

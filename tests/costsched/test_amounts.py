@@ -171,8 +171,8 @@ def test_the_cost_of_staying_reads_alike_with_and_without_a_move_asked() -> None
                      overlap_usd=0.0)
     asked = Decision(AT, "dynamic-aware", HERE, THERE, None, 0.9, 0.0425,
                      0.0071 + float(move.total), move=move)
-    assert "stay: $0.0425 expected here" in move_reason(stays, 0.05)
-    assert "$0.0425 expected here" in move_reason(asked, 0.05, asked=True)
+    assert "stay: $0.0425 to finish here" in move_reason(stays, 0.05)
+    assert "$0.0425 to finish here" in move_reason(asked, 0.05, asked=True)
 
 
 def test_a_cost_under_a_dime_keeps_its_digits() -> None:

@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from costsched import amounts, own_budget
@@ -37,6 +38,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
+from costsched.service.jobs.budget_notes import threshold_level
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
 from costsched.service.jobs.rest_pace import rest_pace
@@ -414,9 +416,22 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
     why = MEASURING if judging else "it has logged no steps of its own yet"
     planned = "" if paced is not None else f"; *: at its plan's speed, as {why}"
     rest += "" if paced is not None else "*"
+    shown = [spent, rest, start] if start_usd > 0 else [spent, rest]
+    rounded = _rounded_up([*shown, ahead], amount, places)
     return (f"give it enough: `costsched start {name} --budget {amount:.{places}f}` ({spent} "
             f"spent + {rest} expected for its {steps_left:,.0f} steps left{at_pace}{started} "
-            f"+ {ahead} for the next watch interval){source}{planned}")
+            f"+ {ahead} for the next watch interval{rounded}){source}{planned}")
+
+
+def _rounded_up(parts: Sequence[str], amount: float, places: int) -> str:
+    """'; their exact sum rounded up to the cent' when the parts as written (`parts`:
+    '$1.00', '$4.50*') do not add to the amount given (`amount` at `places`), which is
+    their exact sum rounded up; '' when they do."""
+    written = sum(Decimal(p.rstrip("*").lstrip("<$").replace(",", "")) for p in parts)
+    if written == Decimal(f"{amount:.{places}f}"):
+        return ""
+    unit = "the cent" if places == 2 else f"{places} decimals"
+    return f"; their exact sum rounded up to {unit}"
 
 
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
@@ -528,8 +543,8 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
         text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
                 f"{amounts.given(state.usd, places)} spent")
         store.jobs.note(owner, "budget", text, at=at)
-        out.append(JobEvent(owner, "budget", text,
-                            level="warning" if share >= 0.8 else "info", notify="budget"))
+        out.append(JobEvent(owner, "budget", text, level=threshold_level(share),
+                            notify="budget"))
     return out
 
 

@@ -69,6 +69,7 @@ from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from he
     none_fits,
 )
 from costsched.service.jobs.reasons import parts as _parts
+from costsched.service.jobs.rest_pace import estimated_pace
 from costsched.service.jobs.runs import CANDIDATES, RunningJob, nodes_of
 from costsched.service.jobs.unready import nothing_launchable
 from costsched.service.speeds import paced, short_work
@@ -376,6 +377,12 @@ class AskedDecider(Decider):
         if job.short:  # the move's own price is known; the rest, here or there, is not
             d = replace(d, stay_usd=float("nan"), choice_usd=float("nan"))
             return replace(d, reason=asked_unpriced(d, job.short))
+        estimated = "" if not d.moves or d.offering is None else estimated_pace(
+            job.resolved.table, job.resolved.job.model, d.offering.gpu_model,
+            d.offering.gpu_count)
+        if estimated:  # the speed there is estimated, not measured: so marked, as `plan` does
+            return replace(d, reason=f"{move_reason(d, 0.0, asked=True, there_mark=ASSUMED_MARK)}"
+                                     f"; {ASSUMED_MARK} {estimated}")
         return replace(d, reason=move_reason(d, 0.0, asked=True))
 
 

@@ -23,13 +23,22 @@ from costsched.vocabulary import offering_label
 ASSUMED_MARK = "*"
 
 
-def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str = "") -> str:
+def finish_here(amount: str) -> str:
+    """The expected cost of a placed job's rest where it runs, as every decision line says
+    it ('$4.12 to finish here'): the steps left, not the whole job's forecast."""
+    return f"{amount} to finish here"
+
+
+def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str = "",
+                there_mark: str = "") -> str:
     """Why the job moves or stays, in dollars (never NaN: an unknown amount is '-'), the
     move's price itemised; the amounts of a line at one precision (they add up). `mark`:
-    after each expected cost (ASSUMED_MARK: they rest on an assumption)."""
+    after each expected cost (ASSUMED_MARK: they rest on an assumption); `there_mark`:
+    after the cost there and the difference only (the speed there is estimated)."""
     diff = choice.choice_usd - choice.stay_usd
     places = decimals_kept([choice.stay_usd, choice.choice_usd, diff, *parts(choice)])
-    stay, there = (usd(v, places) + mark for v in (choice.stay_usd, choice.choice_usd))
+    stay = usd(choice.stay_usd, places) + mark
+    there = usd(choice.choice_usd, places) + (mark or there_mark)
     # The difference as the two amounts read: the line subtracts as printed.
     apart = usd(abs(difference_as_written(choice.choice_usd, choice.stay_usd, places)),
                 places)
@@ -37,26 +46,27 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
     if asked:
         if not choice.moves:
             return f"stay: it runs on {where} already"
-        verdict = f"{apart}{mark} dearer" if diff > 0 else f"saves {apart}{mark}"
-        return (f"move to {where} as asked: {stay} expected here, {there} there including "
+        marked = mark or there_mark
+        verdict = f"{apart}{marked} dearer" if diff > 0 else f"saves {apart}{marked}"
+        return (f"move to {where} as asked: {finish_here(stay)}, {there} there including "
                 f"the move{itemised(choice, places)} ({verdict})")
     if choice.moves and diff >= 0:
         # Only a policy that weighs its moves itself (dynamic-aware's look-ahead) moves so.
-        return (f"move: {stay} expected here, {there} on {where} including the move"
+        return (f"move: {finish_here(stay)}, {there} on {where} including the move"
                 f"{itemised(choice, places)} ({apart} dearer at "
                 f"today's prices for the rest of the job; {choice.policy} expects it to pay "
                 "with the next day at today's prices and the rest at the past week's)")
     if choice.moves:
-        return (f"move: {stay} expected here, {there} on {where} including the move"
+        return (f"move: {finish_here(stay)}, {there} on {where} including the move"
                 f"{itemised(choice, places)} (saves {apart})")
     if choice.held:
         if choice.choice != choice.current and choice.move is not None:
-            return (f"stay: {stay} expected here, {there} on {where} including the move"
+            return (f"stay: {finish_here(stay)}, {there} on {where} including the move"
                     f"{itemised(choice, places)}; not moved there: {choice.held}")
-        return f"stay: {stay} expected here; not moved to {where}: {choice.held}"
+        return f"stay: {finish_here(stay)}; not moved to {where}: {choice.held}"
     if choice.other is not None:  # at the precision of the line, its best alternative's
         stay = usd(choice.stay_usd, _other_places(choice)) + mark
-    return (f"stay: {stay} expected here{best_other(choice, mark)}; no move saves more "
+    return (f"stay: {finish_here(stay)}{best_other(choice, mark)}; no move saves more "
             f"than {margin:.0%} of the next day's cost here")
 
 
@@ -72,16 +82,16 @@ def asked_unpriced(choice: Decision, short: str) -> str:
 
 
 def deadline_dollars(d: Decision) -> str:
-    """A deadline policy's decision on a placed job in dollars: ': $A expected here, $B
+    """A deadline policy's decision on a placed job in dollars: ': $A to finish here, $B
     there including the move of ...' for a move; for a stay, its expected cost here and
     that of its first fallback, the move there included ('' when it has none)."""
     if d.current is None:
         return ""
     if d.moves:
         places = decimals_kept([d.stay_usd, d.choice_usd, *parts(d)])
-        return (f": {usd(d.stay_usd, places)} expected here, {usd(d.choice_usd, places)} "
+        return (f": {finish_here(usd(d.stay_usd, places))}, {usd(d.choice_usd, places)} "
                 f"there including the move{itemised(d, places)}")
-    return f": {usd(d.stay_usd, _other_places(d))} expected here{best_other(d)}"
+    return f": {finish_here(usd(d.stay_usd, _other_places(d)))}{best_other(d)}"
 
 
 def best_other(d: Decision, mark: str = "") -> str:

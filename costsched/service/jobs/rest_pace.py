@@ -43,3 +43,20 @@ def rest_pace(table: ThroughputTable, model: str, stored: Mapping,
     ref = first_longest(ran)
     return (f"{sps(speed)} steps/s on {where} (estimated: {sps(ref.measured_sps)} measured "
             f"on {_gpu(ref.gpu_model, ref.gpu_count)} x the table's ratio)")
+
+
+def estimated_pace(table: ThroughputTable, model: str, gpu_model: str, gpu_count: int
+                   ) -> str:
+    """Where the speed the rest of the job is priced at on (`gpu_model`, `gpu_count`) is
+    estimated (neither given nor measured; `table`: its rest's), in words: 'at an estimated
+    0.31 steps/s on 1xA10G, not measured (estimate: ...)'; '' where it is not."""
+    if not gpu_model:
+        return ""
+    try:
+        speed = table.get(model, gpu_model, int(gpu_count))
+    except InvalidInput:
+        return ""
+    if not speed.estimated:
+        return ""
+    return (f"at an estimated {sps(speed.steps_per_second)} steps/s on "
+            f"{int(gpu_count)}x{gpu_model_name(gpu_model)}, not measured ({speed.basis})")

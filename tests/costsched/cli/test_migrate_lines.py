@@ -11,6 +11,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -59,7 +60,7 @@ def test_a_deadline_job_that_stays_says_its_cost_and_its_best_alternative(
     assert said.exit_code == 0, said.output
     first, second = said.stdout.splitlines()[:2]
     assert re.fullmatch(r"job \d+ \(due\): staying: spot-hedge \(deadline .+ UTC\): stay on "
-                        r"aws us-east-1a p3\.2xlarge spot: \$[\d.]+ expected here", first), first
+                        r"aws us-east-1a p3\.2xlarge spot: \$[\d.]+ to finish here", first), first
     assert re.fullmatch(r"  \$[\d.]+ on aws us-east-1b p3\.2xlarge spot, the best "
                         r"alternative, including the move of \$[\d.]+ \(egress \$[\d.]+, "
                         r"restart \$[\d.]+, lost work \$[\d.]+, overlap \$[\d.]+\)",
@@ -75,7 +76,7 @@ def test_a_job_the_price_policy_keeps_says_its_cost_and_its_best_alternative(
     said = cli("migrate", "--dry-run")
     assert said.exit_code == 0, said.output
     assert said.stdout.splitlines()[:3] == [
-        f"job {job.id} (plain): staying: $2.09 expected here",
+        f"job {job.id} (plain): staying: $2.09 to finish here",
         f"  $5.18 on {TO}, the best alternative, including the move of $1.00 (egress "
         "$0.00, restart $0.50, lost work $0.50, overlap $0.00)",
         "  no move saves more than 5% of the next day's cost here"]
@@ -138,7 +139,7 @@ def test_a_job_whose_work_is_hours_is_priced_as_all_of_them_marked_assumed(
     assert said.exit_code == 0, said.output
     lines = said.stdout.splitlines()
     assert re.fullmatch(rf"job {job.id} \(hours\): would move to {re.escape(TO)} as asked: "
-                        r"\$[\d.]+\* expected here, \$[\d.]+\* there including the move of "
+                        r"\$[\d.]+\* to finish here, \$[\d.]+\* there including the move of "
                         r"\$[\d.]+ \(.+\) \(\$[\d.]+\* dearer\)", lines[0]), lines[0]
     assert lines[1].startswith("  * assumed: step 325: its work is given as 2 h of work")
     assert "  its rest is priced as all of its hours" in lines
@@ -146,7 +147,7 @@ def test_a_job_whose_work_is_hours_is_priced_as_all_of_them_marked_assumed(
     assert advice["stay_usd"] > 0 and advice["move_usd"] > advice["stay_usd"]
     # The policy's own decision says its dollars alike; no move is made on an assumed rest.
     stays = cli("migrate", "hours", "--dry-run").stdout.splitlines()
-    assert re.fullmatch(rf"job {job.id} \(hours\): staying: \$[\d.]+\* expected here",
+    assert re.fullmatch(rf"job {job.id} \(hours\): staying: \$[\d.]+\* to finish here",
                         stays[0]), stays
     assert re.match(rf"  \$[\d.]+\* on {re.escape(TO)}, the best alternative, including "
                     r"the move of \$", stays[1]), stays
@@ -174,3 +175,30 @@ def test_a_move_asked_of_a_job_whose_rest_is_not_known_cannot_be_compared() -> N
     assert said == (f"move to {TO} as asked, the move of $0.75 (egress $0.00, restart "
                     "$0.50, lost work $0.25, overlap $0.00); cannot compare the rest here "
                     "and there: its work is not given; the rest cannot be priced")
+
+
+def test_a_move_to_a_gpu_whose_speed_is_estimated_marks_the_figures_there(
+        priced, tmp_path: Path) -> None:
+    """Its file gives a V100 speed only: the cost on an A10G rests on an estimated speed,
+    marked `*` as `plan` marks one, and said how it is estimated; the cost here is not."""
+    cli, store, launcher = priced
+    at = datetime.now(timezone.utc) - timedelta(hours=1)
+    store.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1c", instance_type="g5.xlarge",
+        market="spot", os="linux", gpu_model="A10G", gpu_count=1, vcpus=4, memory_gb=16.0,
+        usd_per_hour=3.0, effective_at=at, source="test")]))
+    [job] = service.launch(store, _spec(tmp_path, "plain", throughputs={"V100": 0.5},
+                                        steps=3600),
+                           launcher=launcher, checkpoint_root=str(tmp_path / "ckpt"))
+    to = "aws us-east-1c g5.xlarge spot"
+    said = cli("migrate", "plain", "--to", to, "--dry-run")
+    assert said.exit_code == 0, said.output
+    lines = said.stdout.splitlines()
+    assert re.fullmatch(rf"job {job.id} \(plain\): would move to {re.escape(to)} as asked: "
+                        r"\$[\d.]+ to finish here, \$[\d.]+\* there including the move of "
+                        r"\$[\d.]+ \(.+\) \(\$[\d.]+\* dearer\)", lines[0]), lines[0]
+    assert re.fullmatch(r"  \* at an estimated [\d.]+ steps/s on 1xA10G, not measured "
+                        r"\(estimate: A10G from V100 .+\)", lines[1]), lines
+    # Where the speed there is the one given, nothing is marked.
+    plain = cli("migrate", "plain", "--to", TO, "--dry-run").stdout
+    assert "*" not in plain, plain

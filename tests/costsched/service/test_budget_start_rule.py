@@ -25,7 +25,8 @@ from tests.costsched.service.test_jobs import set_prices
 
 HINT = re.compile(r"give it enough: `costsched start rule --budget ([0-9.]+)` \(\$([0-9.]+) "
                   r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
-                  r"to start it \+ \$([0-9.]+) for the next watch interval\); its start: "
+                  r"to start it \+ \$([0-9.]+) for the next watch interval"
+                  r"(?:; their exact sum rounded up to the cent)?\); its start: "
                   r"0.2522 h to get an instance up and the job going again "
                   r"from its checkpoint = 10 min boot and set-up "
                   r"\(\[migration\] restart_minutes\) \+ 5 min warm-up \(\[migration\] "

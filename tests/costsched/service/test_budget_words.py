@@ -139,3 +139,14 @@ def test_thresholds_read_budget_name_reached_and_are_said_once(priced: PriceStor
     for state in caps.budget_states(priced, team, at, 60):
         events += caps._thresholds(priced, state, [0.5, 0.8], at)  # noqa: SLF001
     assert events == []  # each once
+
+
+def test_a_start_hint_says_its_amount_is_its_parts_rounded_up_when_they_read_less():
+    """'--budget 5.99' beside parts that read $5.97 says it is their exact sum rounded up;
+    parts that add to the amount as written need no such word."""
+    said = caps.enough("capped", 1.004, 4.504, 40, 0.0, 0.474, paced="its own 1 steps/s")
+    assert "`costsched start capped --budget 5.99` ($1.00 spent + $4.50 expected" in said
+    assert said.endswith("+ $0.47 for the next watch interval; their exact sum rounded up "
+                         "to the cent)"), said
+    exact = caps.enough("capped", 1.0, 4.5, 40, 0.0, 0.48, paced="its own 1 steps/s")
+    assert "--budget 5.98` ($1.00 spent" in exact and "rounded" not in exact, exact

@@ -260,7 +260,7 @@ def test_migrate_to_moves_where_asked_through_the_state_machine(tmp_path) -> Non
         # The line subtracts its two amounts as written (a cent either way of the exact
         # difference, by the clock the test runs at).
         stay, there = (re.search(rf"\$([\d,.]+) {w}", dry.reason).group(1).replace(",", "")
-                       for w in ("expected here", "there"))
+                       for w in ("to finish here", "there"))
         apart = Decimal(there) - Decimal(stay)
         assert f"(${apart:,} dearer)" in dry.reason, dry.reason
         assert abs(float(apart) - (dry.move_usd - dry.stay_usd)) < 0.011

@@ -100,7 +100,7 @@ def test_the_rest_is_priced_at_the_measured_speed_everywhere(store: PriceStore,
 
     [advice] = service.migrate(store, launcher, job, dry_run=True, at=now)
     assert advice.stay_usd == pytest.approx(rest, rel=1e-9)
-    assert "$79.50 expected here" in advice.reason
+    assert "$79.50 to finish here" in advice.reason
     [budget] = budgets_now(store, at=now)
     assert budget.forecast_usd - budget.spent_usd == pytest.approx(rest, rel=1e-9)
     assert budget.spent_usd == pytest.approx(2 * PRICE, rel=1e-9)
