@@ -1,7 +1,8 @@
-"""The report's billed hours read at the decimals at which they, times the job's hourly
-price, make its compute as written (an older report read 0.04 billed hours beside
-$0.03 for 0.0356 h at $0.918/h: 0.04 x $0.918 is $0.04), in the text and the HTML
-file, as `status` lists the placement."""
+"""The report's billed hours read at the store's scale for hours, as `status` lists the
+placement: hours that, times the job's hourly price, make its compute as written (an older
+report read 0.04 billed hours beside $0.03 for 0.0356 h at $0.918/h: 0.04 x $0.918 is
+$0.04; at the store's two decimals, 0.03 h x $0.918 = $0.03), in the text and the HTML
+file."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def test_billed_hours_times_the_price_make_the_compute_in_the_text(tmp_path: Pat
     rows = re.findall(r"│ +([0-9.]+) │ +(\$[0-9.]+) │", result.stdout)  # hours, compute
     assert len(rows) == 3, result.stdout  # per job, per cloud, per day
     for hours, money in rows:
-        assert hours == "0.036", result.stdout
+        assert hours == "0.03", result.stdout
         _multiplies_out(hours, money)
     total = re.search(r"compute (\$[0-9.]+),.* over ([0-9.]+) billed hours", result.stdout)
     assert total is not None, result.stdout
@@ -51,7 +52,7 @@ def test_billed_hours_times_the_price_make_the_compute_in_the_text(tmp_path: Pat
     page = html.read_text()
     cells = re.findall(r'<td class="num">([0-9.]+)</td><td class="num">(\$[0-9.]+)</td>',
                        page)
-    assert cells and all(h == "0.036" for h, _ in cells), cells
+    assert cells and all(h == "0.03" for h, _ in cells), cells
     for hours, money in cells:
         _multiplies_out(hours, money)
 
