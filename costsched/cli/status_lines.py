@@ -18,7 +18,6 @@ from costsched.amounts import (
     decimals,
     given,
     placement_times,
-    product_hours,
     rate,
     store_scale,
     total_as_written,
@@ -95,9 +94,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     # The store's scale (`costsched.amounts`): each job's cost is the sum of its parts
     # listed under it as written ($0.0060 and $0.0048 make $0.0108), at one precision.
     scale = view_scale(shown)
-    places, spans = scale.usd, product_hours(
-        [([p.hours], [p.usd]) for s in shown for p in s.cost.charged if p.end_at is not None],
-        scale.usd, scale.hours)  # hours that make their amounts at their prices
+    # Hours from the store's decimals, each placement's the fewest at which its product
+    # reads as its amount (`amounts.placement_times`), as the report and the dashboard.
+    places, spans = scale.usd, scale.hours
     costs = [charged_usd(_total(s, places), places) for s in shown]
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
