@@ -16,8 +16,8 @@ HTML), the dashboard and every message.
   money and one for hours, those the smallest non-zero settled charge of the store needs
   (two significant digits, between 2 and FINEST; MAX_DECIMALS while none has settled),
   read once per command; a placement's hours at more where its hours times its price, as
-  written, would not make its amount as written (`placement_times`: 0.0187 h x
-  $0.079831/h = $0.00149, never 0.0186 h), in every view alike. A placement still
+  written, would not make its amount as written (`placement_times`, `product_hours`:
+  0.036 h beside $0.03 at $0.9180/h, never 0.04 h), in every view alike. A placement still
   running (`charging`) does not set the scale (it grows): below the scale's last decimal
   it reads '<$0.0001' ('-<$0.0001' below zero), never zero, from its first moment. Zero
   reads at the scale's decimals (`charged_usd`, `charged_hours`: '$0.0000' beside
@@ -473,10 +473,13 @@ def times(span: float, usd_per_hour: float, amount: float | None = None,
 def placement_times(span: float, usd_per_hour: float, amount: float, places: int,
                     least: int, live: bool = False) -> tuple[str, str, str] | None:
     """A placement's billed hours x its price = its amount, as every view writes it:
-    `times` from the store's hours (`least`), or while it runs from the decimals at which a
-    product reads as the amount whatever its hours (`steady_hours`), call after call."""
+    `times` from the fewest decimals from the store's hours (`least`) at which its hours
+    as they read make its amount (`product_hours`: 0.036 h x $0.9180/h = $0.03, never
+    0.03 h for 0.0356 h), or while it runs from the decimals at which a product reads as
+    the amount whatever its hours (`steady_hours`), call after call."""
     return times(span, usd_per_hour, amount, places,
-                 steady_hours(usd_per_hour, places, least) if live else least)
+                 steady_hours(usd_per_hour, places, least) if live else
+                 product_hours([([span], [amount])], places, least))
 
 
 def placement_hours(span: float, amount: float, places: int, least: int,
@@ -507,6 +510,33 @@ def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
     shown = decimals([span]) if least is None else least
     return (hours(span, shown), usd(usd_per_hour, price_places(usd_per_hour)),
             usd(amount, places))
+
+
+def product_hours(charges: Iterable[tuple[Sequence[float], Sequence[float]]],
+                  places: int, least: int) -> int:
+    """The decimals, the fewest from `least` (a store's scale for hours) up to HOURS_MOST,
+    at which each of `charges` (the hours and the amounts a figure is made of, each
+    written as the sum of its parts as written: `total_as_written`) reads so that its
+    hours times its price, as written (`price_places`), make its amount as written at
+    `places`: 0.036 h beside $0.03 at $0.9180/h, never 0.04 h. A figure of more than one
+    price (its amounts over its hours not one price of at most PRICE_MOST decimals: an
+    average) states no product and sets nothing."""
+    found = []
+    for spans, amounts in charges:
+        spans, amounts = list(spans), list(amounts)
+        prices = {a / h for h, a in zip(spans, amounts, strict=True) if _known(a)
+                  and _known(h) and h >= NOISE and abs(a) >= NOISE}
+        if not prices or max(prices) - min(prices) > PRICE_NOISE * max(prices):
+            continue
+        if not _writes(max(prices), PRICE_MOST):
+            continue  # an average: no product reads as its amount
+        price = half_up(max(prices), price_places(max(prices)))  # as `times` writes it
+        found.append((spans, usd(total_as_written(amounts, places), places), price))
+    for digits in range(least, HOURS_MOST + 1):
+        if all(usd(float(half_up(total_as_written(spans, digits), digits) * price), places)
+               == money for spans, money, price in found):
+            return digits
+    return max(least, HOURS_MOST)
 
 
 def finest(values: Iterable[float | None]) -> int:
