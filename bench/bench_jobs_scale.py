@@ -23,9 +23,10 @@ and shown as "> cap".
         --commands "status,status JOB,report,dashboard,dashboard JOB"   # every view's money
 
 With --finished every job has finished (each after two placements, one of them of a few
-seconds): what the views read to write money at one scale for the whole store. Each
-command runs with none of that scale kept (`costsched.report.settled`: made again), or
-with --warm as a second run in its process (kept by its first).
+seconds): what the views read to write money at one scale for the whole store (today
+one aggregate read, `costsched.report.settled`; a code that kept the scale in the user
+cache runs with none of it kept). Each command runs first in its process, or with --warm
+as a second run (what the first kept, kept).
 
 PostgreSQL is measured when --url (or COSTSCHED_TEST_PG_URL) names a server; each store
 lives in a schema of its own, dropped at the end.
@@ -318,7 +319,10 @@ def dashboard(name: str, store, launcher) -> None:  # noqa: ANN001 - the code's 
         return
     doc = data.jobs_document(store)
     data.forecasts(store, doc["jobs"], at=NOW)
-    data.scale(store, render.settled_sums(doc["jobs"]))
+    if hasattr(render, "settled_sums"):  # a code whose scale was made of the jobs shown
+        data.scale(store, render.settled_sums(doc["jobs"]))
+    else:  # the store's: its smallest settled charge's
+        data.scale(store)
 
 
 def peak_mb() -> float:

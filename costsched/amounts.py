@@ -15,19 +15,21 @@ HTML), the dashboard and every message.
   `stop`, `start` and `migrate` that state a stored cost: one number of decimals for
   money and one for hours, those the smallest non-zero settled charge of the store needs
   (two significant digits, between 2 and FINEST; MAX_DECIMALS while none has settled),
-  read once per command; the hours at more where a view's hours times their price, as
-  written, would not make the amount as written (`product_hours`: 0.036 h beside $0.03 at
-  $0.9180/h, never 0.04 h). A placement still running (`charging`) does not set the scale
-  (it grows): below the scale's last decimal it reads '<$0.0001' ('-<$0.0001' below
-  zero), never zero, from its first moment. Zero reads at the scale's decimals
-  (`charged_usd`, `charged_hours`: '$0.0000' beside '$0.0092'). A total is the sum of its
-  parts as written (`total_as_written`), so that a line that itemises visibly adds up,
-  and its exact figure (JSON's) rounded once: money reads at the scale's decimals or the
-  fewest more at which both hold for every finished job's cost in the store and their
-  totals (`adding_scale`: $0.000755 and $0.000749 make $0.001504, not $0.00151): the
-  store's decimals, not a view's (`report.settled`), so a finished job's cost reads alike
-  in `status`, `status JOB`, `report` and the dashboard whatever else they show, changed
-  only when a job finishes; a view takes more only for a total of its own (a report of a
+  read once per command; a placement's hours at more where its hours times its price, as
+  written, would not make its amount as written (`placement_times`, `product_hours`:
+  0.036 h beside $0.03 at $0.9180/h, never 0.04 h), in every view alike. A placement still
+  running (`charging`) does not set the scale (it grows): below the scale's last decimal
+  it reads '<$0.0001' ('-<$0.0001' below zero), never zero, from its first moment. Zero
+  reads at the scale's decimals (`charged_usd`, `charged_hours`: '$0.0000' beside
+  '$0.0092'). A total is the sum of its
+  parts as written (`total_as_written`), so that a line that itemises visibly adds up:
+  a job's cost the sum of its charges as written, a report's total the sum of its job
+  rows as written, hours alike. The scale is the store's and nothing more: it does not
+  grow with the number of jobs, and changes only when a smaller charge settles
+  (`report.settled`), so that a job's cost reads alike in `status`, `status JOB`,
+  `report`, `report --billed` and the dashboard. A total so written may differ from its
+  exact figure (JSON's) rounded once by a few units of the last decimal; the report says
+  so where it does (a view takes no more decimals for a total of its own, a report of a
   period). The same scale writes the figures set beside charges: the report's
   estimate-versus-actual hours and dollars, a budget's spent and forecast (no fewer
   decimals than the jobs' spend beside it), and a running job's forecast on the dashboard
@@ -100,7 +102,6 @@ PRICE_MOST = 6  # the most decimals a price per hour takes in a product (`price_
 # the float error of the sums that made it, no digit ('$1.0060' for 1.005999999993; a
 # second's charge integrated over months of a price is off by some billionths of it).
 PRICE_NOISE = 1e-7
-SUMS_MOST = 8  # the most decimals charged figures take for a total to read as its rows'
 # A sum's rounding error, no amount (far above a float's error on sums of millions of
 # dollars, far below a second's charge): a just-launched job's few milliseconds read
 # '<$0.0001', as they do a moment later, not '$0.00'.
@@ -315,20 +316,6 @@ def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Sca
     return Scale(_scale_decimals(smallest_usd), _scale_decimals(smallest_hours))
 
 
-def adding_scale(scale: Scale, sums: Iterable[tuple[float, Sequence[float]]]) -> Scale:
-    """`scale` with the decimals of money at which every total of `sums` (an exact total
-    and the charges it is made of: a job's cost and its placements', egress and bookings)
-    reads as it does alone, rounded once from its exact figure (JSON's), and as the sum of
-    its parts as written (`adding_up`): the fewest from the scale's, SUMS_MOST at most
-    ($0.000755 and $0.000749 make $0.001504, never $0.00076 + $0.00075 = $0.00151 beside
-    a total of $0.00150). Every view that writes charged figures (`status`, `report` and
-    its HTML file, the dashboard) writes them at it, a total by `total_as_written`. A
-    total with a part still charging (it grows) sets nothing: the caller leaves it out."""
-    groups = [(t, list(parts)) for t, parts in sums]
-    found = adding_up(groups, scale.usd, max(scale.usd, SUMS_MOST)) if groups else scale.usd
-    return Scale(SUMS_MOST if found is None else found, scale.hours)
-
-
 def charged_usd(value: float | None, places: int) -> str:
     """A charged figure at the scale's `places` decimals: '$0.0092', '$0.0000', '<$0.0001'."""
     return "-" if not _known(value) else _figure(float(value), places, "$", places)  # type: ignore[arg-type]
@@ -486,10 +473,13 @@ def times(span: float, usd_per_hour: float, amount: float | None = None,
 def placement_times(span: float, usd_per_hour: float, amount: float, places: int,
                     least: int, live: bool = False) -> tuple[str, str, str] | None:
     """A placement's billed hours x its price = its amount, as every view writes it:
-    `times` from the store's hours (`least`), or while it runs from the decimals at which a
-    product reads as the amount whatever its hours (`steady_hours`), call after call."""
+    `times` from the fewest decimals from the store's hours (`least`) at which its hours
+    as they read make its amount (`product_hours`: 0.036 h x $0.9180/h = $0.03, never
+    0.03 h for 0.0356 h), or while it runs from the decimals at which a product reads as
+    the amount whatever its hours (`steady_hours`), call after call."""
     return times(span, usd_per_hour, amount, places,
-                 steady_hours(usd_per_hour, places, least) if live else least)
+                 steady_hours(usd_per_hour, places, least) if live else
+                 product_hours([([span], [amount])], places, least))
 
 
 def placement_hours(span: float, amount: float, places: int, least: int,

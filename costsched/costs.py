@@ -246,6 +246,14 @@ def rate_words(usd_per_hour: float | None, charged_usd_per_hour: float | None,
             "when placed)")
 
 
+def nodes_of(stored: Mapping) -> int:
+    """A job's instances at once from its stored spec (num_nodes; 1 but for a gang): each
+    is charged. The one reader of it, for `status`, the report and the running jobs."""
+    value = ((stored.get("spec") if isinstance(stored, Mapping) else None) or {}).get(
+        "num_nodes", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
+
+
 def _count(nodes: object) -> int:
     """A job's nodes, 1 where it is not known (None, NaN)."""
     try:

@@ -220,7 +220,7 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
                     **{name: frame_records(getattr(built, name))
                        for name, _, _ in _BILLED_TABLES}})
         return
-    totals = built.totals
+    totals = built.shown_totals  # the estimate as the cost report writes it
     since = None if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     console.print(Text("Billed against estimated: " + period_words(
         since, f"{built.until:%Y-%m-%d %H:%M} UTC", built.placed)), highlight=False)
@@ -245,7 +245,7 @@ def print_billed(db: str | None, *, since: str | None, until: str | None, job: s
         console.print(Text(f"not added: {other} billed in another currency than USD"),
                       highlight=False)
     for name, title, hidden in _BILLED_TABLES:
-        frame = getattr(built, name)
+        frame = built.shown(name)
         if frame.empty:
             continue
         shown = [c for c in frame.columns if c not in hidden]

@@ -33,6 +33,7 @@ from costsched.report.cells import (
     shown_rows,
     totals_line,
 )
+from costsched.report.rounding import rounding_note
 from costsched.report.tables import HIDDEN, TABLES, WIDE
 from costsched.service.stores import using
 from costsched.vocabulary import did_you_mean
@@ -147,6 +148,9 @@ def _print(built: Report) -> None:
     console.print(Text(totals_line(built.totals, built.tables())))
     if built.stale is not None:  # its spend from old prices: estimates, and what is real
         console.print(Text(built.stale_note()), highlight=False, soft_wrap=True)
+    rounded = rounding_note(built.tables(), built.totals)  # where a total is not the exact one
+    if rounded:
+        console.print(Text(rounded), highlight=False, soft_wrap=True)
     for line in built.flags():
         console.print(Text(f"throughput: {line}"), highlight=False)
     for placed in (*built.rows.get("repriced", ()),  # `report.written.repriced_rows`

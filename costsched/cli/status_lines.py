@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING, Any
 from costsched.amounts import (
     NOISE,
     Scale,
-    adding_scale,
     charged_hours,
     charged_usd,
     charging,
     decimals,
     given,
     placement_times,
-    product_hours,
     rate,
     store_scale,
     total_as_written,
@@ -96,9 +94,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     # The store's scale (`costsched.amounts`): each job's cost is the sum of its parts
     # listed under it as written ($0.0060 and $0.0048 make $0.0108), at one precision.
     scale = view_scale(shown)
-    places, spans = scale.usd, product_hours(
-        [([p.hours], [p.usd]) for s in shown for p in s.cost.charged if p.end_at is not None],
-        scale.usd, scale.hours)  # hours that make their amounts at their prices
+    # Hours from the store's decimals, each placement's the fewest at which its product
+    # reads as its amount (`amounts.placement_times`), as the report and the dashboard.
+    places, spans = scale.usd, scale.hours
     costs = [charged_usd(_total(s, places), places) for s in shown]
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
@@ -183,21 +181,13 @@ def lost_lines(s: service.JobStatus) -> list[str]:
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:
     """The store's scale the jobs `shown` were read with (`service.status` reads it once
-    per look; jobs read without it: the scale of their own settled charges), at the
-    decimals of money at which each settled job's cost, rounded once from its exact
-    figure, is the sum of its parts as written (`amounts.adding_scale`)."""
+    per look; jobs read without it: the scale of their own settled charges)."""
     found = next((s.scale for s in shown if s.scale is not None), None)
-    if found is None:
-        settled = [p for s in shown for p in s.cost.charged if p.end_at is not None]
-        found = store_scale(min((p.usd for p in settled if p.usd >= NOISE), default=None),
-                            min((p.hours for p in settled if p.hours >= NOISE), default=None))
-    return adding_scale(found, [(s.cost.total_usd + s.booked_usd, _amounts(s)) for s in shown
-                                if not _charging(s)])
-
-
-def _charging(s: service.JobStatus) -> bool:
-    """Whether the job is placed and charged still: its cost grows, and sets no decimals."""
-    return s.open_placement is not None or any(p.end_at is None for p in s.cost.charged)
+    if found is not None:
+        return found
+    settled = [p for s in shown for p in s.cost.charged if p.end_at is not None]
+    return store_scale(min((p.usd for p in settled if p.usd >= NOISE), default=None),
+                       min((p.hours for p in settled if p.hours >= NOISE), default=None))
 
 
 def written_costs(shown: list[service.JobStatus]) -> dict[int, tuple[float, float]]:

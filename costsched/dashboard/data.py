@@ -203,18 +203,14 @@ def _log_tail(store: PriceStore, launcher: Any, job_id: int, stored: dict) -> st
         return f"(no output: {redact(str(exc))})"
 
 
-def scale(store: PriceStore, sums: list[tuple[float, list[float]]] | None = None
-          ) -> dict[str, int]:
-    """The store's scale for charged figures (`costsched.report.settled`), as the
-    pages write them: {"usd": decimals, "hours": decimals}; with `sums` (each shown job's
-    exact spend and its parts: `render.settled_sums`), money at the decimals at which each
-    reads as its exact figure rounded once and as the sum of its parts as written
-    (`costsched.amounts.adding_scale`, as `status` writes them). Not in the API's
-    documents, which keep the exact figures as `--json` does."""
-    from costsched.amounts import adding_scale
+def scale(store: PriceStore) -> dict[str, int]:
+    """The store's scale for charged figures (`costsched.report.settled`), as the pages
+    write them: {"usd": decimals, "hours": decimals}, each job's spend the sum of its parts
+    as written at it, as `status` writes it. Not in the API's documents, which keep the
+    exact figures as `--json` does."""
     from costsched.report.settled import settled_scale
 
-    return adding_scale(settled_scale(store, datetime.now(timezone.utc)), sums or []).places()
+    return settled_scale(store).places()
 
 
 def spend_document(store: PriceStore, *, since: str | None = None,

@@ -43,8 +43,7 @@ async def jobs_page(request: Request) -> Response:
     doc = await dashboard.read(data.jobs_document, states=states,
                                name=name or None, labels=labels, budget=budget or None)
     extra = await dashboard.read(data.forecasts, doc["jobs"])
-    doc = {**doc, "scale": await dashboard.read(  # as `status` writes them
-        data.scale, render.settled_sums(doc["jobs"]))}
+    doc = {**doc, "scale": await dashboard.read(data.scale)}  # as `status` writes them
     bars = {"labels": [f'{j["name"]} ({j["id"]})' for j in doc["jobs"]], "series": [
         {"label": "spent", "values": [j["cost_usd"] for j in doc["jobs"]]},
         {"label": "forecast", "values": [extra[j["id"]]["forecast_usd"] for j in doc["jobs"]]},

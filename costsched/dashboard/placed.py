@@ -14,7 +14,6 @@ from costsched.amounts import (
     charging,
     per_hour,
     placement_times,
-    product_hours,
 )
 from costsched.report.html import format_cell
 
@@ -30,12 +29,10 @@ def _number(value: Any) -> float:
 
 
 def spans(placements: list[dict], places: dict[str, int]) -> int:
-    """The decimals of the ended placements' hours, as `status` reads them: from the
-    store's scale (`places["hours"]`), the fewest at which each one's hours times its
-    price make its amount as written at `places["usd"]` (`amounts.product_hours`)."""
-    ended = [([_number(p.get("hours"))], [_number(p.get("usd"))]) for p in placements
-             if p.get("end_at")]
-    return product_hours(ended, places["usd"], places["hours"])
+    """The fewest decimals of the placements' hours, as `status` and the report read them:
+    the store's (`places["hours"]`); each placement's the fewest from them at which its
+    product reads as its amount (`amounts.placement_times`)."""
+    return places["hours"]
 
 
 def rows(job: dict, places: dict[str, int], unit: str = "") -> list[Placed]:

@@ -113,17 +113,6 @@ def _job_amounts(job: dict) -> list[float]:
     return out + ([float(egress)] if isinstance(egress, (int, float)) and egress else [])
 
 
-def settled_sums(jobs: list[dict]) -> list[tuple[float, list[float]]]:
-    """What the spend of each of `jobs` (a page of them) not charged still adds up, as
-    (exact spend, its parts as `spent` adds them), for `costsched.amounts.adding_scale`:
-    the page then writes each job as `status` does. A job placed or charging still (its
-    spend grows) sets nothing."""
-    return [(float(j["cost_usd"]), _job_amounts(j)) for j in jobs
-            if j.get("placement") is None and isinstance(j.get("cost_usd"), (int, float))
-            and math.isfinite(j["cost_usd"])
-            and all(p.get("end_at") for p in j.get("placements") or [])]
-
-
 def spent(job: dict, places: dict[str, int]) -> str:
     """A job's spend so far, as `status` writes it: the sum of its placements and egress
     as written at the store's scale (`places`), so that its legs visibly add up to it."""

@@ -31,9 +31,10 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from costsched.amounts import Scale, no_noise
+from costsched.amounts import Scale, as_written, difference_as_written, no_noise, sum_as_written
 from costsched.bills import rates
-from costsched.report import build
+from costsched.report import Report, build
+from costsched.report.cells import shown_rows
 from costsched.report.data import reported_jobs
 from costsched.store import PriceStore
 from costsched.store.bills import BillStore
@@ -77,6 +78,26 @@ class BilledReport:
     # at no fewer decimals, as the report beside it writes the same charges.
     scale: Scale | None = None
     imported: int = 0  # the bill lines the store holds, of any period (none: never imported)
+    # The estimate as the cost report writes it (`written_estimate`): by job, by (day, job),
+    # and the figure not compared; empty where the report was not written at a scale.
+    written: dict = field(default_factory=dict, repr=False)
+
+    def shown(self, name: str) -> pd.DataFrame:
+        """Its table `name` ("jobs", "days", ...) as the text writes it: a job's (or a
+        day's) estimate as the cost report writes the same charges (the sum of its rows as
+        written at the store's scale), its difference the bill less that; JSON's figures
+        are the exact ones."""
+        frame = getattr(self, name)
+        found = self.written.get(name)
+        if not found or frame.empty:
+            return frame
+        keys = (frame["job_id"] if name == "jobs" else
+                zip(frame["day"], frame["job_id"], strict=True))
+        estimated = [found.get(k, e) for k, e in zip(keys, frame["estimated_usd"], strict=True)]
+        places = self.scale.usd if self.scale is not None else 2
+        return frame.assign(estimated_usd=estimated, difference_usd=[
+            no_noise(difference_as_written(b, e, places))
+            for b, e in zip(frame["billed_usd"], estimated, strict=True)])
 
     @property
     def totals(self) -> dict[str, float | int]:
@@ -87,6 +108,21 @@ class BilledReport:
                 "unmatched_usd": float(self.unmatched["usd"].sum()),
                 "not_covered_usd": self.not_covered_usd, "other_currency_lines":
                 self.other_currency}
+
+    @property
+    def shown_totals(self) -> dict[str, float | int]:
+        """`totals` as the text writes them: the estimate the sum of the jobs' as written
+        (`shown`), the difference the bill less it, and the estimate not compared the cost
+        report's spend as written less what was compared, so that the two add up to it."""
+        if not self.written:
+            return self.totals
+        jobs = self.shown("jobs")
+        places = self.scale.usd if self.scale is not None else 2
+        estimated = sum_as_written(jobs["estimated_usd"], places) if len(jobs) else 0.0
+        billed = sum_as_written(jobs["billed_usd"], places) if len(jobs) else 0.0
+        return {**self.totals, "estimated_usd": estimated, "billed_usd": billed,
+                "difference_usd": no_noise(round(billed - estimated, places)),
+                "not_covered_usd": self.written["not_covered"]}
 
 
 def build_billed(store: PriceStore, *, since: datetime | str | None = None,
@@ -128,7 +164,40 @@ def build_billed(store: PriceStore, *, since: datetime | str | None = None,
         rates=rates.billed_rates(store, mine, placed, end),
         other_currency=int((~usd).sum()),
         not_covered_usd=float(est.loc[~compared.to_numpy(), "usd"].sum()),
-        placed=estimated.placed, scale=estimated.scale, imported=bills.count())
+        placed=estimated.placed, scale=estimated.scale, imported=bills.count(),
+        written=written_estimate(estimated, est, compared.to_numpy()))
+
+
+def written_estimate(estimated: Report, est: pd.DataFrame, compared: np.ndarray) -> dict:
+    """The estimate as the cost report `estimated` writes it (its spend tables' cells, the
+    sums of their parts as written at the store's scale): "jobs", by job, its row where
+    every day of it is compared, else the sum of its compared days' cells; "days", by
+    (day, job), the sum of that day's cells of the job (one per cloud); "not_covered", the
+    report's spend as written less what was compared. {} where it has no scale."""
+    if estimated.scale is None or not estimated.rows.get("jobs"):
+        return {}
+    places = estimated.scale.usd
+    tables = estimated.tables()
+    _, day_cells = shown_rows("days", tables)
+    _, job_cells = shown_rows("jobs", tables)
+    days: dict = {}
+    whole: dict = {}
+    for row, cell, seen in zip(estimated.rows["days"], day_cells, compared, strict=True):
+        key = (pd.Timestamp(row["day"]), row["job_id"])
+        if seen:
+            days[key] = round(days.get(key, 0.0) + as_written(float(cell["usd"]), places),
+                              places)
+        whole[row["job_id"]] = whole.get(row["job_id"], True) and bool(seen)
+    jobs: dict = {}
+    for row, cell in zip(estimated.rows["jobs"], job_cells, strict=True):
+        job = row["job_id"]
+        jobs[job] = (as_written(float(cell["usd"]), places) if whole.get(job, False) else
+                     sum_as_written([v for (_, j), v in days.items() if j == job], places))
+    spend = sum_as_written([c["usd"] for c in job_cells], places)
+    compared_sum = sum_as_written([v for v in jobs.values() if v == v], places)
+    return {"jobs": jobs, "days": days,
+            "not_covered": no_noise(round(spend - (compared_sum if compared_sum == compared_sum
+                                                   else 0.0), places))}
 
 
 def _days(estimate: pd.DataFrame, lines: pd.DataFrame, names: dict) -> pd.DataFrame:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
 from costsched.amounts import Scale, no_noise
-from costsched.costs import Move, egress_rows
+from costsched.costs import Move, egress_rows, nodes_of
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
@@ -53,7 +53,6 @@ from costsched.report.pieces import (
     pieces,
     static_stays,
 )
-from costsched.report.settled import nodes as nodes_of
 from costsched.report.settled import settled_scale
 from costsched.report.speeds import speed_table, speeds, trained_readings
 from costsched.report.sums import column_sum, group_sums, nan_to_none
@@ -287,9 +286,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     names = {j.id: j.name for j in jobs}
     by_id = {j.id: j for j in jobs}
     every = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
-    # The store's scale (`report.settled`): every finished job's cost adds up at it.
-    scale = settled_scale(store, end, placed=None if len(jobs) == 1 else every,
-                          specs={j.id: j.spec for j in jobs})
+    scale = settled_scale(store)  # the store's (`report.settled`), whatever the period
     placed = [p for p in every if p.job_id in names]
     # What ran: a placement whose instance still waits for capacity is not billed yet.
     ran = [p for p in placed if not p.waiting]

@@ -36,6 +36,7 @@ from costsched.report.cells import (  # noqa: F401 - the HTML's cells are everyo
 )
 from costsched.report.cells import added_up as cells_added_up
 from costsched.report.data import Report
+from costsched.report.rounding import rounding_note
 from costsched.report.tables import TABLES, row_keys, split_columns
 
 if TYPE_CHECKING:  # matplotlib loads when a chart is drawn (`report --html`)
@@ -64,6 +65,7 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
     summary = totals_line(report.totals, report.tables()) + "."
     figures = [("Cost over time", _over_time(report)), ("Cost per job", _per_job(report)),
                ("Cost per cloud", _per_cloud(report))]
+    rounded = rounding_note(report.tables(), report.totals)  # a total not the exact one
     parts = [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         "<title>costsched cost report</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
@@ -71,6 +73,7 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
         "</h1>", f"<p>{escape(period)}</p>",
         f"<p>{escape(summary)}</p>",
         *([f'<p class="note">{escape(report.stale_note())}</p>'] if report.stale else []),
+        *([f'<p class="note">{escape(rounded)}</p>'] if rounded else []),
         *(f"<p>throughput: {escape(line)}</p>" for line in report.flags()),
         *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("repriced", ())),
         *(f"<p>{escape(r['line'])}</p>" for r in report.rows.get("estimated_baselines", ())),

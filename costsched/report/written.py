@@ -6,11 +6,10 @@ exact figures; these lists (`Report.parts`) are not in it."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from costsched.amounts import Scale, adding_scale, placement_hours, product_hours
+from costsched.amounts import Scale, placement_hours
 
 # The tables of charged figures, written at the store's scale (`costsched.amounts`).
 CHARGED_TABLES = ("jobs", "clouds", "days", "egress", "moves", "budgets")
@@ -149,37 +148,10 @@ def repriced_rows(spent: Sequence[tuple[Any, float, float, float]], sources: Seq
 def scaled_parts(rows: Mapping[str, list[dict]],
                  spent: Sequence[tuple[Any, float, float, float]], scale: Scale,
                  live: Sequence[Any]) -> tuple[Scale, dict[str, list[dict[str, list[float]]]]]:
-    """The report's scale for charged figures and what its spend tables' cells are made of
-    (`row_parts`, each placement's hours as `status` writes them): money at the decimals
-    from the store's `scale` at which each total reads as its exact figure rounded once and
-    as the sum of its parts as written (`amounts.adding_scale`, `settled_sums`), hours at
-    those at which hours x price make the compute (`amounts.product_hours`). `live`: the
-    placements open now (their figures grow)."""
-    parts = row_parts(rows, spent)
-    scale = adding_scale(scale, settled_sums(rows["jobs"], parts["jobs"],
-                                             {p.job_id for p in live}))
-    scale = Scale(scale.usd, product_hours(
-        [(made["billed_hours"], made["compute_usd"]) for name in ("jobs", "clouds", "days")
-         for made in parts[name]], scale.usd, scale.hours))
+    """The report's scale for charged figures, the store's `scale` as it is (money and
+    hours), and what its spend tables' cells are made of (`row_parts`, each placement's
+    hours as `status` writes them): each cell is written as the sum of its parts as
+    written at it, each total as the sum of its cells. `live`: the placements open now
+    (their figures grow)."""
     return scale, row_parts(rows, spent, lambda h, usd, open_: placement_hours(
         h, usd, scale.usd, scale.hours, open_), {p.id for p in live})
-
-
-def settled_sums(jobs: Sequence[Mapping[str, Any]], parts: Sequence[Mapping[str, list]],
-                 live: Collection[int]) -> list[tuple[float, list[float]]]:
-    """What adds up in the per-job table and the totals, as (exact total, its parts), for
-    `amounts.adding_scale`: each job's compute (its placements' charges, `parts` in the
-    rows' order) and its total (compute and egress); the totals of those columns (the
-    jobs' cells) where no job is charged still. A job in `live` (a placement open: its
-    figures grow) sets nothing."""
-    out: list[tuple[float, list[float]]] = []
-    settled = [(row, made) for row, made in zip(jobs, parts, strict=True)
-               if row["job_id"] not in live]
-    for row, made in settled:
-        out.append((float(row["compute_usd"]), list(made["compute_usd"])))
-        out.append((float(row["usd"]), [float(row["compute_usd"]), float(row["egress_usd"])]))
-    if jobs and len(settled) == len(jobs):
-        for column in ("compute_usd", "egress_usd", "usd"):
-            cells = [float(row[column]) for row in jobs]
-            out.append((math.fsum(cells), cells))
-    return [(t, p) for t, p in out if t == t and all(v == v for v in p)]

@@ -4,12 +4,13 @@ step keeps, and how far it has come."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
+from costsched.costs import nodes_of
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError
 from costsched.model import InvalidInput, Offering
@@ -78,13 +79,6 @@ class RunningJob:
         if "resolved" in self.__dict__:
             return self.resolved.nodes
         return nodes_of(self.record.spec)
-
-
-def nodes_of(stored: Mapping) -> int:
-    """A job's instances at once from its stored spec (num_nodes; 1 but for a gang)."""
-    value = ((stored.get("spec") if isinstance(stored, Mapping) else None) or {}).get(
-        "num_nodes", 1)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 1
 
 
 def _newest_open_rows(placements: pd.DataFrame) -> pd.DataFrame:

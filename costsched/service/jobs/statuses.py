@@ -160,8 +160,7 @@ class JobStatus:
     @property
     def nodes(self) -> int:
         """The job's nodes: its instances at once (1 but for a multi-node job)."""
-        value = (self.record.spec.get("spec") or {}).get("num_nodes", 1)
-        return value if isinstance(value, int) and value > 1 else 1
+        return nodes_of(self.record.spec)
 
     @property
     def own_total(self) -> float | None:
@@ -306,9 +305,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()},
             placements=_lost_ends(placed, asked, when))
-        # The store's scale: every finished job's cost adds up at it (those shown as charged).
-        scale = settled_scale(store, when, known=costs, placed=placed if every else None,
-                              booked=booked if every else None)
+        scale = settled_scale(store)  # the store's, however many jobs it has
         waits = _waits(store, runs, ids)
         shown = []
         for job_id in ids:

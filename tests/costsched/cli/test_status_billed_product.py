@@ -44,11 +44,8 @@ def test_a_price_of_five_decimals_reads_as_charged(tmp_path: Path) -> None:
     db = str(tmp_path / "store.sqlite")
     store = PriceStore(db)
     # A job that failed after 3 s: the store's scale is six decimals of money, five of
-    # hours (two significant digits of $0.000066 and 0.00083 h); the other job's parts,
-    # $0.00110583 and $0.00218955, make its exact $0.00329538 as written at seven
-    # decimals of money ($0.001106 + $0.002190 = $0.003296 at six, not $0.003295); the
-    # two jobs' costs make their exact total, as the report adds them, at eight, so the
-    # store's money reads at eight in every view, and the hours take seven to make it.
+    # hours (two significant digits of $0.000066 and 0.00083 h), and no more: the other
+    # job's parts read $0.001106 and $0.002190, its hours at five decimals make them.
     ran(store, tmp_path, "fails", [(EAST_A, 0.07962, "launch", 3)], state="failed")
     ran(store, tmp_path, "moons", [(EAST_A, 0.07962, "launch", 50),
                                    (EAST_A, 0.07962, "recovery", 99)], state="stopped")
@@ -60,7 +57,7 @@ def test_a_price_of_five_decimals_reads_as_charged(tmp_path: Path) -> None:
         places = len(amount.partition(".")[2])
         assert f"{as_written(float(hours) * float(price), places):.{places}f}" == amount, \
             (hours, price, amount)
-    assert [h for _, _, h, _, _ in lines] == ["0.0008333", "0.0138889", "0.0275000"], out
+    assert [h for _, _, h, _, _ in lines] == ["0.00083", "0.01389", "0.02750"], out
 
 
 def test_no_product_where_none_adds_up(tmp_path: Path) -> None:

@@ -192,14 +192,14 @@ def test_a_jobs_parts_add_up_to_its_cost_as_written(tmp_path: Path) -> None:
     store.jobs.transition(job, "succeeded", at=NOW)
     store.dispose()
     out = _status(db)
-    # $0.00596 + $0.00556 = $0.01152: at four decimals the parts ($0.0060, $0.0056) would
-    # make $0.0116 beside the exact sum's $0.0115; at five each part reads as it does
-    # alone and the cost is both their sum as written and the exact sum rounded once.
+    # $0.00596 + $0.00556: at the store's four decimals (its smallest charge's) the parts
+    # read $0.0060 and $0.0056 and the cost is their sum as written, $0.0116 (the exact
+    # sum's $0.0115 is the JSON's $0.01152).
     [row] = [line for line in out.splitlines() if "moved" in line and "│" in line]
-    assert "$0.01152" in row
+    assert "$0.0116" in row
     parts = [line for line in _under(out, job) if " on aws " in line]
     figures = [float(line.rsplit("$", 1)[1]) for line in parts]
-    assert figures == [0.00596, 0.00556] and round(sum(figures), 5) == 0.01152, parts
+    assert figures == [0.006, 0.0056] and round(sum(figures), 4) == 0.0116, parts
 
 
 def test_a_zero_cost_reads_as_it_does_alone(tmp_path: Path) -> None:

@@ -53,18 +53,18 @@ def _moved_job(tmp_path: Path, extra_seconds: int = 0, **spec: object) -> tuple[
 
 def test_the_budgets_spend_reads_as_the_jobs_cost_beside_it(tmp_path: Path) -> None:
     # The trial: the Jobs table's '$0.003716' beside the Budgets table's '$0.0037'. At
-    # the store's scale (its smallest charge, $0.000243, takes 5 decimals) its parts
-    # would make $0.00065 beside the exact $0.000655: the job's cost is its parts as
-    # written at six, $0.000243 + $0.000412, and the budget's spend reads so too.
+    # the store's scale (its smallest charge, $0.000243, takes 5 decimals) the job's cost
+    # is its parts as written, $0.00024 + $0.00041 = $0.00065 (the exact $0.000655 is the
+    # JSON's), and the budget's spend reads so too.
     db, _ = _moved_job(tmp_path, extra_seconds=-1)
     out = _status(db)
     [row] = [line for line in out.splitlines() if "│ tiny" in line]
     [cost] = re.findall(r"\$[\d.]+", row)
-    assert cost == "$0.000655", out
+    assert cost == "$0.00065", out
     [budget] = [line for line in out.splitlines() if "│ job 1 (tiny)" in line]
     cap, spent, committed, forecast = re.findall(r"\$[\d.]+", budget)
     # Committed at the precision of the spent and forecast it is read with (was $0.00).
-    assert (cap, spent, committed, forecast) == ("$1.00", cost, "$0.000000", cost), out
+    assert (cap, spent, committed, forecast) == ("$1.00", cost, "$0.00000", cost), out
 
 
 def test_a_placement_charged_for_no_time_says_so(tmp_path: Path) -> None:

@@ -86,20 +86,20 @@ def test_the_same_job_reads_alike_in_status_report_and_html(
     html_path = tmp_path / "report.html"
     _run("report", "--db", db, "--html", str(html_path))
     html = html_path.read_text()
-    # At the store's five decimals $0.00024 + $0.00041 = $0.00065, while the job's
-    # $0.000655 rounds once to $0.00066: every view writes six.
+    # At the store's five decimals $0.00024 + $0.00041 = $0.00065 (its exact $0.000655
+    # rounds once to $0.00066): every view writes the sum of its rows as written, at five.
     [row] = [line for line in status.splitlines() if "│ tiny" in line]
-    assert "$0.000655" in row, status  # $0.000243 + $0.000412, as written
+    assert "$0.00065 " in row, status  # $0.00024 + $0.00041, as written
     assert (f"job {job}: placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.01 h "
-            "x $0.0243/h = $0.000243") in status
+            "x $0.0243/h = $0.00024") in status
     assert (f"job {job}: placed at its recovery on aws us-west-2b p3.2xlarge spot: billed "
-            "0.01 h x $0.0412/h = $0.000412") in status
+            "0.01 h x $0.0412/h = $0.00041") in status
     line = next(line for line in report.splitlines() if "│ tiny" in line)  # per job
-    assert line.count("$0.000655") == 2 and "0.02" in line, report  # compute and total
-    assert "Spend $0.000655 (compute $0.000655, egress $0.000000)" in report, report
-    assert "Spend $0.000655 (compute $0.000655, egress $0.000000)" in html
+    assert line.count("$0.00065 ") == 2 and "0.02" in line, report  # compute and total
+    assert "Spend $0.00065 (compute $0.00065, egress $0.00000)" in report, report
+    assert "Spend $0.00065 (compute $0.00065, egress $0.00000)" in html
     for text in (status, report, html):
-        assert "$0.00065 " not in text and "$0.0007" not in text and "$0.0006<" not in text
+        assert "$0.000655" not in text and "$0.00066" not in text and "$0.0006<" not in text
 
 
 def _dashboard(db: str, *paths: str) -> list[str]:
@@ -120,9 +120,9 @@ def test_the_dashboards_job_and_spend_pages_read_the_job_as_status_does(
     db, job = _store(tmp_path)
     page, spend = _dashboard(db, f"/jobs/{job}", "/spend")  # (the report's scale)
     for text in (page, spend):
-        assert "$0.000655" in text, text
-        assert "$0.00065<" not in text and "$0.0007" not in text
-    assert ">$0.000243<" in page and ">$0.000412<" in page and ">0.01<" in page
+        assert "$0.00065<" in text, text
+        assert "$0.000655" not in text and "$0.00066" not in text
+    assert ">$0.00024<" in page and ">$0.00041<" in page and ">0.01<" in page
 
 
 def test_the_dashboards_list_of_jobs_reads_the_job_as_status_does(tmp_path: Path) -> None:
@@ -130,9 +130,9 @@ def test_the_dashboards_list_of_jobs_reads_the_job_as_status_does(tmp_path: Path
     [jobs] = _dashboard(db, "/")
     status = _run("status", "--db", db, "--no-reconcile")
     [row] = [line for line in status.splitlines() if "│ tiny" in line]
-    assert "$0.000655" in row, status
+    assert "$0.00065 " in row, status
     # The job's row and the card of what the jobs spent, as `status` writes the job.
-    assert jobs.count(">$0.000655<") == 2 and "$0.00065<" not in jobs, jobs
+    assert jobs.count(">$0.00065<") == 2 and "$0.000655" not in jobs, jobs
 
 
 def _look(db: str, when: datetime, capsys: pytest.CaptureFixture[str]) -> str:

@@ -43,10 +43,9 @@ def test_a_jobs_placements_add_up_to_its_spend_as_written(store: PriceStore,
     assert len(legs) == 3, table
     assert sum(Decimal(v[1:]) for v in legs) == Decimal(spent[1:]), (spent, legs)
     # Each as `status` writes it: at the store's scale (five decimals, which its smallest
-    # charge needs) or, where the legs as written there would not make the spend rounded
-    # once ($0.00024 + $0.00041 + $0.00024 = $0.00089, not $0.00090), at six; each as it
-    # reads alone, the spend their sum as written.
-    assert spent == "$0.000898" and legs == ["$0.000243", "$0.000412", "$0.000243"]
+    # charge needs, and no more), the spend their sum as written: $0.00024 + $0.00041 +
+    # $0.00024 = $0.00089 (the exact $0.000898 is in the JSON).
+    assert spent == "$0.00089" and legs == ["$0.00024", "$0.00041", "$0.00024"]
 
 
 def test_the_spend_is_its_legs_as_written() -> None:

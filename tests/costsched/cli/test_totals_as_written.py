@@ -1,8 +1,8 @@
-"""A job's cost reads as its exact total rounded once, at the decimals shown, and as the sum
-of its rows as written: in `status`, `status --json`, `report`, `report --json` and the HTML
-file alike. Two placements of $0.000755 and $0.000749 read $0.00076 and $0.00075 at the
-store's five decimals (their sum $0.00151), while the job's exact $0.001504 rounds to
-$0.00150: each view writes them at six decimals, where rows and total agree."""
+"""A job's cost reads as the sum of its rows as written at the store's scale, and nothing
+more: in `status`, `report` and the HTML file alike, while `status --json` and `report
+--json` keep the exact figure. Two placements of $0.000755 and $0.000749 read $0.00076 and
+$0.00075 at the store's five decimals, the job $0.00151 (its exact $0.001504 rounds to
+$0.00150): the report says once that its totals are the sums of the rows as shown."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from costsched.amounts import Scale, adding_scale, half_up
+from costsched.amounts import half_up
 from costsched.cli import app
 from costsched.store import PriceStore
 from tests.costsched.test_costs import EAST_A, WEST, at, observe
@@ -48,41 +48,41 @@ def _run(*args: str) -> str:
     return result.stdout
 
 
-def _shown(exact: float, text: str) -> None:
-    """`text` (a cost as written) is `exact` rounded once at the decimals it shows."""
-    places = len(text.split(".")[1])
-    assert text == f"${half_up(exact, places)}", (exact, text)
-
-
-def test_rows_and_total_read_at_decimals_where_they_agree() -> None:
-    assert adding_scale(Scale(5, 2), [(0.001504, [0.000755, 0.000749])]) == Scale(6, 2)
-    assert adding_scale(Scale(5, 2), [(0.0015, [0.00075, 0.00075])]) == Scale(5, 2)
-    assert adding_scale(Scale(2, 2), []) == Scale(2, 2)
-
-
-def test_a_jobs_cost_reads_alike_in_status_report_json_and_html(tmp_path: Path) -> None:
+def test_a_jobs_cost_reads_alike_in_status_report_and_html_json_exact(
+        tmp_path: Path) -> None:
     db, job = _store(tmp_path)
     status = _run("status", "--db", db, "--no-reconcile")
     [doc] = json.loads(_run("status", "--db", db, "--no-reconcile", "--json"))["jobs"]
-    exact = doc["cost_usd"]
+    assert abs(doc["cost_usd"] - 0.001504) < 1e-12  # JSON: exact
     [row] = [line for line in status.splitlines() if "│ pair" in line]
     [cost] = re.findall(r"\$[\d.]+", row)
-    _shown(exact, cost)
     parts = re.findall(rf"job {job}: placed .* = (\$[\d.]+)$", status, re.M)
-    assert len(parts) == 2, status
-    assert sum(half_up(float(p[1:]), 8) for p in parts) == half_up(float(cost[1:]), 8), status
-    assert cost == "$0.001504", status
+    assert parts == ["$0.00076", "$0.00075"], status
+    assert sum(half_up(float(p[1:]), 5) for p in parts) == half_up(float(cost[1:]), 5)
+    assert cost == "$0.00151", status
 
     report = _run("report", "--db", db)
     [row_doc] = json.loads(_run("report", "--db", db, "--json"))["jobs"]
-    assert row_doc["usd"] == exact
-    _shown(row_doc["usd"], cost)
+    assert row_doc["usd"] == doc["cost_usd"]
     line = next(line for line in report.splitlines() if "│ pair" in line)
     assert line.count(cost) == 2, report  # its compute and its total
     assert f"Spend {cost} (compute {cost}," in report, report
+    assert report.count("Totals are the sums of the rows as shown; `report --json` has "
+                        "the exact figures.") == 1, report
     html_path = tmp_path / "report.html"
     _run("report", "--db", db, "--html", str(html_path))
     html = html_path.read_text()
     assert f"Spend {cost} (compute {cost}," in html
+    assert "sums of the rows as shown" in html
     for text in (status, report, html):
-        assert "$0.00151" not in text, text
+        assert "$0.001504" not in text and "$0.00150 " not in text, text
+
+
+def test_no_note_where_every_total_is_its_exact_figure_rounded(tmp_path: Path) -> None:
+    from tests.costsched.cli.test_status_store_decimals import small_and_big
+
+    db = str(tmp_path / "store.sqlite")
+    small_and_big(db)
+    report = _run("report", "--db", db, "--job", "big")
+    assert "Spend $0.82024 " in report, report
+    assert "sums of the rows as shown" not in report, report
