@@ -139,7 +139,7 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     assert not any(i.live for i in launcher.instances(job_id))
     checkpoints = open_store(str(tmp_path / "ckpt" / folder_of(store, job_id)))
     kept = checkpoints.newest_verified()
-    step = int(np.load(checkpoints.fetch(kept, tmp_path / "kept") / "checkpoint.npz")["step"])
+    step = int(np.load(checkpoints.fetch(kept, tmp_path / "kept"))["step"])
     assert 0 < step < steps  # the checkpoint asked for at the cap, kept
     events = store.jobs.events(job_id)
     said = events[events["kind"] == "budget"]["detail"]

@@ -54,7 +54,7 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
         time.sleep(0.05)
     assert service.stop(store, launcher, job.id).state == "stopped"
     stopped = checkpoints.newest_verified()
-    step = int(np.load(checkpoints.fetch(stopped, tmp_path / "stopped") / "checkpoint.npz")["step"])
+    step = int(np.load(checkpoints.fetch(stopped, tmp_path / "stopped"))["step"])
     assert 0 < step < 500
 
     # The project changes meanwhile; the job keeps the code it was launched with.
