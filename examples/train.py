@@ -7,8 +7,10 @@ gets before it is taken away, and what `costsched` sends before a migration), th
 started again with a directory holding that checkpoint (the same, or a copy elsewhere) it
 resumes from it. It writes the step it is at to $COSTSCHED_PROGRESS_FILE (about every
 second, and at each checkpoint) when that is set. Checkpoints are written atomically
-(temp file, then rename). The final weights are the same bytes however often the run was
-stopped and resumed; --result writes them (np.save) and the last line prints their SHA-256.
+(temp file, then rename), each followed by the step it holds in the commit marker
+COSTSCHED_COMMIT: costsched then knows the checkpoint's step exactly. The final weights are
+the same bytes however often the run was stopped and resumed; --result writes them
+(np.save) and the last line prints their SHA-256.
 
     python examples/train.py --steps 20000 --checkpoint-dir /tmp/ckpt --result w.npy
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 CHECKPOINT = "checkpoint.npz"
+COMMIT = "COSTSCHED_COMMIT"  # the job contract's commit marker: a save is whole, at its step
 
 
 def make_data(seed: int, n: int = 4096, dim: int = 32) -> tuple[np.ndarray, np.ndarray]:
@@ -50,6 +53,7 @@ def save(path: Path, step: int, w: np.ndarray, rng_state: dict) -> None:
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez(tmp, step=step, w=w, rng=np.array([json.dumps(rng_state)]))
     os.replace(tmp, path)
+    (path.parent / COMMIT).write_text(f"{step}\n")  # written last: this save is whole
 
 
 def report_progress(step: int) -> None:
@@ -123,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         # never train over a checkpoint that cannot be read: it may be all there is
         print(f"checkpoint {path}: unreadable ({exc})", file=sys.stderr)
         return 1
+    (ckpt_dir / COMMIT).touch()  # at once: a save is published only once it is committed
     print(f"resumed at step {step}" if step else "started", flush=True)
     report_progress(step)
     last_save = last_report = time.monotonic()

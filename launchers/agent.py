@@ -21,9 +21,9 @@ says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_s
 {"state": "stopped" | "succeeded" | "failed", "exit_code", "checkpoint_version",
 "checkpoint_step", "detail", "step", "step_at", "checkpoint_error"}; "step_at" is when the
 job wrote that step (Unix seconds; None when not read in this run). "checkpoint_step" is
-the step the job had reported when the files of the newest version this instance
-published were written (`launchers.progress_readings`; None before it published one, or
-when not known): where a start from that checkpoint resumes.
+the step of the newest version this instance published or restored: the one the job wrote
+into its commit marker, else the one it had reported when its files were written
+(`launchers.progress_readings`; None when not known): where a start from it resumes.
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
@@ -142,6 +142,7 @@ class Agent:
         self._beat()
         self.publisher.version = restore(self.store, self.checkpoints)
         self.publisher.remember_all()
+        self.checkpoint_step = self.publisher.said_step  # the restored marker's, or None
         if self.stop_reason:  # asked to stop before the job started: nothing to run
             return self._status(0)
         env = {**job_environment(), "COSTSCHED_JOB_ID": str(self.job_id),
@@ -178,10 +179,10 @@ class Agent:
 
     def _publish(self, final: bool = False) -> None:
         """Publish what changed (`final`: the job has exited); a new version's step is the
-        one the job had reported when its newest file was written."""
+        one its marker holds, else the one reported when its newest file was written."""
         self.progress.sample()
-        if self.publisher.publish_changed(final):
-            self.checkpoint_step = self.progress.step_at(self.publisher.written_ns)
+        if (p := self.publisher).publish_changed(final):
+            self.checkpoint_step = self.progress.step_at(p.written_ns, p.said_step)
 
     # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------
 
@@ -203,17 +204,12 @@ class Agent:
     def restore_newest(self, at_most: int | None = None) -> None:
         """The newest verified checkpoint (at most version `at_most`), when it is not the
         one this node holds."""
-        if at_most is not None:
-            if at_most != self.publisher.version:
-                self.publisher.version = restore(self.store, self.checkpoints, at_most)
-                self.publisher.remember_all()
-                self.checkpoint_step = None  # not one this node saw published
-            return
-        newest = self.store.newest_verified()
-        if newest is not None and newest.version != self.publisher.version:
-            self.publisher.version = restore(self.store, self.checkpoints)
+        newest = self.store.newest_verified() if at_most is None else None
+        wanted = at_most if newest is None else newest.version
+        if wanted is not None and wanted != self.publisher.version:
+            self.publisher.version = restore(self.store, self.checkpoints, at_most)
             self.publisher.remember_all()
-            self.checkpoint_step = None
+            self.checkpoint_step = self.publisher.said_step  # its marker's, else unknown
 
     def _start(self, command: str, env: dict[str, str], phase: str = "run"
                ) -> subprocess.Popen:

@@ -1,8 +1,9 @@
 """The steps a job reported, each with the time its progress file was written: what gives a
 checkpoint version its step. The agent publishes a version at its next poll, seconds after
 the job wrote its files, and the job has trained on meanwhile; the version's step is the
-one the job had reported by the time its newest file was written (the files' modification
-time and the progress file's are read off one clock, the file system's)."""
+one the job wrote into its commit marker when it saved (`saved_step`), else the one it had
+reported by the time its newest file was written (the files' modification time and the
+progress file's are read off one clock, the file system's)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ from pathlib import Path
 
 # A report written this soon after the checkpoint's newest file counts as its step: a job
 # that checkpoints and then reports the step (as on its stop) writes both at once. Two
-# file-system clock ticks (a tick is up to 10 ms).
+# file-system clock ticks (a tick is up to 10 ms). A job whose next step's report may land
+# this soon after a save writes the step it saved into its commit marker (`saved_step`).
 REPORTED_WITH_NS = 20_000_000
 _KEPT = 20_000  # readings kept: minutes of a job that reports every step
+_DIGITS = 20  # the longest step a commit marker may hold (more: not a step)
+_MARKER_BYTES = 64  # a longer marker holds no step
 
 
 def read_progress(path: Path) -> int | None:
@@ -26,6 +30,22 @@ def read_progress(path: Path) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+def saved_step(marker: Path) -> int | None:
+    """The step a job wrote into its commit marker when it saved (a whole number >= 0 of
+    at most _DIGITS digits, blanks around it allowed, in at most _MARKER_BYTES), or None:
+    no marker, an empty one (a touch), or anything else (then the step is read off the
+    reports' times)."""
+    try:
+        with marker.open("rb") as handle:
+            raw = handle.read(_MARKER_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > _MARKER_BYTES:
+        return None
+    text = raw.decode("ascii", errors="replace").strip()
+    return int(text) if len(text) <= _DIGITS and text.isascii() and text.isdigit() else None
 
 
 def _reading(path: Path) -> tuple[int, int] | None:
@@ -84,11 +104,15 @@ class ProgressReadings:
             first = written
         return None if first is None else first / 1e9
 
-    def step_at(self, written_ns: int) -> int | None:
-        """The step the job had reported when a checkpoint file was written at
-        `written_ns`: its last reading written by then (or just after: REPORTED_WITH_NS).
-        With none (its files were written before the run's first report), the step the run
+    def step_at(self, written_ns: int, said: int | None = None) -> int | None:
+        """A checkpoint version's step: `said`, the step the job wrote into its commit
+        marker, when it did (`saved_step`); else the step it had reported when the version's
+        newest file was written at `written_ns`: its last reading written by then (or just
+        after: REPORTED_WITH_NS, for a job that saves, then reports the step it saved); with
+        none (its files were written before the run's first report), the step the run
         started from (`begin`)."""
+        if said is not None:
+            return said
         for written, step in reversed(self.readings):
             if written <= written_ns + REPORTED_WITH_NS:
                 return step

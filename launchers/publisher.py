@@ -11,7 +11,8 @@ published only when the job's set is whole:
   file of a set is written; a version is published while the marker is at least as new as
   every other file, never otherwise (once a marker was seen, a missing one means "not
   whole": a job may delete it before a save). No wait: a large or slow set is published as
-  soon as it is committed;
+  soon as it is committed. The marker may hold the step saved: the version's step then
+  (`said_step`; launchers.progress_readings.saved_step);
 - else once the directory has stopped changing: no file's (size, mtime), temp files
   included, changed between looks for the settle period (SETTLE seconds, the job's
   $COSTSCHED_CHECKPOINT_SETTLE_SECONDS; 0: no wait). A directory of one complete file and
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launchers.checkpoints import Checkpoint, CheckpointStore, CorruptCheckpoint
+from launchers.progress_readings import saved_step
 
 log = logging.getLogger("costsched.agent")
 
@@ -182,6 +184,7 @@ class Publisher:
         self._seen: dict[str, tuple[int, int, str]] = {}  # name -> (size, mtime_ns, sha256)
         self._last: Checkpoint | None = None  # the version `version` names
         self.written_ns = 0  # when the newest file new in the last version published was
+        self.said_step: int | None = None  # the step its marker holds (None: no step in it)
         self._marked = False  # the job commits its sets with the marker
         self._signature: frozenset | None = None  # the directory at the last look...
         self._still_since = 0.0  # ...unchanged since then (clock)
@@ -195,6 +198,8 @@ class Publisher:
                               None)
         for rel, info in look(self.directory).complete.items():
             self._seen[rel] = (info.st_size, info.st_mtime_ns, _sha256(self.directory / rel))
+        self.said_step = saved_step(self.directory / COMMIT) if self.version is not None \
+            else None
 
     def based_on(self, checkpoint: Checkpoint) -> None:
         """Take the files of `checkpoint` (in the store) as published already: a file there
@@ -296,6 +301,11 @@ class Publisher:
             for name, path in staged.items():
                 info = path.stat()
                 shas[name] = (info.st_size, info.st_mtime_ns, _sha256(path))
+            said = saved_step(self.staging / COMMIT if COMMIT in staged
+                              else self.directory / COMMIT) if COMMIT in paths else None
+            if any(_rewritten(path, paths[name]) for name, path in staged.items()):
+                self._signature = None  # written again in place as it was read: not whole
+                return 0, ""
             if all(shas[n][2] == self._seen.get(n, (0, 0, ""))[2] for n in changed):
                 self._seen.update((n, shas[n]) for n in changed)  # touched, same content
                 self._waiting_since = None
@@ -317,6 +327,7 @@ class Publisher:
         self._last = checkpoint
         self.version = checkpoint.version
         self.written_ns = max(shas[name][1] for name in new)
+        self.said_step = said
         self._waiting_since = None
         log.info("published checkpoint version %d: %s (%d bytes, %d new)",
                  checkpoint.version, checkpoint.describe(), checkpoint.size, len(new))
@@ -349,6 +360,13 @@ class Publisher:
             with contextlib.suppress(FileNotFoundError):
                 shutil.copy2(self.directory / name, staged)
         return staged
+
+
+def _rewritten(staged: Path, was: os.stat_result) -> bool:
+    """Whether the staged file (a hard link, or a copy keeping its time) is no longer what
+    the look saw: written again in place (as a marker may be) while it was read."""
+    now = staged.stat()
+    return (now.st_size, now.st_mtime_ns) != (was.st_size, was.st_mtime_ns)
 
 
 def _moved(path: Path, was: os.stat_result) -> bool:

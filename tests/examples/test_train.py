@@ -102,3 +102,15 @@ def test_an_unreadable_checkpoint_is_refused_and_kept(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "checkpoint" in result.stderr
     assert (ckpt / "checkpoint.npz").read_bytes() == b"PK\x03\x04 truncated"
+
+
+def test_every_save_writes_its_step_into_the_commit_marker(tmp_path: Path) -> None:
+    """The job contract's marker, written after each save, holds the step saved: the step
+    costsched gives the checkpoint, whatever the job reported around it."""
+    ckpt = tmp_path / "ckpt"
+    at = stop_after(ckpt, 0.3)
+    assert (ckpt / "COSTSCHED_COMMIT").read_text() == f"{at}\n"
+    assert (ckpt / "COSTSCHED_COMMIT").stat().st_mtime_ns >= \
+        (ckpt / "checkpoint.npz").stat().st_mtime_ns  # newest of all: the save is whole
+    assert run(ckpt, "--checkpoint-every", "0.05").returncode == 0
+    assert (ckpt / "COSTSCHED_COMMIT").read_text() == "2000\n"

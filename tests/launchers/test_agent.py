@@ -52,7 +52,7 @@ def step_of(store: CheckpointStore, tmp_path: Path) -> int:
     newest = store.newest_verified()
     assert newest is not None
     dest = tmp_path / f"fetched-{newest.version}"
-    return int(np.load(store.fetch(newest, dest))["step"])
+    return int(np.load(store.fetch(newest, dest) / "checkpoint.npz")["step"])
 
 
 def test_a_finished_job_is_published_verified_and_pruned(tmp_path: Path) -> None:
@@ -65,7 +65,8 @@ def test_a_finished_job_is_published_verified_and_pruned(tmp_path: Path) -> None
     assert status["checkpoint_version"] == versions[-1].version
     assert step_of(store, tmp_path) == 300
     local = tmp_path / "work" / "checkpoints" / "checkpoint.npz"
-    assert (store.fetch(versions[-1], tmp_path / "f").read_bytes() == local.read_bytes())
+    fetched = store.fetch(versions[-1], tmp_path / "f") / "checkpoint.npz"
+    assert fetched.read_bytes() == local.read_bytes()
     assert "done: 300 steps" in (tmp_path / "work" / "job.log").read_text()
 
 

@@ -71,7 +71,8 @@ def newest_step(tmp_path: Path) -> int:
     store = open_store(str(tmp_path / "store"))
     newest = store.newest_verified()
     assert newest is not None
-    return int(np.load(store.fetch(newest, tmp_path / f"fetched-{newest.version}"))["step"])
+    fetched = store.fetch(newest, tmp_path / f"fetched-{newest.version}")
+    return int(np.load(fetched / "checkpoint.npz")["step"])
 
 
 def started_at(launcher: LocalLauncher, instance_id: str) -> int:

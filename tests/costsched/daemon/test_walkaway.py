@@ -64,7 +64,7 @@ def test_a_preempted_spot_job_is_recovered_with_nothing_but_the_launch(world: Wo
                    capture_output=True)
     preempted = time.monotonic()
     last = checkpoints.newest_verified()  # nothing publishes once the instance is gone
-    step = int(np.load(checkpoints.fetch(last, world.tmp / "last"))["step"])
+    step = int(np.load(checkpoints.fetch(last, world.tmp / "last") / "checkpoint.npz")["step"])
     assert step > 0
 
     def recovered() -> str:

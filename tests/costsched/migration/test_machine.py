@@ -143,7 +143,7 @@ def test_a_crash_in_any_state_of_a_migration_resumes_it(world, expected: bytes, 
     assert zone_of_last(store, job.id) == "us-east-1b"
     assert counter.most <= 2
     final = checkpoints.fetch(checkpoints.newest_verified(), tmp / "final")
-    assert np.load(final)["w"].tobytes() == expected
+    assert np.load(final / "checkpoint.npz")["w"].tobytes() == expected
     store.dispose()
 
 

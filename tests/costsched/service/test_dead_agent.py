@@ -27,7 +27,7 @@ from tests.costsched.service.test_jobs import (
 
 def step_in(path: Path) -> int:
     try:
-        with np.load(path) as saved:
+        with np.load(path / "checkpoint.npz" if path.is_dir() else path) as saved:
             return int(saved["step"])
     except (OSError, ValueError, KeyError):
         return -1
@@ -85,4 +85,4 @@ def test_a_killed_agent_is_said_and_its_job_recovered_without_losing_work(world)
     [resumed] = [line for line in log.splitlines() if line.startswith("resumed at step ")]
     assert int(resumed.split()[-1]) >= after_kill  # nothing done after the kill was lost
     final = checkpoints.fetch(checkpoints.newest_verified(), tmp / "final")
-    assert np.load(final)["w"].tobytes() == expected
+    assert np.load(final / "checkpoint.npz")["w"].tobytes() == expected

@@ -173,7 +173,7 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     # The same weights as the run that was never stopped, moved or preempted.
     final = checkpoints.newest_verified()
     got = checkpoints.fetch(final, tmp / "final")
-    assert np.load(got)["w"].tobytes() == expected
+    assert np.load(got / "checkpoint.npz")["w"].tobytes() == expected
 
     # Four placements: launch, two migrations, a recovery; each charged from the stored
     # prices over its own interval.
