@@ -290,7 +290,14 @@ def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:
 
 def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
     """The job's plan as `costsched plan` makes it, with the same reason when it has none
-    (`optimize.unmatched`, from every price of the pass)."""
+    (`optimize.unmatched`, from every price of the pass); made once in `market` (a launch's
+    budget check and its placement read the one plan: `Market.plan`)."""
+    if now != market.when:  # (a market is of one instant: its plans are of it)
+        return _planned(resolved, market, now)
+    return market.plan(resolved, lambda: _planned(resolved, market, now))
+
+
+def _planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
     offerings = market.offerings_for(resolved)
 
     def explain(job: Workload) -> Missing | None:
