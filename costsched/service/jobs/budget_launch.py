@@ -26,7 +26,7 @@ from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
 from costsched.own_budget import LaunchFit
-from costsched.service.deadline_jobs import deadline_at, recent_losses, uses_deadline_policy
+from costsched.service.deadline_terms import deadline_at, uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
 from costsched.service.jobs.decider import market_at, planned
@@ -35,10 +35,11 @@ from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.reasons import label
 from costsched.service.jobs.runs import refuse_live_name
 from costsched.service.jobs.watch_span import watch_span
-from costsched.service.plan import Jobs, job_specs
 from costsched.spec_errors import as_written
 from costsched.spec_notes import unknown_budget
 from costsched.store import PriceStore
+from costsched.taskfile import Jobs
+from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
 
 
@@ -151,6 +152,7 @@ def _why(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, first: pd
     """Why the deadline policy is off the plan's spot choice: a preemption or a capacity
     error there lately (what its market reads, `deadline_jobs.recent_losses`); else its
     decision's own reason."""
+    from costsched.service.deadline_jobs import recent_losses
     from launchers import runs_here
 
     due = deadline_at(resolved, at)

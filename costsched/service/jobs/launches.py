@@ -7,16 +7,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from costsched import clouds, launch_secrets
 from costsched.jobspec import JobSpec, ResolvedJob, resolve
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput, state_phrase
-from costsched.optimize.booked import BookedPlans
 from costsched.passes import memo, one_pass
-from costsched.service.booking import book_for_launch, not_placed
-from costsched.service.deadline_jobs import (
+from costsched.service.deadline_terms import (
     DEFAULT_DEADLINE_POLICY,
     uses_deadline_policy,
 )
@@ -43,7 +42,6 @@ from costsched.service.jobs.steps import (
 )
 from costsched.service.jobs.stories import record_ended_short
 from costsched.service.jobs.watch import settle
-from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -51,8 +49,13 @@ from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.store.leases import holder_name
 from costsched.store.scope import store_scope
+from costsched.taskfile import Jobs
+from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
 from costsched.work import own_total, short_words
+
+if TYPE_CHECKING:
+    from costsched.optimize.booked import BookedPlans
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -88,12 +91,16 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             code = _pack_code(spec, source)  # refused when too large: nothing stored
             booking, pick = None, offering
             if book is not None:  # bought before the job is stored: a refusal stores none
+                from costsched.service.booking import book_for_launch
+
                 booking, pick = book_for_launch(store, launcher, resolved, source, when, book)
                 pick = pick or offering
             try:
                 policy, candidates = _first_place(store, launcher, resolved, when, pick,
                                                   deadline_policy, booking)
             except InvalidInput as exc:  # what was bought is held, and said so
+                from costsched.service.booking import not_placed
+
                 raise not_placed(store, booking, spec.name, exc, when) from None
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
