@@ -118,10 +118,11 @@ class Market:
 
     def plan(self, resolved: ResolvedJob, make: Callable[[], JobPlan]) -> JobPlan:
         """The job's plan in this market, made once (`make()`): a launch's budget check,
-        its placement and the prediction it keeps read the one plan; a job alike in all
-        its ranking depends on (`planner.rank_key`, its `ordered:` alternatives, its notes)
-        shares it, as its own; made again once a launch's quota refusal changes the offerings."""
-        key = (rank_key(resolved), resolved.cpu, repr(resolved.order),
+        its placement and the prediction it keeps read the one plan. A job alike in all
+        its ranking depends on (`planner.rank_key`, its deadline as a time, its `ordered:`
+        alternatives, its notes) shares it, as its own; a quota refusal recorded since
+        (the offerings' quotas changed) makes it again."""
+        key = (rank_key(resolved), resolved.cpu, resolved.deadline_at, repr(resolved.order),
                repr(getattr(resolved, "notes", ())), refusals_recorded())
         if key not in self._plans:
             self._plans[key] = (resolved, make())
