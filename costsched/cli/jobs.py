@@ -43,6 +43,7 @@ from costsched.cli.status_lines import (
 )
 from costsched.config import effective
 from costsched.model import InvalidInput
+from costsched.passes import one_pass
 from costsched.service import jobs as service
 from costsched.service import views
 
@@ -120,6 +121,7 @@ def launch(
         warn_local_mounts,
         warn_written_envs,
     )
+    from costsched.service.values import as_time
     from costsched.taskfile import read_jobs
 
     envs, secrets = given(env, secret)
@@ -135,24 +137,30 @@ def launch(
     warn_local_mounts(read, launcher or settings.launcher, getattr(backend, "base_dir", None))
     announce_new_store(db)
     store = open_store(db)
-    # Said once the launch goes ahead: a launch refused after it never said the job fits.
-    fitting = _check_budgets(store, read, envs, yes, offering, backend,
-                             settings.checkpoint_root)
-    with live_status(f"launching, waiting up to {wait:g} s for the jobs to run",
-                     shown=not json_out):
-        records = service.launch(store, read, launcher=backend, offering=offering,
-                                 envs=envs, secrets=secrets,
-                                 checkpoint_root=settings.checkpoint_root,
-                                 book=confirm_booking(yes) if book else None)
+    launching = f"launching, waiting up to {wait:g} s for the jobs to run"
+    # One pass, one instant: the budget check prices each job by the plan its launch then
+    # places it by (read once: the market, the throughputs, the plan).
+    with one_pass():
+        when = as_time(None)
+        # Said once the launch goes ahead: a launch refused after it never said it fits.
+        fitting = _check_budgets(store, read, envs, yes, offering, backend,
+                                 settings.checkpoint_root, at=when)
+        with live_status(launching, shown=not json_out):
+            records = service.launch(store, read, launcher=backend, offering=offering,
+                                     envs=envs, secrets=secrets, at=when,
+                                     checkpoint_root=settings.checkpoint_root,
+                                     book=confirm_booking(yes) if book else None)
+    with live_status(launching, shown=not json_out):  # (the wait reads afresh: no pass)
         armed = _arm(store, backend, records)  # watched from now on, however the wait ends
         if wait > 0:
             service.settle(store, backend, wait)
     for line in fitting if not json_out else ():
         console.print(printable(line), highlight=False, markup=False)
-    shown = service.status(store, backend, None)
-    shown = [s for s in shown if s.record.id in {r.id for r in records}]
-    _print_status(shown, json_out, title="Launched", assumed_figures=True,
-                  budgets=None if json_out else budgets_now(store, of_jobs={r.id for r in records}))
+    with one_pass():  # the jobs and their budgets as of one instant, read once
+        shown = service.status(store, backend, None)
+        shown = [s for s in shown if s.record.id in {r.id for r in records}]
+        budgets = None if json_out else budgets_now(store, of_jobs={r.id for r in records})
+    _print_status(shown, json_out, title="Launched", assumed_figures=True, budgets=budgets)
     _print_checkpoints(records, json_out)
     _print_armed(armed, json_out)
     _print_armed(env_note(envs), json_out)  # an --env named like a secret is stored
@@ -268,16 +276,17 @@ def _print_armed(line: str | None, json_out: bool) -> None:
 
 def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dict[str, str],
                    yes: bool, offering: str | None = None, launcher: Any = None,
-                   checkpoint_root: str | None = None) -> list[str]:
+                   checkpoint_root: str | None = None, *,
+                   at: datetime | None = None) -> list[str]:
     """Each budgeted job's expected and pessimistic cost (on the `offering` named, else the
     one the launch places it on) against what is left of its budgets, a line each, to say
     once the launch goes ahead; refused when the expected cost does not fit, or the
-    pessimistic one without --yes."""
+    pessimistic one without --yes. `at`: the launch's instant (now when not given)."""
     from costsched.service.jobs.budget_launch import launch_fits
     from costsched.service.values import as_time
 
     config = effective()
-    fits = launch_fits(store, jobs, config.budgets, as_time(None), envs=envs,
+    fits = launch_fits(store, jobs, config.budgets, as_time(at), envs=envs,
                        interval_seconds=config.daemon.watch_seconds, offering=offering,
                        launcher=launcher, checkpoint_root=checkpoint_root)
     refused = [f for f in fits if not f.fits or (not f.safe and not yes)]

@@ -42,13 +42,17 @@ from costsched.policies.deadline.base import DEFAULT_PRIOR, MarketPrior
 from costsched.policies.deadline.past import MarketPast
 from costsched.prices import prices_at
 from costsched.service.booked_jobs import usable_booking, with_booking
+from costsched.service.deadline_terms import (  # (theirs, also from here)
+    DEFAULT_DEADLINE_POLICY,
+    deadline_at,
+    uses_deadline_policy,
+)
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
 
 __all__ = ["DEFAULT_DEADLINE_POLICY", "DeadlineDecision", "DeadlineMarket", "NoSpot",
            "deadline_at", "decide_deadline", "recent_losses", "uses_deadline_policy"]
 
-DEFAULT_DEADLINE_POLICY = "spot-hedge"
 # How often the daemon asks again about a job with a deadline (its collect schedule):
 # the safety rule keeps one such period of slack.
 DECISION_PERIOD = timedelta(hours=1)
@@ -65,21 +69,6 @@ class NoSpot(InvalidInput):
     """The job's scope has no spot offering to weigh against on-demand (or no instance type
     offered both ways): it runs as a job without a deadline policy would, on the planner's
     choice (`jobs.decider.DeadlineDecider`)."""
-
-
-def deadline_at(resolved: ResolvedJob, created_at: datetime) -> datetime | None:
-    """The job's deadline as a time (relative deadlines count from the job's creation)."""
-    if resolved.deadline_at is not None:
-        return resolved.deadline_at
-    hours = resolved.job.constraints.deadline_hours
-    return None if hours is None else created_at + timedelta(hours=float(hours))
-
-
-def uses_deadline_policy(resolved: ResolvedJob) -> bool:
-    """Jobs with a deadline that may use on-demand capacity: the deadline policy places
-    them. (A spot-only job cannot fall back to on-demand, so the cost policy places it.)"""
-    c = resolved.job.constraints
-    return c.deadline_hours is not None and (not c.markets or "on_demand" in c.markets)
 
 
 def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: datetime,

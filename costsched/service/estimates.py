@@ -19,14 +19,15 @@ _MATCH = ["cloud", "region", "instance_type", "market"]
 
 def record_launch(store: PriceStore, job_id: int, resolved: ResolvedJob, at: datetime,
                   rates: Evidence | pd.DataFrame | None = None, *,
-                  instance: str | None = None) -> bool:
+                  instance: str | None = None, ranked: pd.DataFrame | None = None) -> bool:
     """Keep what the decision model predicts for job `job_id` (just launched) on the
     offering it was placed on at `at` (the placement of `instance`; None: its first): its
     hours, cost and preemptions, and the throughput it counted on. False when the job has
     no such placement, its offering has no price now, or a prediction was kept already: a
-    launch never fails for want of one."""
+    launch never fails for want of one. `ranked`: the job's plan's ranking as of `at`
+    where the launch has it (its placement's), else ranked here."""
     try:
-        return _record(store, job_id, resolved, at, rates, instance)
+        return _record(store, job_id, resolved, at, rates, instance, ranked)
     except InvalidInput:
         return False
 
@@ -58,19 +59,21 @@ def record_landed(store: PriceStore, job_id: int, at: datetime | None,
 
 
 def _record(store: PriceStore, job_id: int, resolved: ResolvedJob, at: datetime,
-            rates: Evidence | pd.DataFrame | None, instance: str | None = None) -> bool:
+            rates: Evidence | pd.DataFrame | None, instance: str | None = None,
+            ranked: pd.DataFrame | None = None) -> bool:
     placed = store.jobs.placements(job_id)
     if instance is not None:
         placed = placed[placed["instance"] == instance]
     if placed.empty:
         return False
     first = placed.iloc[0]
-    # The offerings a launch ranks (shared with its ranking inside one pass).
-    offerings = memo(("prepared", store.url, at),
-                     lambda: prepare(prices_at(store, at), rates), shared=True)
-    if offerings.empty:
-        return False
-    ranked = plan_job(resolved, offerings).ranked
+    if ranked is None:
+        # The offerings a launch ranks (shared with its ranking inside one pass).
+        offerings = memo(("prepared", store.url, at),
+                         lambda: prepare(prices_at(store, at), rates), shared=True)
+        if offerings.empty:
+            return False
+        ranked = plan_job(resolved, offerings).ranked
     same = (ranked[_MATCH] == first[_MATCH].to_numpy()).all(axis=1)
     same &= ranked["zone"].isin([first["zone"], ""])
     found = ranked[same & ranked["expected_hours"].notna()]

@@ -19,27 +19,28 @@ from datetime import datetime
 from costsched import own_budget
 from costsched.amounts import age, decimals, usd
 from costsched.config import BudgetsConfig
-from costsched.jobspec import ResolvedJob, resolve
+from costsched.jobspec import JobSpec, ResolvedJob, resolve
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
 from costsched.own_budget import LaunchFit
-from costsched.service.deadline_jobs import deadline_at, recent_losses, uses_deadline_policy
+from costsched.service.deadline_terms import deadline_at, uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
-from costsched.service.jobs.carry import launch_stores, readable
 from costsched.service.jobs.decider import market_at, planned
+from costsched.service.jobs.market import pass_table
 from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.reasons import label
 from costsched.service.jobs.runs import refuse_live_name
 from costsched.service.jobs.watch_span import watch_span
-from costsched.service.plan import Jobs, job_specs
-from costsched.service.throughputs import table_with_measured
 from costsched.spec_errors import as_written
 from costsched.spec_notes import unknown_budget
 from costsched.store import PriceStore
+from costsched.taskfile import Jobs
+from costsched.taskfile import read_jobs as job_specs
+from costsched.throughput import ThroughputTable
 
 
 def _left(state: BudgetState) -> float:
@@ -79,16 +80,8 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
                               f"raise {key} in {source}"))
         if not wanted:
             continue
-        table = table if table is not None else table_with_measured(store)
-        from costsched.config import effective
-
-        # The restart as the launch places the job by: the configuration's restart model.
-        resolved = resolve(spec, table, at, source=source,
-                           overheads=effective().migration.overheads())
-        if launcher is not None:  # kept to the clouds that can read its checkpoints
-            resolved = readable(resolved, launch_stores(spec.checkpoint.location,
-                                                        checkpoint_root, launcher.name),
-                                spec.name)
+        table = table if table is not None else pass_table(store)
+        resolved = _as_launched(spec, source, table, at, launcher, checkpoint_root)
         plan = planned(resolved, market, at)
         row = _priced_row(plan, offering)
         if row is None:
@@ -107,6 +100,20 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
                                  placed, rests_on(resolved, row), ahead, span))
     return out
+
+
+def _as_launched(spec: JobSpec, source: str, table: ThroughputTable, at: datetime,
+                 launcher: Launcher | None, checkpoint_root: str | None) -> ResolvedJob:
+    """The job as the launch places it (`launches.launch_resolved`: the one resolved job of
+    the pass), kept to the clouds that can read its checkpoints; without a `launcher`,
+    resolved alone, with the configuration's restart model."""
+    if launcher is not None:
+        from costsched.service.jobs.launches import launch_resolved
+
+        return launch_resolved(spec, source, table, at, launcher, checkpoint_root)
+    from costsched.config import effective
+
+    return resolve(spec, table, at, source=source, overheads=effective().migration.overheads())
 
 
 def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
@@ -145,6 +152,7 @@ def _why(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, first: pd
     """Why the deadline policy is off the plan's spot choice: a preemption or a capacity
     error there lately (what its market reads, `deadline_jobs.recent_losses`); else its
     decision's own reason."""
+    from costsched.service.deadline_jobs import recent_losses
     from launchers import runs_here
 
     due = deadline_at(resolved, at)

@@ -45,9 +45,8 @@ from costsched.optimize.unmatched_estimates import estimate_said
 from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import JOB_SCOPE
-from costsched.policies.deadline import DEADLINE_POLICIES
 from costsched.prices import spot_markets
-from costsched.service.deadline_jobs import DEFAULT_DEADLINE_POLICY, NoSpot, decide_deadline
+from costsched.service.deadline_terms import DEFAULT_DEADLINE_POLICY
 from costsched.service.decide import (
     Ask,
     Decision,
@@ -290,7 +289,14 @@ def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:
 
 def planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
     """The job's plan as `costsched plan` makes it, with the same reason when it has none
-    (`optimize.unmatched`, from every price of the pass)."""
+    (`optimize.unmatched`, from every price of the pass); made once in `market` (a launch's
+    budget check and its placement read the one plan: `Market.plan`)."""
+    if now != market.when:  # (a market is of one instant: its plans are of it)
+        return _planned(resolved, market, now)
+    return market.plan(resolved, lambda: _planned(resolved, market, now))
+
+
+def _planned(resolved: ResolvedJob, market: Market, now: datetime) -> JobPlan:
     offerings = market.offerings_for(resolved)
 
     def explain(job: Workload) -> Missing | None:
@@ -317,6 +323,8 @@ class DeadlineDecider(Decider):
         return self.policy
 
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
+        from costsched.service.deadline_jobs import NoSpot, decide_deadline
+
         [job] = at_pace([job], market)
         if job.current is not None and job.short:
             return unpriced(job, now, self.policy)
@@ -474,14 +482,17 @@ def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: floa
     overheads = overheads or Overheads()
     if target is not None:
         return AskedDecider(target, overheads)
-    if is_deadline(policy):
+    if policy not in POLICIES and is_deadline(policy):
         return DeadlineDecider(policy, overheads)
     return PriceDecider(policy if policy in POLICIES else cost_policy, margin, overheads,
                         force)
 
 
 def is_deadline(policy: str) -> bool:
-    """True when `policy` (a job's stored policy) is a deadline policy."""
+    """True when `policy` (a job's stored policy) is a deadline policy (their machinery is
+    loaded to tell, as for a job one of them places)."""
+    from costsched.policies.deadline import DEADLINE_POLICIES
+
     return policy in DEADLINE_POLICIES
 
 
@@ -570,7 +581,7 @@ def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
 
 
 def _due(job: JobNow) -> str:
-    from costsched.service.deadline_jobs import deadline_at
+    from costsched.service.deadline_terms import deadline_at
 
     due = deadline_at(job.resolved, job.created_at)
     return "none" if due is None else f"{due:%Y-%m-%d %H:%M} UTC"

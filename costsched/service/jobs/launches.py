@@ -7,16 +7,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from costsched import clouds, launch_secrets
 from costsched.jobspec import JobSpec, ResolvedJob, resolve
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput, state_phrase
-from costsched.optimize.booked import BookedPlans
-from costsched.passes import one_pass
-from costsched.service.booking import book_for_launch, not_placed
-from costsched.service.deadline_jobs import (
+from costsched.passes import memo, one_pass
+from costsched.service.deadline_terms import (
     DEFAULT_DEADLINE_POLICY,
     uses_deadline_policy,
 )
@@ -25,7 +24,8 @@ from costsched.service.estimates import record_landed, record_launch
 from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.service.jobs.busy import raced
 from costsched.service.jobs.carry import CHECKPOINT_SCOPE, launch_stores, readable
-from costsched.service.jobs.decider import JobNow, market_at, placement
+from costsched.service.jobs.decider import JobNow, market_at, placement, planned
+from costsched.service.jobs.market import pass_table
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     _running,
@@ -42,7 +42,6 @@ from costsched.service.jobs.steps import (
 )
 from costsched.service.jobs.stories import record_ended_short
 from costsched.service.jobs.watch import settle
-from costsched.service.plan import Jobs, job_specs
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -50,8 +49,13 @@ from costsched.store.booked import Booking
 from costsched.store.jobs import JobRecord
 from costsched.store.leases import holder_name
 from costsched.store.scope import store_scope
+from costsched.taskfile import Jobs
+from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
 from costsched.work import own_total, short_words
+
+if TYPE_CHECKING:
+    from costsched.optimize.booked import BookedPlans
 
 
 def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | str | None = None,
@@ -74,11 +78,12 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     the job then runs on it while it can."""
     when = as_time(at)
     launcher.check_ready()  # a backend that cannot be used is said before anything is stored
-    table = table if table is not None else table_with_measured(store)
     launched = []
-    # One pass: the prices, rates and spells every job is placed from are read once (the
-    # launches write none of them), so launching N jobs grows as N, not N squared.
+    # One pass: the prices, rates, spells and throughputs every job is placed from are read
+    # once (the launches write none of them), so launching N jobs grows as N, not N squared;
+    # a job is planned once (`Market.plan`), its budget check's plan in a pass around it.
     with one_pass():
+        table = table if table is not None else pass_table(store)
         for source, spec in job_specs(jobs, envs=envs):
             refuse_live_name(store, spec.name)
             given = _refused(source, spec, launcher, secrets, checkpoint_root)
@@ -86,12 +91,16 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             code = _pack_code(spec, source)  # refused when too large: nothing stored
             booking, pick = None, offering
             if book is not None:  # bought before the job is stored: a refusal stores none
+                from costsched.service.booking import book_for_launch
+
                 booking, pick = book_for_launch(store, launcher, resolved, source, when, book)
                 pick = pick or offering
             try:
                 policy, candidates = _first_place(store, launcher, resolved, when, pick,
                                                   deadline_policy, booking)
             except InvalidInput as exc:  # what was bought is held, and said so
+                from costsched.service.booking import not_placed
+
                 raise not_placed(store, booking, spec.name, exc, when) from None
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
@@ -112,7 +121,9 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                 if mine:  # else a reconciler resumed it already (it carries it on)
                     _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
                     # What its plan predicts, kept beside what it will do.
-                    record_launch(store, record_id, resolved, when, market_at(store, when).rates)
+                    market = market_at(store, when)
+                    record_launch(store, record_id, resolved, when, market.rates,
+                                  ranked=planned(resolved, market, when).ranked)
             launched.append(record_id)
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
@@ -145,12 +156,27 @@ def refuse_bad_input(jobs: Jobs, launcher: Launcher, *, envs: Mapping[str, str] 
 
 def _resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
               launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
-    """The job's work read (`resolve`), kept to the clouds that can read its checkpoints."""
+    """The job's work read (`resolve`), kept to the clouds that can read its checkpoints:
+    once per pass (a launch's budget check and its placement plan the one job)."""
+    key = ("launch-resolved", source, spec.model_dump_json(), when, launcher.name,
+           checkpoint_root, id(table))
+    return memo(key, lambda: _resolve(spec, source, table, when, launcher, checkpoint_root),
+                shared=True)
+
+
+def _resolve(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
+             launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
     from costsched.config import effective
 
     return readable(resolve(spec, table, when, source=source,
                             overheads=effective().migration.overheads()), launch_stores(
         spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
+
+
+def launch_resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
+                    launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
+    """The job as `launch` places it (`_resolved`): what its budget check prices."""
+    return _resolved(spec, source, table, when, launcher, checkpoint_root)
 
 
 def _first_place(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,

@@ -6,7 +6,7 @@ planner's prepared offerings, and the speed the rest of each running job runs at
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from functools import cached_property
 
@@ -14,7 +14,7 @@ from costsched.jobspec import ResolvedJob
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.hazard import Evidence
-from costsched.optimize.planner import prepare
+from costsched.optimize.planner import JobPlan, prepare, rank_key
 from costsched.optimize.quotas import blocked_keys
 from costsched.passes import memo
 from costsched.policies import OfferingKey
@@ -39,6 +39,8 @@ class Market:
         self._over: dict[tuple[bool, int, int], frozenset[OfferingKey]] = {}
         # (job id, id of its table): (that table, kept alive; the rest's table)
         self._rest: dict[tuple[int, int], tuple[ThroughputTable, ThroughputTable]] = {}
+        # a job's ranking (`rank_key`, ...): (its job, whose table is kept alive; its plan)
+        self._plans: dict[Hashable, tuple[ResolvedJob, JobPlan]] = {}
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -114,6 +116,18 @@ class Market:
         """The offerings a job ranks: with the CPU instance types for a CPU job."""
         return self.cpu_offerings if resolved.cpu else self.offerings
 
+    def plan(self, resolved: ResolvedJob, make: Callable[[], JobPlan]) -> JobPlan:
+        """The job's plan in this market, made once (`make()`): a launch's budget check,
+        its placement and the prediction it keeps read the one plan. A job alike in all
+        its ranking depends on (`planner.rank_key`, its deadline as a time, its `ordered:`
+        alternatives, its notes) shares it, as its own; a quota refusal recorded since
+        (the offerings' quotas changed) makes it again."""
+        key = (rank_key(resolved), resolved.cpu, resolved.deadline_at, repr(resolved.order),
+               repr(getattr(resolved, "notes", ())), refusals_recorded())
+        if key not in self._plans:
+            self._plans[key] = (resolved, make())
+        return self._plans[key][1].for_job(resolved)
+
     def over_quota(self, resolved: ResolvedJob) -> frozenset[OfferingKey]:
         """The offerings whose quota does not hold the job's instances (its nodes), one
         set for every job of that size (the one a job runs on may be in it: its own
@@ -178,6 +192,15 @@ def _run_here(store: PriceStore, job_ids: set[int]) -> set[int]:
 
     return {r.id for r in store.jobs.records(sorted(job_ids))
             if runs_here(str(r.spec.get("launcher", "")))} if job_ids else set()
+
+
+def pass_table(store: PriceStore) -> ThroughputTable:
+    """The store's throughput table with its measured speeds (`table_with_measured`), read
+    once per pass (`costsched.passes`): the table a launch resolves its jobs with is the one
+    its budget check and its start read."""
+    from costsched.service.throughputs import table_with_measured
+
+    return memo(("throughputs", store.url), lambda: table_with_measured(store), shared=True)
 
 
 def market_at(store: PriceStore, when: datetime) -> Market:
