@@ -44,6 +44,11 @@ def remember(secrets: Iterable[str]) -> None:
     _remembered.update(s for s in secrets if s and len(s) >= _MIN_REMEMBERED and s != MASK)
 
 
+def remembered() -> frozenset[str]:
+    """The values `remember`ed: the secrets costsched knows in this process."""
+    return frozenset(_remembered)
+
+
 def remember_given(names: Iterable[str], env: Mapping[str, str] | None = None) -> None:
     """Mask from now on the values `env` (default: this process's environment) gives these
     names: a job's --secret names, whose values are never stored, as its launch was given

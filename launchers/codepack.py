@@ -13,9 +13,9 @@ refused: `launchers.secrets_scan` (home and system folders, credential files not
 `.costschedallow`), a folder with nothing to pack, a link that leads out (through other
 links too). Task files in it (the job's own, and every *.yaml or *.yml file that writes
 secrets' values, or values of envs named like a secret) are packed without those values
-(`launchers.codepack_secrets`). The
-archive is deterministic (sorted names, no times, owners or modes but the executable bit),
-so the same code gets the same SHA-256.
+(`launchers.codepack_secrets`); any file holding such a value, or one given at launch or
+configured, elsewhere is left out. The archive is deterministic (sorted names, no times,
+owners or modes but the executable bit), so the same code gets the same SHA-256.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from costsched import redact
 from costsched.model import InvalidInput
 from costsched.vocabulary import prefixed
 from launchers import codepack_secrets, ignore, secrets_scan, workfiles
@@ -76,12 +77,14 @@ list_files = workfiles.list_files
 
 
 def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 20,
-         job_file: Path | None = None, written: Collection[str] = ()) -> Packed:
+         job_file: Path | None = None, written: Collection[str] = (),
+         known: Collection[str] = ()) -> Packed:
     """The workdir as a deterministic tar.gz in dest_dir named by its SHA-256; every task
     file in it packed with the secrets' values it writes blanked, and its envs' named like
     a secret (`codepack_secrets`): `job_file`, the file the job was read from, with
     `written`, the values the launch read from it, when it is in the workdir, and every
-    *.yaml or *.yml file that writes any.
+    *.yaml or *.yml file that writes any; every file holding one of those values, or one
+    of `known` (the secrets given at launch and configured), elsewhere left out, said.
     InvalidInput in one line when it is not a directory, is a home or system folder, holds
     credential files (`launchers.secrets_scan`), has nothing to pack, has a link that leads
     out of it (through other links too), has a file that cannot be read, or when its files
@@ -137,6 +140,9 @@ def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 2
         log.warning("workdir %s: %s a loop of links (%s): packed as links, as git keeps them; "
                     "opening one fails", workdir, "link " + _few(list(loops)) +
                     (" is" if len(loops) == 1 else " are in"), "; ".join(loops.values()))
+    mine = codepack_secrets.job_file_name(workdir, names, links, job_file) if written else None
+    plan = codepack_secrets.blanking(workdir, [n for n in names if n not in links], mine,
+                                     written, known)
     dest_dir.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=dest_dir, prefix=".packing-", suffix=".tar.gz")
     try:
@@ -144,11 +150,10 @@ def pack(workdir: Path, dest_dir: Path, limit_bytes: int = DEFAULT_LIMIT_MB << 2
             digest = _HashingWriter(raw)
             with gzip.GzipFile(filename="", mode="wb", fileobj=digest, mtime=0) as zipped, \
                     tarfile.open(fileobj=zipped, mode="w", format=tarfile.GNU_FORMAT) as tar:
-                mine = codepack_secrets.job_file_name(workdir, names, links, job_file) \
-                    if written else None
                 for rel in names:
-                    if rel in links or not codepack_secrets.add_blanked(
-                            tar, workdir, rel, written if rel == mine else None):
+                    if rel in plan.texts:
+                        codepack_secrets.add_text(tar, workdir, rel, plan.texts[rel])
+                    elif rel not in plan.left_out:
                         _add(tar, workdir, rel)
             raw.flush()
             os.fsync(raw.fileno())
@@ -557,12 +562,15 @@ def pack_workdir(workdir: str | None, where: str, job_file: str = "",
                  written: Collection[str] = ()) -> dict | None:
     """Pack a job's workdir at launch: {"sha256", "size", "files", "path"} as the job's
     stored spec keeps it (None without a workdir). `where` names the spec in errors;
-    `job_file`, `written`: the file it was read from and the secrets' values it writes."""
+    `job_file`, `written`: the file it was read from and the secrets' values it writes;
+    every value costsched masks (`costsched.redact`: those given at launch, configured) is
+    kept out of it too."""
     if not workdir:
         return None
     try:
-        packed = pack(Path(workdir), cache_dir(), limit_bytes(),
-                      Path(job_file) if job_file else None, written)
+        limit = limit_bytes()  # the configuration read: its secrets are remembered
+        packed = pack(Path(workdir), cache_dir(), limit, Path(job_file) if job_file else None,
+                      written, redact.remembered())
     except InvalidInput as exc:
         # 'field workdir /x: not a directory', the field named once
         raise InvalidInput(f"{where}: field {prefixed('workdir', str(exc))}") from None

@@ -14,9 +14,12 @@ and layout): what a user reading the instance's copy expects, as `plan --emit sk
 the task. The job gets the values in its environment, from the launch. Files that write no
 value, or do not read as YAML, are packed as they are; only those whose text holds
 `secrets` or `envs` are read as YAML, so a large workdir packs fast. A file that holds a
-value elsewhere too (a comment, a command) is left out, with a warning; a value shorter
-than a job's output is masked from (`MIN_MASKED` characters) is looked for nowhere else,
-as it would be found in ordinary words.
+value elsewhere too (a comment, a command) is left out, with a warning; so is every other
+file, of any kind or size, that holds the value of a secret costsched knows for the launch
+(one a task file in the workdir writes, one given at launch, one configured): a value is
+looked for as its UTF-8 bytes. A value shorter than a job's output is masked from
+(`MIN_MASKED` characters) is looked for nowhere else, as it would be found in ordinary
+words.
 
     blanked("secrets:\\n  HF_TOKEN: hf_x1  # mine\\n")   # 'secrets:\\n  HF_TOKEN: null  # mine\\n'
     blanked("envs: {WANDB_API_KEY: k-1, LR: 0.1}")  # 'envs: {WANDB_API_KEY: null, LR: 0.1}'
@@ -30,6 +33,7 @@ import os
 import stat
 import tarfile
 from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -60,51 +64,120 @@ def job_file_name(workdir: Path, names: list[str], links: dict[str, str],
                  and os.path.realpath(workdir / rel) == real), None)
 
 
-def add_blanked(tar: tarfile.TarFile, workdir: Path, rel: str,
-                written: Collection[str] | None = None) -> bool:
-    """Add the file `rel` with the secrets' values it writes as null, those of its envs
-    named like a secret's too (every other byte as written), when it writes any: the job's
-    own file (`written`: the secrets' values the launch read from it; a file named by any
-    suffix), or a *.yaml or *.yml file whose text holds `secrets` or `envs` and reads as
-    YAML. Whether it was dealt with here (added, or left out with a warning when it no
-    longer reads as YAML or holds a value elsewhere too: a comment, a command); False: the
-    caller packs it as it is."""
+@dataclass
+class Blanking:
+    """What a pack holds instead of a workdir's files as they are: `texts`, the task files
+    with their secrets' values as null (packed name: contents); `left_out`, the files it
+    leaves out (said in a warning each)."""
+
+    texts: dict[str, bytes] = field(default_factory=dict)
+    left_out: set[str] = field(default_factory=set)
+
+
+def blanking(workdir: Path, files: list[str], mine: str | None = None,
+             written: Collection[str] = (), known: Collection[str] = ()) -> Blanking:
+    """How the workdir's `files` (its regular files: links are packed as links) are packed:
+    every task file with the secrets' values it writes blanked (`mine`, the job's own file,
+    with `written`, the values the launch read from it; every *.yaml or *.yml file whose
+    text holds `secrets` or `envs` and reads as YAML); every file that holds a value of
+    `MIN_MASKED` characters or more of those, or of `known` (those given at launch and
+    configured), elsewhere, left out with a warning naming it (never the value). Every
+    file is read whole, binary or not, in `CHUNK`s: a value is looked for as its UTF-8
+    bytes (the pack's size limit, launch.max_code_mb, bounds the bytes read)."""
+    plan = Blanking()
+    own: dict[str, list[str]] = {}
+    for rel in files:
+        dealt = _blank_file(workdir, rel, written if rel == mine else None)
+        if dealt is None:
+            continue
+        if isinstance(dealt, str):
+            _left_out(plan, workdir, rel, dealt)
+        else:
+            plan.texts[rel], own[rel] = dealt
+    values = sorted({v.encode() for v in (*written, *known, *(v for vs in own.values()
+                                                                for v in vs))
+                     if len(v) >= MIN_MASKED}, key=len, reverse=True)
+    for rel in files:
+        if rel in plan.left_out or not values:
+            continue
+        if rel in plan.texts:
+            if any(v.encode() in plan.texts[rel] for v in own[rel] if len(v) >= MIN_MASKED):
+                _left_out(plan, workdir, rel, _ELSEWHERE)
+            elif any(v in plan.texts[rel] for v in values):
+                _left_out(plan, workdir, rel, _HOLDS)
+        elif _holds(workdir / rel, values):
+            _left_out(plan, workdir, rel, _HOLDS)
+    return plan
+
+
+_ELSEWHERE = (": a secret's value it writes is elsewhere in it too (a comment, a command), "
+              "and would be stored with the code")
+_HOLDS = ": it holds a secret's value, which would be stored with the code"
+CHUNK = 1 << 20  # bytes read at a time when a file is looked through for values
+
+
+def _holds(path: Path, values: list[bytes]) -> bool:
+    """Whether the file holds any of `values` (longest first), read in `CHUNK`s that
+    overlap by the longest's length less one byte; False when it cannot be read (the
+    packing says so, as for any file)."""
+    keep = len(values[0]) - 1
+    tail = b""
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                window = tail + chunk
+                if any(v in window for v in values):
+                    return True
+                tail = window[-keep:] if keep else b""
+    except OSError:
+        return False
+    return False
+
+
+def _blank_file(workdir: Path, rel: str, written: Collection[str] | None
+                ) -> tuple[bytes, list[str]] | str | None:
+    """The file `rel` with the secrets' values it writes as null, those of its envs named
+    like a secret's too (every other byte as written), and those values, when it writes
+    any: the job's own file (`written` given: a file named by any suffix), or a *.yaml or
+    *.yml file whose text holds `secrets` or `envs` and reads as YAML. Why it is left out
+    when it is the job's own and can no longer be read or read as YAML; None: packed as
+    it is."""
     mine = written is not None
     if not mine and not rel.lower().endswith(SUFFIXES):
-        return False
-    path = workdir / rel
+        return None
     try:
-        data = path.read_bytes()
+        data = (workdir / rel).read_bytes()
     except OSError as exc:
         if not mine:
-            return False  # said by the caller, as for any file it cannot read
-        return _left_out(workdir, rel, f" ({exc.strerror})")
+            return None  # said by the caller, as for any file it cannot read
+        return f" ({exc.strerror}){_UNREAD}"
     if not mine and not any(mark in data for mark in _MARKS):  # most files never parsed
-        return False
+        return None
     try:
         text, values = _blank(data.decode())  # its line ends as written
     except (UnicodeDecodeError, ValueError):
         # Not a task file, when another: as it is; the job's own was one at launch.
-        return mine and _left_out(workdir, rel, " (it no longer reads as YAML)")
+        return f" (it no longer reads as YAML){_UNREAD}" if mine else None
     if not mine and not values:
-        return False
-    if any(len(value) >= MIN_MASKED and value in text
-           for value in (*values, *(written or ()))):
-        return _left_out(workdir, rel, ": a secret's value it writes is elsewhere in it too "
-                         "(a comment, a command), and would be stored with the code")
+        return None
+    return text.encode(), [*values, *(written or ())]
+
+
+def add_text(tar: tarfile.TarFile, workdir: Path, rel: str, data: bytes) -> None:
+    """Add `data` as the file `rel` (its executable bit as `codepack._add` keeps it)."""
     info = tarfile.TarInfo(rel)
-    encoded = text.encode()
-    info.size = len(encoded)
-    info.mode = 0o755 if path.stat().st_mode & stat.S_IXUSR else 0o644  # as `codepack._add`
-    tar.addfile(info, io.BytesIO(encoded))
-    return True
+    info.size = len(data)
+    info.mode = 0o755 if (workdir / rel).stat().st_mode & stat.S_IXUSR else 0o644
+    tar.addfile(info, io.BytesIO(data))
 
 
-def _left_out(workdir: Path, rel: str, why: str) -> bool:
-    if why.startswith(" ("):
-        why += ": it writes secrets' values, which could not be left out of it"
+_UNREAD = ": it writes secrets' values, which could not be left out of it"
+
+
+def _left_out(plan: Blanking, workdir: Path, rel: str, why: str) -> None:
+    plan.left_out.add(rel)
+    plan.texts.pop(rel, None)
     log.warning("workdir %s: %s left out of the job's code%s", workdir, rel, why)
-    return True
 
 
 def blanked(text: str) -> str:

@@ -219,3 +219,95 @@ def test_a_sibling_task_file_packed_with_any_job_has_its_secret_envs_null(
     (project / "own.yaml").write_text("secrets: {A: own-Value-7}\n" + ENVS)
     own = _archived(tmp_path, project, job_file=project / "own.yaml", written=["own-Value-7"])
     assert own["own.yaml"] == ("secrets: {A: null}\n" + ENVS_BLANKED).encode()
+
+
+# Every file the pack would hold is checked for the values of the secrets costsched knows
+# for the launch: those the task files in the workdir write (the job's own and every
+# sibling's), those given at launch and those configured (`known`).
+WB = "wb_abcdef123456"
+
+
+@pytest.fixture()
+def sec(tmp_path: Path) -> Path:
+    folder = tmp_path / "sec"
+    folder.mkdir()
+    (folder / "a.yaml").write_text("name: a\nworkdir: .\nrun: python train.py\n")
+    (folder / "b.yml").write_text(f"envs: {{WANDB_API_KEY: {WB}}}  # mine: {WB}\n")
+    (folder / "notes.txt").write_text(f"my wandb key is {WB}\n")
+    (folder / "train.py").write_text("print('train')\n")
+    return folder
+
+
+def test_a_file_holding_a_sibling_task_files_value_is_left_out(
+        tmp_path: Path, sec: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="costsched.codepack"):
+        files = _archived(tmp_path, sec, job_file=sec / "a.yaml")
+    assert "notes.txt" not in files and "b.yml" not in files
+    assert files["train.py"] == b"print('train')\n"  # without the value: packed
+    assert files["a.yaml"] == b"name: a\nworkdir: .\nrun: python train.py\n"
+    assert "b.yml left out of the job's code: a secret's value it writes is elsewhere" \
+        in caplog.text
+    assert ("notes.txt left out of the job's code: it holds a secret's value, which would be "
+            "stored with the code") in caplog.text
+    assert len([r for r in caplog.records if "notes.txt" in r.getMessage()]) == 1
+    assert WB not in caplog.text
+
+
+def test_a_value_given_at_launch_is_looked_for_in_every_file_binary_and_large(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from launchers import codepack_secrets
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "train.py").write_text("print('train')\n")
+    (folder / "model.bin").write_bytes(b"\x00\xff" * 100 + b"hf_given-777" + b"\x00" * 9)
+    chunk = codepack_secrets.CHUNK
+    straddling = bytearray(b"x" * (2 * chunk))
+    straddling[chunk - 5:chunk + 7] = b"hf_given-777"  # across two reads of the file
+    (folder / "big.dat").write_bytes(bytes(straddling))
+    (folder / "clean.dat").write_bytes(b"y" * (chunk + 10))
+    (folder / "sky.yaml").write_text("secrets: {HF_TOKEN:}\nrun: echo hf_given-777\n")
+    with caplog.at_level(logging.WARNING, logger="costsched.codepack"):
+        files = _archived(tmp_path, folder, known=["hf_given-777"])
+    assert set(files) == {"train.py", "clean.dat"}
+    for name in ("model.bin", "big.dat", "sky.yaml"):
+        assert f"{name} left out of the job's code: it holds a secret's value" in caplog.text
+    assert "hf_given-777" not in caplog.text
+    # Without the value known: all of them packed as they are.
+    assert set(_archived(tmp_path, folder)) == {"train.py", "clean.dat", "model.bin",
+                                                 "big.dat", "sky.yaml"}
+
+
+def test_a_value_shorter_than_the_masked_minimum_is_looked_for_nowhere_else(
+        tmp_path: Path) -> None:
+    from launchers.log_masking import MIN_MASKED
+
+    short = "k" * (MIN_MASKED - 1)
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "sky.yaml").write_text(f"envs: {{WANDB_API_KEY: {short}}}\n")
+    (folder / "notes.txt").write_text(f"the key {short} is short\n")
+    files = _archived(tmp_path, folder, known=["zz9"])
+    assert files["notes.txt"] == f"the key {short} is short\n".encode()
+    assert files["sky.yaml"] == b"envs: {WANDB_API_KEY: null}\n"
+
+
+def test_a_launch_packs_without_the_values_costsched_holds(
+        tmp_path: Path, sec: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """`pack_workdir` looks for the secrets given at launch and configured: those masked
+    wherever costsched would show them (`costsched.redact`)."""
+    from costsched import redact
+    from launchers import codepack
+
+    monkeypatch.setattr(redact, "_remembered", set())
+    monkeypatch.setattr(codepack, "cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr(codepack, "limit_bytes", lambda: 1 << 20)
+    (sec / "b.yml").unlink()
+    (sec / "notes.txt").write_text("given: hf_fromTheShell-1\n")
+    redact.remember(["hf_fromTheShell-1"])
+    with caplog.at_level(logging.WARNING, logger="costsched.codepack"):
+        code = codepack.pack_workdir(str(sec), "a.yaml", str(sec / "a.yaml"))
+    with tarfile.open(code["path"]) as tar:
+        assert sorted(tar.getnames()) == ["a.yaml", "train.py"]
+    assert "notes.txt left out of the job's code" in caplog.text
