@@ -385,13 +385,16 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     except BudgetShort as short:
         per_hour = short.usd_per_hour  # (all its nodes)
         start = own_budget.start_usd(again, per_hour)
+        rest = rest_usd(short.expected_usd - start, per_hour, short.steps_left, short.gpu,
+                        short.offering)
+        if rest > short.expected_usd - start:  # slower than planned: its refusal says so
+            short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
+                                rest + start, per_hour, gpu=short.gpu)
         raise own_budget.StartShort(own_budget.Refusal(
             f"job {record.id} ({record.name}) is at its budget: {short.why}",
-            enough(record.name, short.budget.spent_usd, rest_usd(
-                short.expected_usd - start, per_hour, short.steps_left, short.gpu,
-                short.offering), short.steps_left,
-                start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
-                paced(short.gpu, short.offering), judging))) from None
+            enough(record.name, short.budget.spent_usd, rest, short.steps_left,
+                   start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
+                   paced(short.gpu, short.offering), judging))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     gpu = (str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"]))

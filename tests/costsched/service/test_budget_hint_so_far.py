@@ -67,6 +67,10 @@ def test_the_hint_prices_the_rest_at_the_slower_pace_it_ran_so_far(
     assert found, said
     assert "*" not in said, said
     amount, spent, rest, pace = (float(found[i]) for i in range(1, 5))
+    # Its refusal prices its rest as its hint does: one cost, not its plan's beside it.
+    expected = re.search(r"its 1,661 steps left and its start are expected to cost "
+                         r"\$([0-9.]+) ", said)
+    assert expected is not None and float(expected[1]) >= rest, said
     assert pace == pytest.approx(PACE, rel=0.02)
     assert rest == pytest.approx(1661 / PACE / 3600 * 1.0, rel=0.05)
     assert amount >= spent + rest
