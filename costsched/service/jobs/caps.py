@@ -41,7 +41,7 @@ from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`
 from costsched.service.jobs.budget_notes import threshold_level
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
-from costsched.service.jobs.rest_pace import rest_pace
+from costsched.service.jobs.rest_pace import Slower, rest_pace, slower_pace, so_far
 from costsched.service.jobs.runs import (
     JobEvent,
     RunningJob,
@@ -355,40 +355,57 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     # How its rest is priced, in words: None at its plan's speed (marked `*`); measured,
     # at the speed the decider priced it with on the offering it would start on.
     logged = pace.said() if pace is not None else None
+    # Still being measured, it is priced at the pace its step readings show so far where
+    # that is slower than its plan's (a hint errs toward enough), else at its plan's.
+    early = (so_far(store, record.id)
+             if judging and own_total(record.spec, record.steps_total) is not None else None)
+
+    def slower(gpu: tuple[str, int], where: str) -> Slower | None:
+        return slower_pace(job.resolved.table, job.resolved.job.model, measured, early,
+                           *gpu, where)
 
     def paced(gpu: tuple[str, int], where: str) -> str | None:
         if not known:
-            return logged
+            late = slower(gpu, where)
+            return logged if late is None else late.said
         return rest_pace(job.resolved.table, job.resolved.job.model, record.spec, measured,
                          *gpu, where) or f"its measured {known[0]:,.3g} steps/s"
 
-    def rest_usd(planned_usd: float, per_hour: float, steps_left: float) -> float:
-        if pace is None:
+    def rest_usd(planned_usd: float, per_hour: float, steps_left: float,
+                 gpu: tuple[str, int], where: str) -> float:
+        late = slower(gpu, where)
+        speed = (late.steps_per_second if late is not None else
+                 pace.per_second if pace is not None else None)
+        if speed is None:
             return planned_usd
-        return steps_left / (pace.per_second * 3600) * per_hour
+        return steps_left / (speed * 3600) * per_hour
 
     try:
         cands = place(store, job, launcher, at)
     except BudgetShort as short:
         per_hour = short.usd_per_hour  # (all its nodes)
         start = own_budget.start_usd(again, per_hour)
+        rest = rest_usd(short.expected_usd - start, per_hour, short.steps_left, short.gpu,
+                        short.offering)
+        if rest > short.expected_usd - start:  # slower than planned: its refusal says so
+            short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
+                                rest + start, per_hour, gpu=short.gpu)
         raise own_budget.StartShort(own_budget.Refusal(
             f"job {record.id} ({record.name}) is at its budget: {short.why}",
-            enough(record.name, short.budget.spent_usd, rest_usd(
-                short.expected_usd - start, per_hour, short.steps_left), short.steps_left,
-                start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
-                paced(short.gpu, short.offering), judging))) from None
+            enough(record.name, short.budget.spent_usd, rest, short.steps_left,
+                   start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
+                   paced(short.gpu, short.offering), judging))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
+    gpu = (str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"]))
+    where = offering_label(*cands[0]["key"][:5])
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
                         interval_seconds, budget_usd=budget_usd,
                         rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
-                                          - start, per_hour, job.steps_left),
+                                          - start, per_hour, job.steps_left, gpu, where),
                         steps_left=job.steps_left, start_usd=start,
                         start_said=own_budget.start_said(again),
-                        paced=paced((str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"])),
-                                    offering_label(*cands[0]["key"][:5])),
-                        judging=judging)
+                        paced=paced(gpu, where), judging=judging)
     if why:
         raise own_budget.StartShort(why)
     return cands

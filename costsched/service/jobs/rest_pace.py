@@ -4,12 +4,17 @@ speed carried by its table's ratio to a GPU it did not run on) and where it come
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
+from costsched import gang_stalls
 from costsched.catalog import gpu_model_name
-from costsched.measured import Speed, first_longest, sps
+from costsched.measured import Speed, first_longest, sps, stored_readings
 from costsched.model import InvalidInput
+from costsched.own_budget import Pace
 from costsched.service.speeds import rest_table
+from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
 
 
@@ -60,3 +65,51 @@ def estimated_pace(table: ThroughputTable, model: str, gpu_model: str, gpu_count
         return ""
     return (f"at an estimated {sps(speed.steps_per_second)} steps/s on "
             f"{int(gpu_count)}x{gpu_model_name(gpu_model)}, not measured ({speed.basis})")
+
+
+def so_far(store: PriceStore, job_id: int) -> Pace | None:
+    """The pace job `job_id` ran at so far by its step readings (the steps between each
+    placement's first and last reading over the time between them: no boot or setup),
+    however short their span, before its speed is judged (`measured.MEASURING`); None
+    where no placement of it had its step read twice."""
+    spans = [r for r in stored_readings(gang_stalls.trained_readings(store, [job_id]))
+             if r.last_ts > r.first_ts]
+    steps = math.fsum(r.last_step - r.first_step for r in spans)
+    seconds = math.fsum(r.last_ts - r.first_ts for r in spans)
+    return Pace(steps, seconds / 3600) if steps > 0 and seconds > 0 else None
+
+
+class Slower(NamedTuple):
+    """The speed the rest of a job is priced at where the pace it ran so far is slower
+    than its plan's (`slower_pace`), and that in words."""
+
+    steps_per_second: float
+    said: str
+
+
+def slower_pace(table: ThroughputTable, model: str, measured: Sequence[Speed],
+                pace: Pace | None, gpu_model: str, gpu_count: int,
+                where: str) -> Slower | None:
+    """The rest of a job whose speed is still being measured, on (`gpu_model`,
+    `gpu_count`) of the offering `where`, at the pace it ran so far (`so_far`) where that
+    is slower than its plan's on the GPU it ran on: the slower of the two, as a budget's
+    hint errs toward enough. On that GPU 'the 18 steps/s it ran so far, not yet
+    measured'; on another, carried by its table's ratio. None where its pace is not
+    slower, or either speed is not known."""
+    ran = [s for s in measured if s.hours > 0] or list(measured)
+    if pace is None or not ran or not gpu_model:
+        return None
+    ref = first_longest(ran)
+    try:
+        planned = float(table.get(model, gpu_model, int(gpu_count)).steps_per_second)
+    except InvalidInput:
+        return None
+    if not (0 < pace.per_second < ref.planned_sps) or not planned > 0:
+        return None
+    said = f"the {sps(pace.per_second)} steps/s it ran so far, not yet measured"
+    if gpu_model_name(ref.gpu_model) == gpu_model_name(gpu_model) and \
+            int(ref.gpu_count) == int(gpu_count):
+        return Slower(pace.per_second, said)
+    speed = pace.per_second * planned / ref.planned_sps
+    return Slower(speed, f"{sps(speed)} steps/s on {where} (estimated: {said} on "
+                         f"{_gpu(ref.gpu_model, ref.gpu_count)}, x the table's ratio)")
