@@ -205,6 +205,7 @@ class Publisher:
         self._before: dict[str, tuple[int, int, int]] | None = None  # complete files, and
         self._tidy_before = False  # no temp file, at the last look
         self._in_place = False  # the job was seen changing a complete file between looks
+        self._saves_waiting = 0  # looks that found complete files changed, while waiting
 
     def remember_all(self) -> None:
         """Take the files there now as published: version `version`'s (after a restore)."""
@@ -294,14 +295,15 @@ class Publisher:
         return stable if stable & set(changed) else None
 
     def _waits(self, why: str, now: float) -> str:
-        """What the status says of a set that waits: nothing for the first 3 settle periods
-        of a settle wait (the job saves again before its directory settles), nor for the
-        first _PATIENCE s of a wait for the marker (a large set may take minutes)."""
+        """What the status says of a set that waits: a settle wait once 3 settle periods
+        passed with the complete files changed again and again (the job saves before its
+        directory settles: a single large file still being written is not said), a wait for
+        the marker or a slow save after _PATIENCE s (a large set may take minutes)."""
         if self._waiting_since is None:
-            self._waiting_since = now
+            self._waiting_since, self._saves_waiting = now, 0
         waited = now - self._waiting_since
-        patience = _PATIENCE if self._marked else 3 * self.settle
-        if waited < patience:
+        again = not self._marked and self._saves_waiting >= 3
+        if waited < (3 * self.settle if again else _PATIENCE):
             return ""
         return f"nothing published for {waited:,.0f} s: {why}"
 
@@ -317,6 +319,7 @@ class Publisher:
         self._tidy_before = len(paths) == len(seen.signature)
         self._in_place = self._in_place or before is not None and any(
             n in before and before[n] != self._before[n] for n in paths)
+        self._saves_waiting += before != self._before
         changed = [n for n, i in paths.items() if (was := self._seen.get(n)) is None
                    or was[:2] != (i.st_size, i.st_mtime_ns)]
         if not changed or set(paths) == {COMMIT}:  # (a marker alone: a job's first touch)

@@ -121,3 +121,18 @@ def test_a_wait_that_will_not_end_is_said_after_three_settle_periods(
     assert "nothing published for 35 s" in publisher.error
     assert COMMIT in publisher.error and "COSTSCHED_CHECKPOINT_SETTLE_SECONDS" in \
         publisher.error
+
+
+def test_a_single_large_file_still_being_written_is_not_said_as_a_wait_without_end(
+        work: tuple[Path, LocalStore, Clock]) -> None:  # noqa: F811
+    folder, store, clock = work
+    publisher = Publisher(store, folder, clock=clock)
+    save(folder / "a.bin", "1", 0)
+    save(folder / "b.bin", "1", 0)
+    publisher.publish_changed(final=True)
+    save(folder / "a.bin", "2", 1)
+    for second in range(2, 60, 2):  # b.bin.tmp grows for a minute
+        clock.now = second
+        (folder / "b.bin.tmp").write_bytes(b"x" * second)
+        assert publisher.publish_changed() == 0
+        assert publisher.error == "", second
