@@ -17,9 +17,22 @@ published only when the job's set is whole:
   included, changed between looks for the settle period (SETTLE seconds, the job's
   $COSTSCHED_CHECKPOINT_SETTLE_SECONDS; 0: no wait). A directory of one complete file and
   nothing else is published at once: a file renamed into place is whole by itself;
+- else, with no wait, when the job saves each checkpoint as new files under new names and
+  deletes older ones (`ckpt-000650.npz`, renamed into place; the newest few kept): when the
+  change since the last version only adds files under names it did not hold (and removes
+  others), no temp file was there at this look or the one before, and the job was never
+  seen changing a complete file between two looks (a file renamed over one of the same
+  name, or written in place and seen growing: the settle rule is its from then on), the
+  files that stayed unchanged since the last look are published (`_settled_new_names`);
+  one added since waits for the next look (one look of patience: a file written in place
+  without a rename is not taken half-written). Not covered: a save of several new files
+  (a look between their renames could take one without the other: the marker is for it),
+  and a file the job deletes before two looks have seen it;
 - once the job has exited (`final`), at once: a job writes its checkpoint on SIGTERM, then
   exits, so the directory is complete (the marker, when the job uses one, is still its word).
-Until then the previous version stays the one restored.
+Until then the previous version stays the one restored. A settle wait that does not end
+(the job saves again before its directory settles) is said in the status after 3 settle
+periods, with the fix; a wait for the marker after _PATIENCE s (a large set takes time).
 
 Symbolic links are left out (with a note in the log): a link may lead anywhere (a dataset, a
 folder above), and a version holds the job's regular files only.
@@ -189,6 +202,10 @@ class Publisher:
         self._signature: frozenset | None = None  # the directory at the last look...
         self._still_since = 0.0  # ...unchanged since then (clock)
         self._waiting_since: float | None = None  # a changed set not published since then
+        self._before: dict[str, tuple[int, int, int]] | None = None  # complete files, and
+        self._tidy_before = False  # no temp file, at the last look
+        self._in_place = False  # the job was seen changing a complete file between looks
+        self._saves_waiting = 0  # looks that found complete files changed, while waiting
 
     def remember_all(self) -> None:
         """Take the files there now as published: version `version`'s (after a restore)."""
@@ -244,7 +261,8 @@ class Publisher:
             return False
 
     def _whole(self, seen: Look, final: bool, now: float) -> str:
-        """'' when the set `seen` is whole (the module's doc), else what it waits for."""
+        """'' when the set `seen` is whole (the module's doc), else what it waits for; the
+        new-names rule is `_settled_new_names`'s."""
         marker = seen.complete.get(COMMIT)
         self._marked = self._marked or marker is not None
         if self._marked:
@@ -258,16 +276,34 @@ class Publisher:
             return ""
         if now - self._still_since >= self.settle:
             return ""
-        return (f"the directory has not stayed unchanged for {self.settle:g} s (a save of "
-                f"several files is published once it has, or at once when the job touches "
-                f"{COMMIT} after writing it)")
+        return (f"the directory has not stayed unchanged for {self.settle:g} s: the job "
+                f"saves again before it does (touch {COMMIT} after each save for it to be "
+                f"published at once, or set {ENV_SETTLE} below the time between saves)")
+
+    def _settled_new_names(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
+                           tidy_before: bool, changed: list[str]) -> set[str] | None:
+        """The new-names rule (the module's doc): the complete files that stayed unchanged
+        since the last look, when the change only adds files under new names (and removes
+        others) and no temp file was there at either look; else None."""
+        if self._marked or self._in_place or before is None or not tidy_before \
+                or len(seen.complete) != len(seen.signature):
+            return None
+        if any(n in self._seen for n in changed):  # a name published before, rewritten
+            return None
+        stable = {n for n, i in seen.complete.items()
+                  if before.get(n) == (i.st_size, i.st_mtime_ns, i.st_ino)}
+        return stable if stable & set(changed) else None
 
     def _waits(self, why: str, now: float) -> str:
-        """What the status says of a set that waits: nothing for the first _PATIENCE s."""
+        """What the status says of a set that waits: a settle wait once 3 settle periods
+        passed with the complete files changed again and again (the job saves before its
+        directory settles: a single large file still being written is not said), a wait for
+        the marker or a slow save after _PATIENCE s (a large set may take minutes)."""
         if self._waiting_since is None:
-            self._waiting_since = now
+            self._waiting_since, self._saves_waiting = now, 0
         waited = now - self._waiting_since
-        if waited < max(_PATIENCE, 6 * self.settle):
+        again = not self._marked and self._saves_waiting >= 3
+        if waited < (3 * self.settle if again else _PATIENCE):
             return ""
         return f"nothing published for {waited:,.0f} s: {why}"
 
@@ -278,6 +314,12 @@ class Publisher:
         if seen.signature != self._signature:
             self._signature, self._still_since = seen.signature, now
         paths = seen.complete
+        before, tidy_before = self._before, self._tidy_before
+        self._before = {n: (i.st_size, i.st_mtime_ns, i.st_ino) for n, i in paths.items()}
+        self._tidy_before = len(paths) == len(seen.signature)
+        self._in_place = self._in_place or before is not None and any(
+            n in before and before[n] != self._before[n] for n in paths)
+        self._saves_waiting += before != self._before
         changed = [n for n, i in paths.items() if (was := self._seen.get(n)) is None
                    or was[:2] != (i.st_size, i.st_mtime_ns)]
         if not changed or set(paths) == {COMMIT}:  # (a marker alone: a job's first touch)
@@ -286,7 +328,11 @@ class Publisher:
             return 0, ""
         why = self._whole(seen, final, now)
         if why:
-            return 0, self._waits(why, now)
+            settled = self._settled_new_names(seen, before, tidy_before, changed)
+            if settled is None:
+                return 0, self._waits(why, now)
+            paths = {n: paths[n] for n in settled}  # those added since: the next version's
+            changed = [n for n in changed if n in settled]
         held = {p.name: p for p in self._base_parts()}
         staged: dict[str, Path] = {}
         try:
