@@ -502,7 +502,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
                "start_hours", "start_cost", "expected_hours", "expected_cost",
-               "vs_on_demand_v100", "pessimistic_cost", "budget_may_not_fit"]
+               "vs_on_demand_v100", "pessimistic_cost", "budget_may_not_fit",
+               "budget_does_not_fit"]
     quota_columns = ["quota", "quota_code", "quota_name", "quota_scope", "quota_unit",
                      "quota_limit", "quota_used", "quota_instances", "quota_observed_at"]
     groups = _groups(result)
