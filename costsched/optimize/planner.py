@@ -32,6 +32,7 @@ from costsched.optimize.quotas import behind_quota
 from costsched.optimize.unmatched import Missing, shapes
 from costsched.optimize.unmatched_deadline import fastest_missed
 from costsched.optimize.unmatched_estimates import estimate_said
+from costsched.optimize.unmatched_order import passed_over
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -104,6 +105,9 @@ class JobPlan(Generic[W]):
     reason: str  # why nothing is choosable ('' if something is)
     # The shapes of a job's set (a task's accelerators) that no offering has, and why.
     notes: tuple[str, ...] = ()
+    # A task's `ordered:` alternatives preferred to its first choice that have no
+    # offering, and why (`unmatched_order.passed_over`).
+    passed_over: tuple[str, ...] = ()
 
     @property
     def choices(self) -> pd.DataFrame:
@@ -291,7 +295,9 @@ def assumption_said(plan: JobPlan[W]) -> JobPlan[W]:
 
 def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> JobPlan[W]:
     """`plan` with the reason `explain` gives when no offering passes the job's filters,
-    and a note for each shape of its set (`unmatched.shapes`) that none has."""
+    a note for each shape of its set (`unmatched.shapes`) that none has, and one for each
+    `ordered:` alternative preferred to its first choice that has none
+    (`unmatched_order.passed_over`)."""
     reason = plan.reason
     if reason and not _passes_filters(plan.ranked):
         missing = explain(plan.job)
@@ -305,7 +311,8 @@ def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> Jo
             missing = explain(job)
             if missing is not None:
                 notes.append(missing.note(shape))
-    return replace(plan, reason=reason, notes=tuple(notes))
+    over = passed_over(plan.job, plan.ranked, offerings, explain) if not reason else []
+    return replace(plan, reason=reason, notes=tuple(notes), passed_over=tuple(over))
 
 
 # `rank`'s reasons of offerings that pass the job's filters and have a speed.
