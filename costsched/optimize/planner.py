@@ -32,7 +32,7 @@ from costsched.optimize.quotas import behind_quota
 from costsched.optimize.unmatched import Missing, shapes
 from costsched.optimize.unmatched_deadline import fastest_missed
 from costsched.optimize.unmatched_estimates import estimate_said
-from costsched.optimize.unmatched_order import passed_over
+from costsched.optimize.unmatched_order import in_alternative, passed_over
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -179,19 +179,8 @@ def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]])
     `ordered:` resources) that has one first, then the next alternative's, ...; within an
     alternative, as ranked. `order_rank` says which alternative each offering is of."""
     alternative = pd.Series(len(order), index=ranked.index)
-    key = ranked["cloud"].astype(str) + "/" + ranked["instance_type"].astype(str)
     for i in reversed(range(len(order))):
-        alt = order[i]
-        match = pd.Series(True, index=ranked.index)
-        for column, values in (("cloud", alt.get("clouds")), ("region", alt.get("regions")),
-                               ("market", alt.get("markets"))):
-            if values:
-                match &= ranked[column].isin(list(values))
-        if alt.get("instance_types"):
-            match &= key.isin(list(alt["instance_types"]))
-        if alt.get("zones"):  # (a zone's region-wide prices count, as the filter counts them)
-            match &= ranking.zone_allowed(ranked, list(alt["zones"]))
-        alternative[match] = i
+        alternative[in_alternative(ranked, order[i])] = i
     choosable = ranked["excluded"] == ""
     ranked = ranked.assign(order_rank=alternative.where(choosable, len(order) + 1))
     return ranked.sort_values("order_rank", kind="stable").reset_index(drop=True)

@@ -66,3 +66,19 @@ def test_an_order_whose_first_choice_has_offerings_passes_none_over(
     shown = cli("plan", task, "--at", AT)
     assert shown.exit_code == 0, shown.output
     assert "passed over" not in shown.stdout
+
+
+def test_a_preferred_alternative_left_out_by_the_deadline_says_so(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Priced, but every offering of it misses the deadline (an H100 is known, a T4 is
+    estimated far slower): the plan counts them as it counts those it leaves out."""
+    task = _task(tmp_path, "name: ord\nrun: python train.py\ncostsched:\n"
+                 "  throughputs: {H100: 100, T4: 1}\n  steps: 360000\n  deadline: 20h\n"
+                 "resources:\n  ordered:\n    - {infra: gcp, accelerators: T4:1}\n"
+                 "    - {infra: gcp, accelerators: H100:1}\n")
+    shown = cli("plan", task, "--at", AT)
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    [line] = re.findall(r"ordered: alternative 1 \(.*?\(alternative 2 first\)", text)
+    assert re.match(r"ordered: alternative 1 \(T4:1 [^)]*in gcp\): its \d+ offerings? left "
+                    r"out: \d+ misses deadline; passed over", line), line
