@@ -419,14 +419,15 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
 
 
 def job_notes(p: JobPlan) -> list[str]:
-    """A job's notes, in the text and in --json alike: the task's, the plan's and what its
-    `ordered:` preference costs."""
+    """A job's notes, in the text and in --json alike: the task's, the plan's, its
+    `ordered:` alternatives passed over and what its `ordered:` preference costs."""
     from costsched.optimize.planner import order_cost
 
     steps_estimated = figures.work_estimated(p.job)
-    return [*map(_checkpoint_root_said, p.job.notes), *p.notes, *filter(None, [order_cost(
-        p, lambda row: figures.ESTIMATED_MARK
-        if steps_estimated or bool(row["throughput_estimated"]) else "")])]
+    cost = order_cost(p, lambda row: figures.ESTIMATED_MARK
+                      if steps_estimated or bool(row["throughput_estimated"]) else "")
+    return [*map(_checkpoint_root_said, p.job.notes), *p.notes, *p.passed_over,
+            *filter(None, [cost])]
 
 
 def _checkpoint_root_said(note: str) -> str:
@@ -502,7 +503,8 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
                "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
                "start_hours", "start_cost", "expected_hours", "expected_cost",
-               "vs_on_demand_v100", "pessimistic_cost", "budget_may_not_fit"]
+               "vs_on_demand_v100", "pessimistic_cost", "budget_may_not_fit",
+               "budget_does_not_fit"]
     quota_columns = ["quota", "quota_code", "quota_name", "quota_scope", "quota_unit",
                      "quota_limit", "quota_used", "quota_instances", "quota_observed_at"]
     groups = _groups(result)

@@ -47,6 +47,7 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
                 + ".")
         if p.job.work is not None and p.job.work.assumed:
             note = note.removesuffix(".") + f" for {p.job.work.describe()}."
+        note += "".join(f"\n{user_text(n)}." for n in p.passed_over)  # its order's skipped
         source, spec = specs[p.job.name]
         if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
             note += (f"\nRelative paths as {source} wrote them: from "

@@ -376,7 +376,8 @@ def per_work_hour(shown: pd.DataFrame, work: Work | None) -> pd.Series | None:
 # null in `plan --json`, their values under the row's "assumed" (a script reading them
 # at the top level never takes them for the job's own).
 ASSUMED_ROW = ("steps_per_second", "work_hours", "start_hours", "start_cost",
-               "expected_hours", "expected_cost", "pessimistic_cost", "budget_may_not_fit")
+               "expected_hours", "expected_cost", "pessimistic_cost", "budget_may_not_fit",
+               "budget_does_not_fit")
 
 
 def json_rows(records: list[dict], work: Work | None) -> list[dict]:
@@ -504,21 +505,57 @@ def budget_marked(cells: list[list[str]], shown: pd.DataFrame) -> list[list[str]
 
 
 def budget_note(job: Workload, shown: pd.DataFrame) -> str:
-    """What the budget mark says, with each marked row's pessimistic cost, the figure and
-    the rule `launch` checks the budget by ('' when no row is marked)."""
+    """What the budget mark says, as `launch` will act on each marked row: its pessimistic
+    cost and the watch's charge ahead for its first interval at the row's $/h (the figures
+    and the rule `launch` checks the budget by, `service.budget_short.launch_fit`), and the
+    verdict there: refused, with the budget that launches it, or asking for --yes. Rows
+    that read the same are named together ('on #1-#3'); '' when no row is marked."""
     from costsched import own_budget
+    from costsched.service.budget_short import launch_fit, raise_to
 
-    marked = [(i, r) for i, r in enumerate(shown.itertuples(), start=1) if r.budget_may_not_fit]
     budget = job.job.constraints.budget_usd
-    if not marked or budget is None:
+    refused: dict[str, list[int]] = {}  # each figure (and its fix), and the rows it is on
+    asks: dict[str, list[int]] = {}
+    spans, fix = [], ""
+    for i, (_, r) in enumerate(shown.iterrows(), start=1):
+        fit = launch_fit(job, r) if r["budget_may_not_fit"] else None
+        if fit is None:
+            continue
+        places = fit.places()
+        figure = f"{usd(fit.pessimistic_usd, places)} + {usd(fit.ahead_usd, places)}"
+        if fit.fits:
+            asks.setdefault(figure, []).append(i)
+        else:
+            refused.setdefault(f"{figure} {{rows}} ({{fix}}to {raise_to(fit)})", []).append(i)
+            fix = fit.fix
+        spans.append(str(r["ahead_said"]).rpartition(" at ")[0])
+    if not spans or budget is None:
         return ""
-    fits = [(i, r, own_budget.LaunchFit(job.name, own_budget.OWN, r.expected_cost,
-                                        r.pessimistic_cost, budget, ahead_usd=r.ahead_cost))
-            for i, r in marked]
-    # Each with the watch's charge ahead, as `launch` adds it (`LaunchFit.safe`).
-    each = ", ".join(f"{usd(f.pessimistic_usd, f.places())} + {usd(f.ahead_usd, f.places())} "
-                     f"for the first watch interval ({r.ahead_said}) on #{i}"
-                     for i, r, f in fits)
-    return (f"{BUDGET_MARK} may not fit its budget {given(budget)}: pessimistic {each} "
-            f"(preemptions at the {own_budget.PERCENTILE:.0%} quantile), as `costsched "
-            "launch` checks it: a launch there asks for --yes")
+    verdicts = []
+    for words, figures in (("does not fit", refused), ("may not fit", asks)):
+        if figures:
+            done = "is refused" if figures is refused else "asks for --yes"
+            rows = sorted(i for on in figures.values() for i in on)
+            each = ", ".join((f if "{rows}" in f else f + " {rows}").format(
+                rows=rows_said(on), fix="" if n else f"{fix} ")  # the key once, then amounts
+                for n, (f, on) in enumerate(figures.items()))
+            verdicts.append(f"{words} {rows_said(rows)}, a launch there {done}: {each}")
+    span = spans[0] if len(set(spans)) == 1 else "the watch interval"
+    return (f"{BUDGET_MARK} against its budget {given(budget)} as `costsched launch` checks "
+            f"it, its pessimistic cost (preemptions at the {own_budget.PERCENTILE:.0%} "
+            f"quantile) + the watch's charge ahead for its first interval ({span} at the "
+            f"row's $/h): {'; '.join(verdicts)}")
+
+
+def rows_said(rows: list[int]) -> str:
+    """The table's rows `rows` (ascending) in words: 'on #2', 'on #1-#10', 'on #1, #3 and
+    #5-#7'."""
+    runs: list[list[int]] = []
+    for row in rows:
+        if runs and row == runs[-1][-1] + 1:
+            runs[-1].append(row)
+        else:
+            runs.append([row])
+    named = [f"#{run[0]}" if len(run) == 1 else f"#{run[0]}-#{run[-1]}" for run in runs]
+    return "on " + (named[0] if len(named) == 1 else
+                    f"{', '.join(named[:-1])} and {named[-1]}")

@@ -32,6 +32,7 @@ from costsched.optimize.quotas import behind_quota
 from costsched.optimize.unmatched import Missing, shapes
 from costsched.optimize.unmatched_deadline import fastest_missed
 from costsched.optimize.unmatched_estimates import estimate_said
+from costsched.optimize.unmatched_order import in_alternative, passed_over
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -104,6 +105,9 @@ class JobPlan(Generic[W]):
     reason: str  # why nothing is choosable ('' if something is)
     # The shapes of a job's set (a task's accelerators) that no offering has, and why.
     notes: tuple[str, ...] = ()
+    # A task's `ordered:` alternatives preferred to its first choice that have no
+    # offering, and why (`unmatched_order.passed_over`).
+    passed_over: tuple[str, ...] = ()
 
     @property
     def choices(self) -> pd.DataFrame:
@@ -175,19 +179,8 @@ def in_order(ranked: pd.DataFrame, order: Sequence[Mapping[str, Sequence[str]]])
     `ordered:` resources) that has one first, then the next alternative's, ...; within an
     alternative, as ranked. `order_rank` says which alternative each offering is of."""
     alternative = pd.Series(len(order), index=ranked.index)
-    key = ranked["cloud"].astype(str) + "/" + ranked["instance_type"].astype(str)
     for i in reversed(range(len(order))):
-        alt = order[i]
-        match = pd.Series(True, index=ranked.index)
-        for column, values in (("cloud", alt.get("clouds")), ("region", alt.get("regions")),
-                               ("market", alt.get("markets"))):
-            if values:
-                match &= ranked[column].isin(list(values))
-        if alt.get("instance_types"):
-            match &= key.isin(list(alt["instance_types"]))
-        if alt.get("zones"):  # (a zone's region-wide prices count, as the filter counts them)
-            match &= ranking.zone_allowed(ranked, list(alt["zones"]))
-        alternative[match] = i
+        alternative[in_alternative(ranked, order[i])] = i
     choosable = ranked["excluded"] == ""
     ranked = ranked.assign(order_rank=alternative.where(choosable, len(order) + 1))
     return ranked.sort_values("order_rank", kind="stable").reset_index(drop=True)
@@ -291,7 +284,9 @@ def assumption_said(plan: JobPlan[W]) -> JobPlan[W]:
 
 def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> JobPlan[W]:
     """`plan` with the reason `explain` gives when no offering passes the job's filters,
-    and a note for each shape of its set (`unmatched.shapes`) that none has."""
+    a note for each shape of its set (`unmatched.shapes`) that none has, and one for each
+    `ordered:` alternative preferred to its first choice that has none
+    (`unmatched_order.passed_over`)."""
     reason = plan.reason
     if reason and not _passes_filters(plan.ranked):
         missing = explain(plan.job)
@@ -305,7 +300,8 @@ def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> Jo
             missing = explain(job)
             if missing is not None:
                 notes.append(missing.note(shape))
-    return replace(plan, reason=reason, notes=tuple(notes))
+    over = passed_over(plan.job, plan.ranked, offerings, explain) if not reason else []
+    return replace(plan, reason=reason, notes=tuple(notes), passed_over=tuple(over))
 
 
 # `rank`'s reasons of offerings that pass the job's filters and have a speed.

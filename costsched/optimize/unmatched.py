@@ -60,8 +60,7 @@ class Missing:
 
     def line(self, job: str) -> str:
         """The one line `plan` and `launch` print: 'job NAME: what; instead; fix; change',
-        then the task's alternatives dropped as it was read ('note: ...; alternative
-        dropped')."""
+        then the task's alternatives dropped as it was read ('note: ...')."""
         return "; ".join([f"job {job}: {self.what}", *self.instead,
                           *filter(None, [self.fix, self.change]),
                           *(f"note: {d}" for d in self.dropped)])
@@ -141,11 +140,10 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
                       now: datetime | None, spot_markets: Mapping[str, datetime] | None,
                       limits: Mapping[str, str] | None) -> Missing | None:
     """Why no alternative of a task (`Constraints.alternatives`) has an offering, each
-    named with what it asks: 'alternative 2 (L4:1 spot in gcp): no spot price known ...';
-    None when one has."""
+    named with what it asks (`alternative_said`); None when one has."""
     c, cpu, said = job.job.constraints, isinstance(job.table, CpuWork), []
     kept = [(i, own) for i, alt in enumerate(c.alternatives, 1)
-            if (own := _within(c, alt)) is not None]
+            if (own := within(c, alt)) is not None]
     for i, own in kept or [(0, replace(c, alternatives=()))]:
         missing = unmatched(replace(job, job=replace(job.job, constraints=own)), market, at,
                             now, spot_markets, limits)
@@ -153,18 +151,23 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
             return missing
         if missing is None:
             return None
-        asked = " ".join(filter(None, [_shape_words(own, market, cpu), " or ".join(
-            word(m) for m in own.markets), _where_words(own)]))
-        said.append(f"alternative {i} ({asked}): "
-                    + "; ".join([missing.what, *missing.instead,
-                                 *filter(None, [missing.fix, missing.change])]))
+        said.append(alternative_said(i, own, missing, market, cpu))
     return Missing(said[0] if len(said) == 1 else
                    "none of its alternatives has an offering: " + "; ".join(said))
 
 
-def _within(c: Constraints, alt: Constraints) -> Constraints | None:
+def alternative_said(i: int, own: Constraints, missing: Missing, market: pd.DataFrame,
+                     cpu: bool) -> str:
+    """'alternative 2 (L4:1 spot in gcp): WHY; FIX': alternative `i` (`own`) and `missing`."""
+    asked = " ".join(filter(None, [_shape_words(own, market, cpu), " or ".join(
+        word(m) for m in own.markets), _where_words(own)]))
+    return f"alternative {i} ({asked}): " + "; ".join(
+        [missing.what, *missing.instead, *filter(None, [missing.fix, missing.change])])
+
+
+def within(c: Constraints, alt: Constraints) -> Constraints | None:
     """The job's constraints narrowed to one of its alternatives (None when the two have
-    nothing in common, as a shape of the job's set another alternative asks for)."""
+    nothing in common: a shape of the job's set another alternative asks for)."""
     values = {}
     for name in _PLACE_FIELDS:
         mine, theirs = getattr(alt, name), getattr(c, name)
@@ -537,16 +540,14 @@ def _listed(values: Sequence[str]) -> str:
 
 
 def _offerings(rows: pd.DataFrame) -> str:
-    """The first few offerings of `rows` with their price: 'gcp us-central1 a2-highgpu-1g
-    $3.6730/h, ... (5 in all)'."""
+    """The first few offerings of `rows` priced: 'gcp us-central1 a2-highgpu-1g $3.67/h, ...'."""
     shown = [f"{r.cloud} {r.zone or r.region} {r.instance_type} {per_hour(r.usd_per_hour)}/h"
              for r in rows.head(SHOWN).itertuples()]
     return ", ".join(shown) + (f" ({len(rows)} in all)" if len(rows) > SHOWN else "")
 
 
 def _counts_priced(c: Constraints, market: pd.DataFrame) -> list[str]:
-    """For each GPU model asked, the counts it is priced at on the job's clouds, else on
-    the clouds that price it (named: 'A10G is priced at 1, 4, 8 GPUs on aws')."""
+    """Each GPU model asked at the counts priced on the job's clouds (else any that do)."""
     out = []
     for g in c.gpu_models:
         rows = market[market["gpu_model"] == g]
@@ -570,12 +571,11 @@ def _other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
     if rows.empty:
         return []
     markets = " or ".join(word(m) for m in c.markets)
-    out = []
-    for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
-            ["gpu_model", "gpu_count"], sort=True):
-        out.append(f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].min())}/h "
-                   f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
-                   f" {group['instance_type'].iloc[0]})")
+    out = [f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].min())}/h "
+           f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
+           f" {group['instance_type'].iloc[0]})"
+           for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
+               ["gpu_model", "gpu_count"], sort=True)]
     return [f"{markets} at other counts: " + ", ".join(out)]
 
 

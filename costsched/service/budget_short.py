@@ -6,7 +6,7 @@ charge ahead for its first interval, rounded up), on the offering the refusal pr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TypeVar
 
@@ -32,12 +32,32 @@ def with_budget_raised(plan: JobPlan[W], interval_seconds: float | None = None) 
     if said not in plan.reason:  # refused for something else
         return plan
     risk = with_budget_risk(job, plan.ranked.loc[[row.name]], interval_seconds).iloc[0]
-    fit = own_budget.LaunchFit(job.name, own_budget.OWN, float(risk["expected_cost"]),
-                               float(risk["pessimistic_cost"]), float(budget),
-                               ahead_usd=float(risk["ahead_cost"]))
-    amount, digits = fit.enough()
+    fit = launch_fit(job, risk)
+    if fit is None:
+        return plan
     return replace(plan, reason=plan.reason.replace(
-        said, budget_short_said(job, row, f"{amount:.{digits}f}"), 1))
+        said, budget_short_said(job, row, raise_to(fit)), 1))
+
+
+def launch_fit(job: ResolvedJob, risk: Mapping) -> own_budget.LaunchFit | None:
+    """Job `job` on a row of its ranking (`with_budget_risk`'s figures) against its own
+    budget, as `launch` checks it (`own_budget.LaunchFit`: its expected and pessimistic
+    cost, the watch's charge ahead, and the key that gives it more, as the file writes
+    it); None without a budget."""
+    budget = job.job.constraints.budget_usd
+    if budget is None:
+        return None
+    return own_budget.LaunchFit(job.name, own_budget.OWN, float(risk["expected_cost"]),
+                                float(risk["pessimistic_cost"]), float(budget),
+                                fix=f"raise {key(job, 'budget')}{in_file(job)}",
+                                ahead_usd=float(risk["ahead_cost"]))
+
+
+def raise_to(fit: own_budget.LaunchFit) -> str:
+    """The budget that launches `fit`'s job, as its refusal writes it ('0.07':
+    `LaunchFit.enough`)."""
+    amount, digits = fit.enough()
+    return f"{amount:.{digits}f}"
 
 
 def with_options_said(plan: JobPlan[W], given: Iterable[str]) -> JobPlan[W]:
@@ -57,20 +77,23 @@ def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame,
     for its first interval there (`ahead_cost`, `ahead_said`: `own_budget.ahead_usd`, at
     the row's price over `interval_seconds`, the configured `daemon.watch_seconds` when not
     given) and whether it may not fit the job's own budget by the launch's rule
-    (`own_budget.LaunchFit.safe`: a launch there asks for --yes); False without a budget."""
+    (`budget_may_not_fit`, `own_budget.LaunchFit.safe`: a launch there asks for --yes, or
+    is refused) and whether it does not fit (`budget_does_not_fit`,
+    `own_budget.LaunchFit.fits`: a launch there is refused); False without a budget."""
     if interval_seconds is None:
         interval_seconds = effective().daemon.watch_seconds
-    budget = job.job.constraints.budget_usd
     worst = [own_budget.pessimistic_usd(job, row) for _, row in shown.iterrows()]
     prices = [float(p) for p in shown["usd_per_hour"]]
     ahead = [own_budget.ahead_usd(p, interval_seconds) for p in prices]
-    risky = [budget is not None and not own_budget.LaunchFit(
-        job.name, own_budget.OWN, float(cost), pessimistic, float(budget),
-        ahead_usd=charge).safe
-        for cost, pessimistic, charge in zip(shown["expected_cost"], worst, ahead, strict=True)]
+    fits = [launch_fit(job, {"expected_cost": cost, "pessimistic_cost": pessimistic,
+                             "ahead_cost": charge})
+            for cost, pessimistic, charge in zip(shown["expected_cost"], worst, ahead, strict=True)]
+    risky = [f is not None and not f.safe for f in fits]
+    refused = [f is not None and not f.fits for f in fits]
     return shown.assign(pessimistic_cost=pd.Series(worst, index=shown.index, dtype=float),
                         ahead_cost=pd.Series(ahead, index=shown.index, dtype=float),
                         ahead_said=pd.Series([own_budget.ahead_said(interval_seconds, p)
                                               for p in prices], index=shown.index,
                                              dtype=object),
-                        budget_may_not_fit=pd.Series(risky, index=shown.index, dtype=bool))
+                        budget_may_not_fit=pd.Series(risky, index=shown.index, dtype=bool),
+                        budget_does_not_fit=pd.Series(refused, index=shown.index, dtype=bool))

@@ -99,7 +99,7 @@ def test_json_gives_no_figure_of_the_assumed_hour_as_the_jobs_own(
     for row in doc["rankings"][0]["ranking"]:
         for key in ("steps_per_second", "work_hours", "start_hours", "start_cost",
                     "expected_hours", "expected_cost", "pessimistic_cost",
-                    "budget_may_not_fit"):
+                    "budget_may_not_fit", "budget_does_not_fit"):
             assert row[key] is None, key
             assert key in row["assumed"]
         assert row["usd_per_work_hour"] == row["assumed"]["expected_cost"]
