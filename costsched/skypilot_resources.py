@@ -384,6 +384,13 @@ def _accelerators(value: Any, where: str, fail: Fail,
     return list(dict.fromkeys(out)), notes
 
 
+def _instead(gpu: str, count: int, clouds: set[str]) -> str:
+    """' (on gcp A100-80GB comes as 1, 2, 4 or 8 GPUs ...)': what the catalog has of a
+    GPU a set asked at a count its clouds (none: any cloud) lack; '' when nothing."""
+    said = "; ".join(offered_instead([(gpu, count)], clouds))
+    return f" ({said})" if said else ""
+
+
 def _cpu_type(instance_type: Any, scope: Scope) -> bool:
     """A task without accelerators: CPU work, unless it names a GPU instance type."""
     if instance_type is None:
@@ -410,10 +417,11 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         pairs = pd.Series(list(zip(types["gpu_model"], types["gpu_count"], strict=True)),
                           index=types.index)
         types = types[pairs.isin(scope.gpus)]
-        if scope.clouds and len(scope.gpus) > 1:  # a set: a GPU none of its clouds has
+        if len(scope.gpus) > 1:  # a set: a GPU (at its count) none of its clouds has
             had = set(zip(types["gpu_model"], types["gpu_count"], strict=True))
+            on = ", ".join(sorted(scope.clouds)) or "any cloud"
             scope.notes += [f"{where}.{key}: {g}:{n} dropped: no instance type of the "
-                            f"catalog on {', '.join(sorted(scope.clouds))} has it"
+                            f"catalog on {on} has it{_instead(g, n, scope.clouds)}"
                             for g, n in scope.gpus if (g, n) not in had and had]
     for column, limit, unit, field_name in (("vcpus", cpus, "vCPUs", "cpus"),
                                             ("memory_gb", memory, "GB", "memory")):

@@ -215,9 +215,23 @@ def test_a_gpu_of_a_set_none_of_the_tasks_clouds_has_is_named_with_the_cloud() -
     spec = task("resources: {accelerators: {H100: 1, A100-80GB: 1}, infra: aws}\nrun: x")
     assert {r["gpu_model"] for r in rows(spec)} == {"H100"}
     assert ("resources.accelerators: A100-80GB:1 dropped: no instance type of the catalog "
-            "on aws has it") in spec.task.notes
+            "on aws has it (on aws A100-80GB comes as 8 GPUs (p4de.24xlarge); A100-80GB:1 "
+            "is offered on azure (Standard_NC24ads_A100_v4) and gcp (a2-ultragpu-1g))"
+            ) in spec.task.notes
     both = task("resources: {accelerators: {H100: 1, A100-80GB: 1}}\nrun: x")
     assert not any("dropped" in n for n in both.task.notes)
+
+
+def test_a_gpu_count_of_a_set_no_cloud_has_is_named_with_the_counts_there_are() -> None:
+    """{A100-80GB: 3, H100: 1} on every cloud: no cloud has 3xA100-80GB; the set keeps
+    H100:1 and says why A100-80GB:3 left it, with the counts the catalog has it at."""
+    spec = task("resources: {accelerators: {A100-80GB: 3, H100: 1}, use_spot: true}\nrun: x")
+    assert {r["gpu_model"] for r in rows(spec)} == {"H100"}
+    [note] = [n for n in spec.task.notes if "A100-80GB" in n]
+    assert note.startswith("resources.accelerators: A100-80GB:3 dropped: no instance type of "
+                           "the catalog on any cloud has it (on aws A100-80GB comes as 8 GPUs "
+                           "(p4de.24xlarge); "), note
+    assert note.endswith("; on gcp A100-80GB comes as 1, 2, 4 or 8 GPUs)"), note
 
 
 def test_emit_keeps_a_gangs_nodes_and_writes_buckets_as_skypilot_reads_them() -> None:

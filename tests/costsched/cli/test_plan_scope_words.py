@@ -47,7 +47,7 @@ def test_a_gpu_a_task_s_cloud_lacks_is_noted_once(cli, tmp_path: Path) -> None: 
                  "  accelerators: {L4: 1, A10G: 1}\n  use_spot: true\nrun: 'true'\n")
     notes = [n for n in _notes(cli, path) if "A10G" in n]
     assert notes == ["resources.accelerators: A10G:1 dropped: no instance type of the "
-                     "catalog on gcp has it"]
+                     "catalog on gcp has it (A10G:1 is offered on aws)"]
 
 
 def test_prices_elsewhere_say_their_market(cli, tmp_path: Path) -> None:  # noqa: ANN001
