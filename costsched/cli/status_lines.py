@@ -184,9 +184,9 @@ def _short_next(s: service.JobStatus) -> str:
     if not s.start_went_nowhere:
         return (f"`costsched start {s.record.id}` does the rest from its newest verified "
                 "checkpoint")
-    return (f"its start made no progress: it exited 0 at step {s.step:,.0f} again, so its "
-            f"command stops there by itself (check its `run` against `steps: "
-            f"{s.own_total:,.0f}`)")
+    return (f"its start made no progress: it exited 0 at step {s.step:,.0f}, no further than "
+            "its run before, so its command stops there by itself (check its `run` against "
+            f"`steps: {s.own_total:,.0f}`)")
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:

@@ -50,6 +50,6 @@ def test_a_start_that_ends_short_at_the_same_step_says_the_command_stops_there(
     assert store.jobs.get(job.id).state == "succeeded"
     said = _said(store, launcher, job.id, capsys)
     assert f"`costsched start {job.id}` does the rest" not in said, said
-    assert (f"its start made no progress: it exited 0 at step {HALF:,} again, so its "
-            f"command stops there by itself (check its `run` against `steps: {STEPS:,}`)"
-            ) in said, said
+    assert (f"its start made no progress: it exited 0 at step {HALF:,}, no further than its "
+            "run before, so its command stops there by itself (check its `run` against "
+            f"`steps: {STEPS:,}`)") in said, said
