@@ -126,8 +126,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s)) else []
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
-            f"{s.steps_not_reached}; `costsched start {s.record.id}` does the rest from its "
-            "newest verified checkpoint")) if line]
+            f"{s.steps_not_reached}; {_short_next(s)}")) if line]
         said = problems(s, brief, assumed_figures) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
@@ -177,6 +176,17 @@ def lost_lines(s: service.JobStatus) -> list[str]:
     return [f"restarted at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}" if e in s.restarted else
             recovery_line(e, s.moves, placed, s.waits)
             for e in sorted((*s.recovered, *s.restarted), key=lambda e: e.id)]
+
+
+def _short_next(s: service.JobStatus) -> str:
+    """What a job that ended short does next: `start` does the rest, unless a start of it
+    ended at no further step (its command stops there by itself)."""
+    if not s.start_went_nowhere:
+        return (f"`costsched start {s.record.id}` does the rest from its newest verified "
+                "checkpoint")
+    return (f"its start made no progress: it exited 0 at step {s.step:,.0f}, no further than "
+            "its run before, so its command stops there by itself (check its `run` against "
+            f"`steps: {s.own_total:,.0f}`)")
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:

@@ -28,13 +28,15 @@ def budget_cells(states: Sequence[Any], spent_places: int | None = None,
     `spent_places` (the store's scale, at which the jobs' costs beside it read:
     '$0.00185', not '$0.0019'). `written`: each job's cost, exact and as written at that
     scale (the sum of its parts as written), by id, which a job's own budget's spent
-    reads as, and a stopped job's forecast (its spend) too."""
+    reads as, and a stopped job's forecast (its spend) too, where the rows read at that
+    scale (never '$0.01' beside 'committed $0.0275': the row's one precision first)."""
     figures = [[getattr(s, f) for s in states] for f in FIGURES]
     places = figure_places(states, spent_places)
     columns = [[usd(v, places) for v in values] for values in figures]
+    at_scale = spent_places is not None and places == spent_places
     for i, s in enumerate(states):  # a job's own budget: its spend as the job's cost reads
         found = (written or {}).get(s.jobs[0]) if s.kind == "job" and len(s.jobs) == 1 \
-            else None
+            and at_scale else None
         if found is not None and spent_places is not None and abs(found[0] - s.spent_usd) < 1e-9:
             columns[0][i] = charged_usd(found[1], spent_places)
             if abs(s.forecast_usd - s.spent_usd) < 1e-9:  # a stopped job's: its spend

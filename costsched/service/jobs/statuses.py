@@ -211,6 +211,20 @@ class JobStatus:
         return short_words(done, total)
 
     @property
+    def start_went_nowhere(self) -> bool:
+        """Whether it `ended short` again under a start, at no step past the one its run
+        before it reached: its command stops there by itself (another start bills one more
+        run that ends there too)."""
+        if not self.steps_not_reached or not self.cost.charged:
+            return False
+        newest = max(self.cost.charged, key=lambda p: p.id)
+        if newest.reason != "start":
+            return False
+        reached = {r[0]: float(r[4]) for r in self.readings}  # by placement: its last step
+        before = [v for k, v in reached.items() if k != newest.id]
+        return bool(before) and reached.get(newest.id, self.step) <= max(before)
+
+    @property
     def shown_state(self) -> str:
         """Its state as every view shows it (`vocabulary.job_state`); a failed instance
         with restarts on errors left reads 'recovering', as the next pass restarts it."""
