@@ -547,8 +547,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         return
     from costsched.store.new_store import made_new
 
-    if revision == "head" and made_new(engine):  # a new store: neither
-        return
+    if revision == "head" and write(engine, partial(made_new, lock_key=_UPGRADE_LOCK)):
+        return  # a new store: neither
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 

@@ -12,7 +12,6 @@ import secrets
 from sqlalchemy import (
     Column,
     Connection,
-    Engine,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -25,37 +24,32 @@ from sqlalchemy import (
 from costsched.store_revision import VERSION_TABLE, newest_revision
 
 
-def made_new(engine: Engine) -> bool:
+def made_new(conn: Connection, lock_key: int) -> bool:
     """Make the store's tables at the newest revision when the database has none of them
     and no revision (True); False, touching nothing, when it has (a store the revisions
-    bring up to date) or the newest revision cannot be told without Alembic. Under the
-    database's write lock (SQLite) or the upgrades' advisory lock (PostgreSQL): of two
-    processes making one store at once, the second finds it made."""
-    from costsched.store.database import _UPGRADE_LOCK, write
+    bring up to date) or the newest revision cannot be told without Alembic. Run in the
+    caller's write (`database.write`: SQLite's write lock), under the upgrades' advisory
+    lock `lock_key` on PostgreSQL: of two processes making one store at once, the second
+    finds it made."""
     from costsched.store.schema import metadata
 
     newest = newest_revision()
     if newest is None:
         return False
-
-    def make(conn: Connection) -> bool:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _UPGRADE_LOCK})
-        present = set(inspect(conn).get_table_names())
-        if VERSION_TABLE in present or present & set(metadata.tables):
-            return False
-        metadata.create_all(conn)
-        _stamp(conn, newest)
-        return True
-
-    return write(engine, make)
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key})
+    present = set(inspect(conn).get_table_names())
+    if VERSION_TABLE in present or present & set(metadata.tables):
+        return False
+    metadata.create_all(conn)
+    _stamp(conn, newest)
+    return True
 
 
 def _stamp(conn: Connection, revision: str) -> None:
     """The identity row revision 0016 writes, and Alembic's version table as Alembic makes
     it, holding `revision`."""
-    from costsched.store.schema import store_identity
-    from costsched.store.scope import SCOPE_BYTES
+    from costsched.store.schema import SCOPE_BYTES, store_identity
 
     conn.execute(insert(store_identity).values(id=1, scope=secrets.token_hex(SCOPE_BYTES)))
     version = Table(VERSION_TABLE, MetaData(),

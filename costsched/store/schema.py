@@ -218,6 +218,8 @@ moves = Table(
     Index("uq_moves_open_per_job", "job_id", unique=True, sqlite_where=text(OPEN_MOVES)),
 )
 
+SCOPE_BYTES = 5  # a store's id: 10 lowercase hex digits, valid in every cloud's names and tags
+
 # The store's id (one row, made once by revision 0016): what tells its launches from those
 # of another store using the same cloud account (`costsched.store.scope`).
 store_identity = Table(

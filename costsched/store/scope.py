@@ -27,9 +27,8 @@ from sqlalchemy import Engine, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from costsched.store.database import write
-from costsched.store.schema import store_identity
+from costsched.store.schema import SCOPE_BYTES, store_identity
 
-SCOPE_BYTES = 5  # 10 lowercase hex digits: valid in every cloud's names, labels and tags
 _ATTEMPT = re.compile(r"(?:([0-9a-f]{8,16})-)?j(\d+)-m(\d+)-(\d+)")
 _SCOPES: weakref.WeakKeyDictionary[Engine, str] = weakref.WeakKeyDictionary()
 
