@@ -302,18 +302,20 @@ class Scale(NamedTuple):
         return {"usd": self.usd, "hours": self.hours}
 
 
-def _scale_decimals(smallest: float | None) -> int:
+def _scale_decimals(smallest: float | None, money: bool = False) -> int:
     if not _known(smallest) or abs(float(smallest)) < NOISE:  # type: ignore[arg-type]
         return MAX_DECIMALS  # nothing settled yet: a running charge reads '<$0.0001'
-    return decimals([smallest], most=FINEST)
+    # Under a dime, cents would lose a tenth of it or more (`decimals_kept`).
+    kept = MAX_DECIMALS if money and abs(float(smallest)) < SMALL_USD else 0  # type: ignore[arg-type]
+    return max(decimals([smallest], most=FINEST), kept)
 
 
 def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Scale:
     """The scale of a store whose smallest non-zero settled charge is `smallest_usd`
     dollars over `smallest_hours` hours (each the smallest of its kind; None: none
-    settled): the decimals each needs for two significant digits, between 2 and FINEST;
-    MAX_DECIMALS while none has settled."""
-    return Scale(_scale_decimals(smallest_usd), _scale_decimals(smallest_hours))
+    settled): the decimals each needs for two significant digits, between 2 and FINEST
+    (money: MAX_DECIMALS at least under a dime); MAX_DECIMALS while none has settled."""
+    return Scale(_scale_decimals(smallest_usd, money=True), _scale_decimals(smallest_hours))
 
 
 def charged_usd(value: float | None, places: int) -> str:

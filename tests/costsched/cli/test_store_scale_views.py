@@ -71,6 +71,9 @@ def test_the_scale_is_the_smallest_settled_charge_s_and_running_ones_do_not_set_
     store.dispose()
     assert store_scale(None, None) == Scale(4, 4)  # none settled yet: '<$0.0001'
     assert store_scale(12.5, 3.0) == Scale(2, 2)
+    # Under a dime, cents would lose a tenth of it or more.
+    assert store_scale(0.0397, 0.012) == Scale(4, 2)  # '$0.0397', never '$0.04'
+    assert store_scale(0.25, 0.5) == Scale(2, 2)
 
 
 def test_a_total_is_the_sum_of_its_parts_as_written() -> None:

@@ -59,5 +59,6 @@ def test_status_multiplies_out_the_placements_hours(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     found = re.search(r"billed ([0-9.]+) h x \$0\.9180/h = (\$[0-9.]+)", result.stdout)
     assert found is not None, result.stdout
-    assert found[1] == "0.036", result.stdout  # 0.0356 h as it reads, never 0.03
+    # $0.0326 (under a dime: four decimals) as 0.03556 h at its price, never 0.03 h
+    assert (found[1], found[2]) == ("0.03556", "$0.0326"), result.stdout
     _multiplies_out(found[1], found[2])
