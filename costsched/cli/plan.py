@@ -31,6 +31,7 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.cli.plan_cells import ranking_cells
+from costsched.cli.plan_placed import placed_note, placement_json, placing_launcher
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
 from costsched.taskfile import read_jobs
@@ -118,7 +119,8 @@ def plan(
             store = held.enter_context(using(db))
             result = plan_jobs(store, specs, at=at, objective=objective, deadline=deadline,
                                budget=budget, weight=weight, quota=quota, availability=availability,
-                               progress=report, share_instances=share_instances)
+                               progress=report, share_instances=share_instances,
+                               launcher=placing_launcher(explain, emit))
         from costsched.cli.launch_given import warn_local_mounts, warn_written_envs
         from costsched.cli.plan_launch_needs import note_unrunnable
         from costsched.config import effective
@@ -387,7 +389,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *figures.notes(shown, work, hint, steps_estimated),
              *filter(None, [figures.rate_note(shown, p.job.nodes),
                             figures.interval_note(result.interval(index), shown)]),
-             *filter(None, [figures.budget_note(p.job, shown)])]
+             *filter(None, [figures.budget_note(p.job, shown),
+                            placed_note(result.launch_of(index), p.ranked, shown)])]
     if baseline:
         notes.append(baseline)
     old = stale(shown, result.at, stale_after)
@@ -561,6 +564,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "ranking_index": index_of[i],
                 "booked": (result.booked[i].as_dict(result.at)
                            if result.booked and result.booked[i] is not None else None),
+                "launch_placement": placement_json(result.launch_of(i)),
             }
 
     out: dict = {"at": result.at, "objective": result.objective,

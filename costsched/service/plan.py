@@ -41,6 +41,7 @@ from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
 from costsched.service.jobs.market import measured_rates
+from costsched.service.launch_place import LaunchPlacement, launch_placements
 from costsched.service.plan_explain import (
     assumed_rate_line,
     gang_line,
@@ -85,6 +86,9 @@ class PlanResult:
     booked: tuple[BookedPlans | None, ...] = ()
     # Per job, its checkpoint interval and where it comes from (`plan_interval`).
     intervals: tuple[Interval, ...] = ()
+    # Per job, where `launch` places it when its deadline policy does, not the ranking's
+    # order (`service.launch_place`); () when no launcher was given or no job is such.
+    launch: tuple[LaunchPlacement | None, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -123,6 +127,11 @@ class PlanResult:
             rows.append({"job": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
                          **best, "reason": p.reason})
         return pd.DataFrame(rows)
+
+    def launch_of(self, index: int) -> LaunchPlacement | None:
+        """Where `launch` places job `index` when its deadline policy does (None when the
+        launch takes the ranking's order, or the plan was made without a launcher)."""
+        return self.launch[index] if index < len(self.launch) else None
 
     def interval(self, job: str | int = 0) -> Interval | None:
         """Job `job`'s checkpoint interval and whether its file sets it (None: not known,
@@ -284,6 +293,7 @@ def plan(
     table: ThroughputTable | None = None,
     progress: Progress | None = None,
     share_instances: bool = False,
+    launcher: str | None = None,
 ) -> PlanResult:
     """Rank offerings by expected cost and time for each job, with the prices in `store`
     as of `at` (default now); for several jobs, also place them all at once. The job
@@ -297,7 +307,8 @@ def plan(
     availability observations (else per-cloud defaults). `share_instances`: in a
     collection, jobs that can run on one GPU may share multi-GPU instances, one GPU each
     (an integer program; the plan lists the instances). `table`: the throughputs
-    (default the bundled ones with the user's).
+    (default the bundled ones with the user's). `launcher` (a launcher's name): say where
+    `launch` on it places each job its deadline policy places (`PlanResult.launch`).
     `progress(stage, done, total)` is called as the work advances.
 
     Jobs identical but for their name, run and envs (a sweep's) are ranked once. A job that
@@ -372,6 +383,8 @@ def plan(
         rankings = {id(p.ranked): p for p in plans}.values()
         quota_note = quotas.unknown_note({c for p in rankings for c in p.choices["cloud"]})
         booked = booked_for(opened, plans, when)
+        launch = (() if launcher is None or not all(p.best is not None for p in plans)
+                  else launch_placements(opened, resolved, when, launcher))
     collection = None
     if several:
         from costsched.optimize.collection import POLICIES, plan_collection_shared
@@ -384,7 +397,7 @@ def plan(
     intervals = tuple(interval_of(spec, r.checkpoint_hours, source)
                       for (source, spec), r in zip(specs, resolved, strict=True))
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
-                      booked=booked, intervals=intervals)
+                      booked=booked, intervals=intervals, launch=launch)
 
 
 def _step(progress: Progress | None, stage: str) -> None:

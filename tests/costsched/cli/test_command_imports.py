@@ -132,13 +132,20 @@ def test_commands_on_a_store_not_made_yet_load_no_migration(env: dict[str, str],
     assert "sqlalchemy" in loaded and "alembic" not in loaded, loaded  # the probe sees
 
 
+LAUNCH_MACHINERY = ("costsched.service.jobs.runs", "costsched.migration.launcher",
+                    "costsched.store.moves")
+
+
 def test_plan_loads_no_launch_machinery(env: dict[str, str]) -> None:
     """A plan starts nothing: it loads neither the job runs' module, the migration
-    machine's launcher nor the moves' store (a launch does)."""
-    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
-                           watched=("costsched.prices", "costsched.service.jobs.runs",
-                                    "costsched.migration.launcher", "costsched.store.moves"))
+    machine's launcher nor the moves' store (a launch does), unless the job is one its
+    deadline policy places: then the plan asks the launch's own decision where it goes."""
+    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50.yaml")]], env,
+                           watched=("costsched.prices", *LAUNCH_MACHINERY))
     assert codes == [0] and loaded == ["costsched.prices"], loaded  # the probe sees the planner
+    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
+                           watched=LAUNCH_MACHINERY)
+    assert codes == [0] and "costsched.service.jobs.runs" in loaded, loaded  # (it sees them)
 
 
 def test_status_loads_no_task_reader_or_booking_planner(env: dict[str, str]) -> None:

@@ -35,7 +35,7 @@ def test_a_plan_of_one_job_loads_no_collection_or_job_rooms(tmp_path: Path) -> N
     env = {**os.environ, "HOME": str(tmp_path), "COSTSCHED_DB": db,
            "COSTSCHED_DISCOVERED_TYPES": str(tmp_path / "none.csv"),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    code, loaded = loaded_by(["plan", str(EXAMPLES / "resnet50-anywhere.yaml")], env)
+    code, loaded = loaded_by(["plan", str(EXAMPLES / "resnet50.yaml")], env)
     assert code == 0 and loaded == []
     code, loaded = loaded_by(["plan", str(EXAMPLES / "resnet50-anywhere.yaml"),
                               str(EXAMPLES / "tinyproject" / "sky.yaml")], env)

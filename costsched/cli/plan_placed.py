@@ -1,0 +1,75 @@
+"""`plan`'s line for a job that `launch` places by its deadline policy rather than by the
+table's order (`service.launch_place`): where it starts, what that costs if spot lasts,
+multiplied out, and how to take the table's first row instead."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from costsched.amounts import times, usd
+
+if TYPE_CHECKING:  # (a task refused as it is read loads nothing heavy)
+    import pandas as pd
+
+    from costsched.service.launch_place import LaunchPlacement
+
+
+def placing_launcher(explain: str | None, emit: str | None) -> str | None:
+    """The launcher `launch` would use (the configuration's), for a plan that shows its
+    tables or JSON; None for --explain and --emit, which say nothing of it."""
+    if explain is not None or emit is not None:
+        return None
+    from costsched.config import effective
+
+    return effective().launch.launcher
+
+
+def placement_json(placed: LaunchPlacement | None) -> dict | None:
+    """A job's `launch_placement` in `plan --json` (null when launch takes the ranking's
+    order)."""
+    return None if placed is None else placed.as_dict()
+
+
+def placed_note(placed: LaunchPlacement | None, ranked: pd.DataFrame,
+                shown: pd.DataFrame) -> str:
+    """The line under a job's table saying where `launch` places it ('' when launch takes
+    the table's order). `ranked`: every offering of the job's plan, `shown`: the rows the
+    table shows, best first."""
+    if placed is None:
+        return ""
+    if placed.refused:
+        return f"launch refuses it: {placed.refused}"
+    policy = f"by its deadline policy {placed.policy}"
+    first = str(shown["offering"].iloc[0]) if len(shown) else ""
+    if placed.offering == first:
+        return (f"launch places it on #1 {policy}: spot while it lasts, on-demand of its type "
+                f"when the deadline needs it")
+    return (f"launch places it {policy}, not by this table's order: on {placed.offering} "
+            f"({_where(placed.offering, ranked, shown)}){_cost(placed)}, on-demand of its "
+            f"type when the deadline needs it; `costsched launch --offering '{first}'` takes "
+            f"#1 instead")
+
+
+def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame) -> str:
+    """Where the table has the offering: its row, why it is left out, or that it ranks
+    below the rows shown."""
+    rows = list(shown["offering"])
+    if offering in rows:
+        return f"#{rows.index(offering) + 1} here"
+    mine = ranked[ranked["offering"] == offering]
+    why = str(mine["excluded"].iloc[0]) if len(mine) else ""
+    if why:
+        return f"left out of this table: {why}, on spot alone"
+    return f"below the {len(rows)} rows shown"
+
+
+def _cost(placed: LaunchPlacement) -> str:
+    """', H h x $P/h = $T if spot lasts' (its work and its start at its price, as the
+    policy weighs it), or '' where the figures are not known."""
+    if not (placed.usd == placed.usd and placed.usd_per_hour > 0):
+        return ""
+    written = times(placed.usd / placed.usd_per_hour, placed.usd_per_hour, placed.usd)
+    if written is None:
+        return f", {usd(placed.usd)} if spot lasts"
+    h, price, money = written
+    return f", {h} h x {price}/h = {money} if spot lasts"

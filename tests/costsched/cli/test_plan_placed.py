@@ -1,0 +1,98 @@
+"""`plan` says where `launch` places a job that its deadline policy places (a deadline, and
+on-demand allowed) when that is not the table's first row: the offering, what it costs
+there if spot lasts, multiplied out, and the `--offering` that takes #1 instead. Both are
+checked against real launches on the local launcher (a real SQLite store, the bundled
+list prices)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+# ResNet-50's 200,190 steps within 24 h, anywhere: the deadline policy weighs the spot
+# offerings otherwise than the table, each alone, does.
+JOB = """\
+name: {name}
+run: {python} -c 'import time; time.sleep(120)'
+model: ResNet-50 (batch size 64)
+steps: 200190
+constraints: {{deadline: 24h{markets}}}
+"""
+
+
+def job(tmp_path: Path, name: str, markets: str = "") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(JOB.format(name=name, python=sys.executable, markets=markets))
+    return path
+
+
+@pytest.fixture
+def no_supervisor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
+
+
+def placed_at(cli, name: str) -> str:
+    """The offering a launched job runs on, as `status --json` names it."""
+    out = cli("status", name, "--json")
+    assert out.exit_code == 0, out.output
+    p = json.loads(out.output)["jobs"][0]["placement"]
+    return f"{p['cloud']} {p['zone'] or p['region']} {p['instance_type']} " \
+           f"{p['market'].replace('_', '-')}"
+
+
+def test_plan_says_where_launch_places_a_deadline_job(cli, tmp_path, no_supervisor) -> None:
+    path = job(tmp_path, "anywhere")
+    planned = cli("plan", path, "--json")
+    assert planned.exit_code == 0, planned.output
+    doc = json.loads(planned.output)
+    placed = doc["jobs"][0]["launch_placement"]
+    first = doc["rankings"][0]["ranking"][0]["offering"]
+    assert placed["policy"] == "spot-hedge"
+    assert placed["offering"] != first  # the case the line is for
+    text = " ".join(cli("plan", path).output.split())
+    line = re.search(r"launch places it by its deadline policy spot-hedge, not by this "
+                     r"table's order: on (.+?) \((.+?)\), (\S+) h x \$(\S+)/h = \$(\S+) if "
+                     r"spot lasts, on-demand of its type when the deadline needs it; "
+                     r"`costsched launch --offering '(.+?)'` takes #1 instead", text)
+    assert line, text
+    assert line[1] == placed["offering"] and line[6] == first
+    # multiplied out at the decimals shown
+    product = Decimal(line[3]) * Decimal(line[4])
+    places = -Decimal(line[5]).as_tuple().exponent
+    assert product.quantize(Decimal(1).scaleb(-places)) == Decimal(line[5])
+    try:
+        # what the plan said is what launch does
+        launched = cli("launch", path, "--wait", "0")
+        assert launched.exit_code == 0, launched.output
+        assert placed_at(cli, "anywhere") == placed["offering"]
+        # and the hint takes #1
+        other = job(tmp_path, "first")
+        launched = cli("launch", other, "--wait", "0", "--offering", first)
+        assert launched.exit_code == 0, launched.output
+        assert placed_at(cli, "first") == first
+    finally:
+        cli("stop", "anywhere")
+        cli("stop", "first")
+
+
+def test_a_job_the_table_places_gets_no_line(cli, tmp_path) -> None:
+    """Spot only: no on-demand to fall back on, so the cost policy takes the table's
+    order, and plan says nothing more."""
+    path = job(tmp_path, "spotonly", ", markets: [spot]")
+    planned = cli("plan", path, "--json")
+    assert planned.exit_code == 0, planned.output
+    assert json.loads(planned.output)["jobs"][0]["launch_placement"] is None
+    assert "launch places it" not in cli("plan", path).output
+
+
+def test_explain_and_emit_do_not_ask(cli, tmp_path) -> None:
+    path = job(tmp_path, "anywhere")
+    for extra in (["--explain", "1"], ["--emit", "sky"]):
+        out = cli("plan", path, *extra)
+        assert out.exit_code == 0, out.output
+        assert "launch places it" not in out.output
