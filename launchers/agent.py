@@ -182,7 +182,7 @@ class Agent:
         one its marker holds, else the one reported when its newest file was written."""
         self.progress.sample()
         if (p := self.publisher).publish_changed(final):
-            self.checkpoint_step = self.progress.step_at(p.written_ns, p.said_step)
+            self.checkpoint_step = self.progress.step_at(p.written_ns, p.said_step, p.named_step)
 
     # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------
 

@@ -1,15 +1,19 @@
 """The steps a job reported, each with the time its progress file was written: what gives a
 checkpoint version its step. The agent publishes a version at its next poll, seconds after
 the job wrote its files, and the job has trained on meanwhile; the version's step is the
-one the job wrote into its commit marker when it saved (`saved_step`), else the one it had
-reported by the time its newest file was written (the files' modification time and the
-progress file's are read off one clock, the file system's)."""
+one the job wrote into its commit marker when it saved (`saved_step`), else the step its
+new files are named by (`checkpoint-600/`, `ckpt-000600.npz`) where the job reported that
+step just before, else the one it had reported by the time its newest file was written (the
+files' modification time and the progress file's are read off one clock, the file
+system's)."""
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from collections import deque
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,6 +25,26 @@ REPORTED_WITH_NS = 20_000_000
 _KEPT = 20_000  # readings kept: minutes of a job that reports every step
 _DIGITS = 20  # the longest step a commit marker may hold (more: not a step)
 _MARKER_BYTES = 64  # a longer marker holds no step
+# A step a save's name gives is its step where it lies between the step the job had
+# reported this long before the save's newest file and the one it had reported by then: a
+# name's number that is an epoch, a version or a date lies far below, or beyond.
+NAMED_WITHIN_NS = 2_000_000_000
+_LAST_NUMBER = re.compile(r"(\d{1,20})(?!.*\d)")
+
+
+def named_step(names: Iterable[str]) -> int | None:
+    """The step a save's new files are named by: the last number in the name of each one's
+    top folder or file under the checkpoint directory, its suffix left out
+    (`checkpoint-600/model.npz`, `ckpt-000600.npz`, `epoch=3-step=600.ckpt`: 600), the
+    largest of them; None where no name holds a number."""
+    found = []
+    for name in names:
+        top = name.split("/", 1)[0]
+        stem = top if "/" in name else top.rsplit(".", 1)[0]
+        match = _LAST_NUMBER.search(stem)
+        if match:
+            found.append(int(match[1]))
+    return max(found) if found else None
 
 
 def read_progress(path: Path) -> int | None:
@@ -104,17 +128,31 @@ class ProgressReadings:
             first = written
         return None if first is None else first / 1e9
 
-    def step_at(self, written_ns: int, said: int | None = None) -> int | None:
+    def step_at(self, written_ns: int, said: int | None = None,
+                named: int | None = None) -> int | None:
         """A checkpoint version's step: `said`, the step the job wrote into its commit
-        marker, when it did (`saved_step`); else the step it had reported when the version's
-        newest file was written at `written_ns`: its last reading written by then (or just
-        after: REPORTED_WITH_NS, for a job that saves, then reports the step it saved); with
-        none (its files were written before the run's first report), the step the run
-        started from (`begin`)."""
+        marker, when it did (`saved_step`); else `named`, the step its new files are named
+        by (`named_step`), where it lies between the step the job had reported
+        NAMED_WITHIN_NS before the newest file was written at `written_ns` and the one it
+        had reported by then (the agent's readings are seconds apart: a step reported just
+        before the save may be read by none); else the step it had reported
+        by then: its last reading written by then (or just after: REPORTED_WITH_NS, for a
+        job that saves, then reports the step it saved); with none (its files were written
+        before the run's first report), the step the run started from (`begin`)."""
         if said is not None:
             return said
+        timed = self._reported_by(written_ns + REPORTED_WITH_NS)
+        if named is not None and timed is not None:
+            before = self._reported_by(written_ns - NAMED_WITHIN_NS)
+            if (before or 0) <= named <= timed:
+                return named
+        return timed
+
+    def _reported_by(self, at_ns: int) -> int | None:
+        """The step of the run's last reading written by `at_ns` (the step it started from
+        before its first)."""
         for written, step in reversed(self.readings):
-            if written <= written_ns + REPORTED_WITH_NS:
+            if written <= at_ns:
                 return step
         return self.start
 

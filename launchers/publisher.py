@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launchers.checkpoints import Checkpoint, CheckpointStore, CorruptCheckpoint
-from launchers.progress_readings import saved_step
+from launchers.progress_readings import named_step, saved_step
 
 log = logging.getLogger("costsched.agent")
 
@@ -198,6 +198,7 @@ class Publisher:
         self._last: Checkpoint | None = None  # the version `version` names
         self.written_ns = 0  # when the newest file new in the last version published was
         self.said_step: int | None = None  # the step its marker holds (None: no step in it)
+        self.named_step: int | None = None  # the step its new files are named by (or None)
         self._marked = False  # the job commits its sets with the marker
         self._signature: frozenset | None = None  # the directory at the last look...
         self._still_since = 0.0  # ...unchanged since then (clock)
@@ -374,6 +375,7 @@ class Publisher:
         self.version = checkpoint.version
         self.written_ns = max(shas[name][1] for name in new)
         self.said_step = said
+        self.named_step = named_step(new)
         self._waiting_since = None
         log.info("published checkpoint version %d: %s (%d bytes, %d new)",
                  checkpoint.version, checkpoint.describe(), checkpoint.size, len(new))
