@@ -81,6 +81,7 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                                       source=observed_as(launcher.name))
             done = done or f"node {nodes} was preempted: replaced where it ran"
         if done:
+            done = _resume_step(done, after)
             # Where its stall began: the step it reported last before the loss, and when.
             line = f"instance {instance.id}: {done}" + (last_step_words(
                 instance.step, instance.step_at, when) if counted else "")
@@ -90,3 +91,17 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                                      level="info" if after.live else "warning",
                                      notify="recovery" if counted else ""))
         return after
+
+
+def _resume_step(done: str, after: Instance) -> str:
+    """A repair's line with the step the gang resumes from, as a single job's recovery says
+    it: '... resumes from its newest checkpoint (round 2), at step 465' (the checkpoint
+    rank 0 wrote when the gang paused); unchanged where that step is not known."""
+    said = "resumes from its newest checkpoint"
+    if said not in done or after.checkpoint_step is None:
+        return done
+    head, _, tail = done.partition(said)
+    rounds, paren, rest = tail.partition(")")
+    step = f", at step {after.checkpoint_step:,}"
+    return (f"{head}{said}{rounds}{paren}{step}{rest}" if paren and rounds.startswith(" (")
+            else f"{head}{said}{step}{tail}")
