@@ -353,6 +353,7 @@ def total(values: Sequence[float]) -> float:
 # --- a job's cost against a budget before it starts: `launch`'s check, `plan`'s flag -----
 
 PERCENTILE = 0.95  # the quantile of preemptions a pessimistic cost counts
+WORSE_PLACES = 2  # decimals beyond its others a launch line takes to read the two apart
 
 
 @dataclass(frozen=True)
@@ -401,10 +402,13 @@ class LaunchFit:
                                 self.start_usd])
         over = [v + self.ahead_usd for v in (self.expected_usd, self.pessimistic_usd)
                 if v + self.ahead_usd > self.left_usd]
-        # and a pessimistic cost above the expected one reads above it, never as it
+        # and a pessimistic cost above the expected one reads above it, where two more
+        # decimals show it (a difference below that is no risk worth a longer line: the
+        # two then read alike)
         worse = ([apart(self.pessimistic_usd, self.expected_usd, places)]
                  if self.pessimistic_usd > self.expected_usd else [])
-        return max([places, *(apart(v, self.left_usd, places) for v in over), *worse])
+        return max([places, *(apart(v, self.left_usd, places) for v in over),
+                    *(w for w in worse if w <= places + WORSE_PLACES)])
 
     def line(self) -> str:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")

@@ -142,3 +142,8 @@ def test_a_pessimistic_cost_above_the_expected_never_reads_as_it() -> None:
     assert "expected $2.999 (" in line and "pessimistic $3.001 (" in line, line
     same = LaunchFit("train", "its own budget", 3.0, 3.0, 5.0).line()
     assert "expected $3.00, pessimistic $3.00 " in same  # (no preemption: one figure)
+    # A difference of a millionth of the cost is no reason for eight decimals: the line
+    # keeps its own precision (at most two decimals more), and the two read alike.
+    close = LaunchFit("t", "its own budget", 0.01937425, 0.0193744, 3.0,
+                      start_usd=0.0005871).line()
+    assert "expected $0.0194 ($0.0006 of it to start it), pessimistic $0.0194 " in close
