@@ -559,18 +559,19 @@ def limit_bytes() -> int:
 
 
 def pack_workdir(workdir: str | None, where: str, job_file: str = "",
-                 written: Collection[str] = ()) -> dict | None:
+                 written: Collection[str] = (), known: Collection[str] = ()) -> dict | None:
     """Pack a job's workdir at launch: {"sha256", "size", "files", "path"} as the job's
     stored spec keeps it (None without a workdir). `where` names the spec in errors;
     `job_file`, `written`: the file it was read from and the secrets' values it writes;
-    every value costsched masks (`costsched.redact`: those given at launch, configured) is
-    kept out of it too."""
+    `known`, the job's other secrets' values (its envs named like a secret's); every value
+    costsched masks (`costsched.redact`: those given at launch, configured) is kept out of
+    it too."""
     if not workdir:
         return None
     try:
         limit = limit_bytes()  # the configuration read: its secrets are remembered
         packed = pack(Path(workdir), cache_dir(), limit, Path(job_file) if job_file else None,
-                      written, redact.remembered())
+                      written, {*known, *redact.remembered()})
     except InvalidInput as exc:
         # 'field workdir /x: not a directory', the field named once
         raise InvalidInput(f"{where}: field {prefixed('workdir', str(exc))}") from None

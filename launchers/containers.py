@@ -27,6 +27,7 @@ configuration folder of the agent's own that is deleted once the image is pulled
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import logging
@@ -34,6 +35,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import urllib.request
@@ -113,27 +115,49 @@ def image_spec(task: Mapping[str, Any], env_names: Iterable[str], gpus: bool
             "checkpoints_at": str(task.get("checkpoint_mount") or "")}
 
 
-DAEMON_TIMEOUT = 20.0  # seconds `docker info` may take to answer before it counts as down
+# Seconds `docker version` may take before the daemon counts as down: a running daemon
+# answers it at once (it asks only for the daemon's version, where `docker info` gathers
+# every container, image and plugin), and `plan` and `launch` wait this long for a broken one.
+DAEMON_TIMEOUT = 3.0
+_VERSION = ["version", "--format", "{{.Server.Version}}"]  # the daemon's; the client fails
 
 
 def runtime_missing(docker: str = DOCKER) -> str:
-    """'' when this machine can run containers (docker on PATH, its daemon answering),
-    else why not and what fixes it, e.g. "...no container runtime ('docker' is not on
-    PATH); install Docker"."""
-    if not shutil.which(docker):
+    """'' when this machine can run containers (docker on PATH, its daemon answering
+    within `DAEMON_TIMEOUT`), else why not and what fixes it, e.g. "...no container runtime
+    ('docker' is not on PATH); install Docker". Asked once in a pass (`costsched.passes`:
+    a sweep's jobs, one command's checks)."""
+    found = shutil.which(docker)
+    if not found:
         return f"no container runtime ({docker!r} is not on PATH); install Docker"
+    from costsched.passes import memo
+
+    return memo(("container runtime", found), lambda: _daemon_missing(found))
+
+
+def _daemon_missing(docker: str) -> str:
+    """`runtime_missing` of a client found on PATH: its daemon asked, in a session of its
+    own, which is killed (the client and whatever it started) when it does not answer."""
     try:
-        done = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"],
-                              capture_output=True, text=True, timeout=DAEMON_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return (f"Docker, whose daemon did not answer `docker info` in {DAEMON_TIMEOUT:g} s; "
-                "start Docker (sudo systemctl start docker)")
+        asked = subprocess.Popen([docker, *_VERSION], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True, errors="replace", start_new_session=True)
     except OSError as exc:
         return f"Docker, which cannot be run ({exc.strerror}); reinstall Docker"
-    if done.returncode == 0:
+    try:
+        _, err = asked.communicate(timeout=DAEMON_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(asked.pid, signal.SIGKILL)  # (not reaped yet: the group is its own)
+        asked.wait()
+        if asked.stderr is not None:
+            asked.stderr.close()
+        return (f"Docker, whose daemon did not answer `docker version` in "
+                f"{DAEMON_TIMEOUT:g} s; start Docker (sudo systemctl start docker)")
+    if asked.returncode == 0:
         return ""
-    said = next((line.strip() for line in done.stderr.splitlines() if line.strip()),
-                f"`docker info` exited with {done.returncode}")
+    said = next((line.strip() for line in err.splitlines() if line.strip()),
+                f"`docker version` exited with {asked.returncode}")
     if "permission denied" in said.lower():
         fix = "give your user access to Docker (sudo usermod -aG docker $USER, then log in again)"
     else:

@@ -22,13 +22,15 @@ def note_unrunnable(read: Sequence[tuple[str, Any]], launcher: str) -> None:
     if not tasks:
         return
     from costsched.cli.common import err_console, user_text
+    from costsched.passes import one_pass
     from launchers import make_launcher
 
     local = make_launcher(launcher)  # as `launch` makes it
     said: list[str] = []
-    for source, task in tasks:
-        refused = local.cannot_run(task)
-        line = f"note: launch needs: {source}: {refused}" if refused else ""
-        if line and line not in said:  # (a sweep's jobs share their file's)
-            said.append(line)
-            err_console.print(user_text(line), highlight=False, soft_wrap=True)
+    with one_pass():  # Docker's daemon asked once, for every task (a sweep's jobs)
+        for source, task in tasks:
+            refused = local.cannot_run(task)
+            line = f"note: launch needs: {source}: {refused}" if refused else ""
+            if line and line not in said:  # (a sweep's jobs share their file's)
+                said.append(line)
+                err_console.print(user_text(line), highlight=False, soft_wrap=True)

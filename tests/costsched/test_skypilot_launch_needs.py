@@ -201,7 +201,7 @@ def test_a_docker_image_task_is_refused_while_the_docker_daemon_is_stopped(
     assert _jobs(cli) == []
     assert not list(instances.glob("*/instance.json"))
     assert "Recovery armed" not in refused.output
-    assert [c["cmd"] for c in fake_docker.calls(log)] == ["info"]  # asked, nothing pulled
+    assert [c["cmd"] for c in fake_docker.calls(log)] == ["version"]  # asked, nothing pulled
 
 
 def test_a_cpu_task_launches_on_a_cpu_instance(cli, db_path: Path, tmp_path: Path,  # noqa: ANN001

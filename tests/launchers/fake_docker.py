@@ -15,11 +15,13 @@ $FAKE_DOCKER_LOG) and does what the call means on this machine, without a daemon
                                         SIGKILLed after SECONDS; recorded with whether it
                                         ended in time ("graceful")
     commit NAME TAG, rm -f NAME         recorded; rm ends a running "container" of that name
-    info --format {{.ServerVersion}}    the daemon's version
+    version --format {{.Server.Version}}    the daemon's version
 
 `install(folder, log)` writes the `docker` executable into `folder` (put it first on PATH);
 `install(folder, log, stopped=True)` one whose daemon is stopped: every call fails as the
-real client does then (its message on stderr, exit code 1).
+real client does then (its message on stderr, exit code 1); `install(folder, log,
+hung=True)` one whose daemon never answers: every call is recorded with its pid and the
+pid of a child it starts (a client's helper), and then waits for ever.
 """
 
 from __future__ import annotations
@@ -39,12 +41,12 @@ STOPPED = ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. 
            "docker daemon running?")  # what docker 24-27 says, its daemon stopped
 
 
-def install(folder: Path, log: Path, stopped: bool = False) -> Path:
+def install(folder: Path, log: Path, stopped: bool = False, hung: bool = False) -> Path:
     """A `docker` in `folder` that runs this stand-in, logging to `log`; with `stopped`,
-    its daemon is stopped."""
+    its daemon is stopped; with `hung`, it never answers."""
     folder.mkdir(parents=True, exist_ok=True)
     exe = folder / "docker"
-    down = "FAKE_DOCKER_STOPPED=1 " if stopped else ""
+    down = "FAKE_DOCKER_STOPPED=1 " if stopped else "FAKE_DOCKER_HUNG=1 " if hung else ""
     exe.write_text(f"#!/bin/sh\n{down}FAKE_DOCKER_LOG='{log}' exec '{sys.executable}' "
                    f"'{Path(__file__).resolve()}' \"$@\"\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
@@ -172,14 +174,20 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--config"]:
         config, argv = argv[1], argv[2:]
     cmd = argv[0] if argv else ""
+    if os.environ.get("FAKE_DOCKER_HUNG"):
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        _record({"cmd": cmd, "argv": ["docker", *argv], "daemon": "hung",
+                 "pid": os.getpid(), "helper": helper.pid})
+        time.sleep(3600)
+        return 1
     if os.environ.get("FAKE_DOCKER_STOPPED"):
         _record({"cmd": cmd, "argv": ["docker", *argv], "daemon": "stopped"})
-        if cmd == "info":
+        if cmd == "version":
             print()  # the client's part of --format, empty
         print(STOPPED, file=sys.stderr)
         return 1
-    if cmd == "info":
-        _record({"cmd": "info", "argv": ["docker", *argv]})
+    if cmd == "version":
+        _record({"cmd": "version", "argv": ["docker", *argv]})
         print("27.3.1")
         return 0
     if cmd == "login":

@@ -142,8 +142,9 @@ def refuse_bad_input(jobs: Jobs, launcher: Launcher, *, envs: Mapping[str, str] 
     (or not `offering`) can run, as `launch` would find them on a new store."""
     launcher.check_ready()
     specs = job_specs(jobs, envs=envs)
-    for source, spec in specs:
-        _refused(source, spec, launcher, secrets, checkpoint_root)
+    with one_pass():  # what a launcher asks of this machine (Docker's daemon), asked once
+        for source, spec in specs:
+            _refused(source, spec, launcher, secrets, checkpoint_root)
     if stand_in is None:
         return
     when = as_time(None)

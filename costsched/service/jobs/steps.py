@@ -340,11 +340,14 @@ def _newest_checkpoint(uri: str) -> int | None:
 def _pack_code(spec: JobSpec, source: str) -> dict | None:
     """The job's workdir packed once at launch (None without one): every instance of the
     job, recoveries and moves included, runs this code; its file (`source`), when it is in
-    the workdir, without the secrets' values it writes."""
+    the workdir, without the secrets' values it writes; and without any file that holds
+    the value of an env named like a secret's (its file's or one given with --env)."""
+    from costsched.skypilot_emit import secret_like_envs
     from launchers.codepack import pack_workdir
 
     return pack_workdir(spec.workdir, f"{source}: job {spec.name!r}", source,
-                        list(spec.task.written_secrets.values()))
+                        list(spec.task.written_secrets.values()),
+                        known=[spec.envs[n] for n in secret_like_envs(spec)])
 
 
 def _store_code(code: dict | None, checkpoint_uri: str) -> None:

@@ -19,7 +19,7 @@ def _words(text: str) -> str:
 
 
 def _fake_docker(folder: Path) -> None:
-    """A `docker` whose daemon does not answer, as `docker info` says it."""
+    """A `docker` whose daemon does not answer, as `docker version` says it."""
     folder.mkdir()
     script = folder / "docker"
     script.write_text("#!/bin/sh\necho 'Cannot connect to the Docker daemon at "
