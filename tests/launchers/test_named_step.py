@@ -2,8 +2,9 @@
 step where the job had reached it just before the save, even when the next step's report
 lands within REPORTED_WITH_NS of the save's newest file (which the timing rule alone would
 take for the checkpoint's). A number below the step the job had reported seconds before
-the save, or beyond the one it had reported by then (an epoch, a version) is not taken. The marker's step still wins. Both with the publisher driven by
-the test, and with a real local-launcher job preempted without notice."""
+the save, or beyond the one it had reported by then (an epoch, a version) is not taken.
+The marker's step still wins. Both with the publisher driven by the test, and with a real
+local-launcher job preempted without notice."""
 
 from __future__ import annotations
 
