@@ -6,10 +6,10 @@ step it reported at a stop is its checkpoint's, `halt`'s progress record; a reco
 note says "no step lost", `steps.resume_from`). One whose newest stop or notice lost steps
 loses the work since its newest checkpoint: the steps it reported past that checkpoint's
 step, at the speed the rest of it runs at (its measured speed where one is trusted, else
-its plan's, said so). Where its log knows neither (no stop or notice yet, no checkpoint
-step stored, or a checkpoint published since the one stored, whose step is not known),
-there is no figure: the decision model's assumption prices the move (half the checkpoint
-interval, `Overheads.lost_work_hours`), as it does in every replay.
+its plan's, said so), said with the hours they make. Where its log knows neither (no stop
+or notice yet, no checkpoint step stored, or a checkpoint published since the one stored,
+whose step is not known), there is no figure: the decision model's assumption prices the
+move (half the checkpoint interval, `Overheads.lost_work_hours`), as in every replay.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from datetime import datetime
 
 from costsched.decide.price import Decision
 from costsched.jobspec import ResolvedJob
+from costsched.measured import sps
 from costsched.model import RECOVERY_NOTE, InvalidInput, lost_steps_said
+from costsched.own_budget import span
 from costsched.passes import memo
 from costsched.store import PriceStore
 from costsched.store.job_log import EventRow
@@ -88,9 +90,10 @@ def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | N
     rate = float(pace.steps_per_second)
     if not math.isfinite(rate) or rate <= 0:
         return None
-    speed = "" if pace.basis.startswith(_MEASURED) else ", at its plan's speed"
-    return LostWork(steps / rate / 3600,
-                    f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}{speed}")
+    hours = steps / rate / 3600
+    whose = "" if pace.basis.startswith(_MEASURED) else "its plan's "
+    return LostWork(hours, f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}: "
+                           f"{span(hours)} at {whose}{sps(rate)} steps/s")
 
 
 def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:

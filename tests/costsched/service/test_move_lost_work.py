@@ -41,7 +41,8 @@ def test_a_move_loses_the_steps_since_the_job_s_checkpoint_at_its_measured_speed
     advice = _advice(store, launcher, job_id)
     hours = 120 / MEASURED_STEPS_PER_SECOND / 3600
     assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
-    assert advice.reason.endswith("; lost work: 120 steps since its checkpoint at step 600")
+    assert advice.reason.endswith("; lost work: 120 steps since its checkpoint at step 600: "
+                                  "0.6667 h at 0.05 steps/s")
     # The figure the line shows is the one priced.
     assert f"lost work {usd(hours * WEST_USD_PER_HOUR)}" in advice.reason
 
@@ -53,8 +54,8 @@ def test_at_its_plan_s_speed_where_none_is_measured_it_says_so(
     [lost] = lost_works(store, [(job_id, _resolved(store, job_id))])
     assert lost is not None
     assert lost.hours == pytest.approx(120 / STEPS_PER_SECOND / 3600)
-    assert lost.line() == ("lost work: 120 steps since its checkpoint at step 600, at its "
-                           "plan's speed")
+    assert lost.line() == ("lost work: 120 steps since its checkpoint at step 600: 3.333 h at "
+                           "its plan's 0.01 steps/s")
 
 
 def test_a_job_seen_to_checkpoint_when_stopped_loses_nothing(
