@@ -34,7 +34,8 @@ from costsched.store.job_rows import JobRecord, PlacementRow
 # holds the step the job reported and its newest checkpoint's (`halt`).
 PROGRESS = "progress"
 CHECKPOINTS_WHEN_STOPPED = "none, the job checkpoints when stopped"
-_MEASURED = "measured by this job"  # how a rest table says a figure is measured
+# How a job's rest table words a figure it measured (`throughput_rest.RestTable`).
+_MEASURED = "measured by this job"
 
 
 @dataclass(frozen=True)
