@@ -155,12 +155,12 @@ def _move_costs(view: MarketView, state: JobState) -> np.ndarray:
 
 def _move_prices(view: MarketView, state: JobState) -> MovePrice:
     """The itemised price of moving the job from its offering to each row
-    (`optimize.decision.move_price`, egress by cloud, region and zone pair)."""
+    (`optimize.decision.move_price`, egress by cloud, region and zone pair; the work it
+    loses as measured, `JobState.lost_work_hours`, else the model's assumption)."""
     here = view.row(state.current)
     job = state.job
     return move_price(state.overheads, view.prices, here, view.egress_from(here),
-                      job.checkpoint_gb,
-                      job.checkpoint_hours)
+                      job.checkpoint_gb, job.checkpoint_hours, state.lost_work_hours)
 
 
 def move_of(view: MarketView, state: JobState, row: int) -> MovePrice:

@@ -25,7 +25,11 @@ the checkpoint, and the checkpoint's egress as the source cloud bills it
 listed rate between regions of a cloud (AWS lists one per pair), the source cloud's
 internet rate across clouds. `move_price` returns it itemised (`MovePrice`); every policy,
 the backtests and the reports price a move there. The overheads are stated assumptions,
-not measurements, except the lost work where the caller measures it.
+not measurements, except the lost work where the caller measures it: a running job's
+decider passes the work its log has seen it lose (`JobState.lost_work_hours`: none for a
+job seen to checkpoint when stopped, else the steps since its newest checkpoint at its
+speed; `costsched.service.jobs.lost_work`); the backtests keep the assumption, half the
+checkpoint interval (`Overheads.lost_work_hours`).
 """
 
 from __future__ import annotations

@@ -28,6 +28,10 @@ class JobState:
     steps_left: float
     current: OfferingKey | None  # the offering the job runs on; None before it is placed
     overheads: Overheads = field(default_factory=Overheads)
+    # The hours of work a move made now loses, as measured for a running job (none when it
+    # checkpoints when stopped, else the work since its newest checkpoint); None: the
+    # decision model's assumption (`Overheads.lost_work_hours`), as every replay prices it.
+    lost_work_hours: float | None = None
 
     @property
     def restart_hours(self) -> float:

@@ -83,6 +83,9 @@ class Ask:
     # The job's restart model (`ResolvedJob.overheads`, its nodes' included); None: the
     # `overheads` of `decide_all` for its nodes.
     overheads: Overheads | None = field(default=None, kw_only=True)
+    # The hours of work a move of it now loses, as measured (`JobState.lost_work_hours`);
+    # None: the decision model's assumption.
+    lost_work_hours: float | None = field(default=None, kw_only=True)
 
 
 def decide(store: StoreLike, job: Job, *, home_region: str,
@@ -159,7 +162,8 @@ def decide_all(store: StoreLike, asks: Sequence[Ask], *, policy: str = "dynamic-
         state = JobState(ask.job, ask.home_region,
                          ask.job.steps if ask.steps_left is None else ask.steps_left,
                          None if ask.current is None else tuple(ask.current),
-                         ask.overheads or (overheads or Overheads()).gang(ask.nodes))
+                         ask.overheads or (overheads or Overheads()).gang(ask.nodes),
+                         ask.lost_work_hours)
         out.append(per_instance(choose(view, state, chosen, margin, when), ask.nodes))
     return out
 
@@ -373,11 +377,13 @@ def _other_level(o: pd.DataFrame, mine: np.ndarray, typed: np.ndarray,
 def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: OfferingKey,
               steps_left: float, at: datetime | str | None = None,
               overheads: Overheads | None = None, table: ThroughputTable | None = None,
-              measured_rates: pd.DataFrame | None = None) -> Decision:
+              measured_rates: pd.DataFrame | None = None,
+              lost_work_hours: float | None = None) -> Decision:
     """The decision to move `job` from `current` to `target`, the user's choice: with the
     decision model's expected cost of the rest of the job there, the move included, and
     where it is, whichever is less. The target must be priced now, allowed by the job's
-    constraints and able to run its model."""
+    constraints and able to run its model. `lost_work_hours`: the work the move loses, as
+    measured (None: the decision model's assumption)."""
     when = as_time(at)
     at_least("steps_left", steps_left, 0)
     table = table if table is not None else ThroughputTable.load()
@@ -388,7 +394,8 @@ def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: Offe
     o = view.offerings
     row = _find_named(o, target, when)
     choice = view.key(row)
-    state = JobState(job, current[1], steps_left, tuple(current), overheads or Overheads())
+    state = JobState(job, current[1], steps_left, tuple(current), overheads or Overheads(),
+                     lost_work_hours)
     why = allowed_offerings(o.iloc[[row]], replace(job.constraints, max_price_per_hour=None))
     if why.iloc[0]:
         raise InvalidInput(f"offering '{target}': the job's constraints exclude it "

@@ -56,6 +56,7 @@ from costsched.service.decide import (
 )
 from costsched.service.jobs.budget_refusal import BudgetShort as BudgetShort
 from costsched.service.jobs.carry import readable, stores_of
+from costsched.service.jobs.lost_work import LostWork, lost_works, with_lost
 from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from here)
@@ -224,16 +225,18 @@ class PriceDecider(Decider):
                 out[i] = unpriced(job, now, self.policy)
         if moving:
             margin = 0.0 if self.force else self.margin
+            lost = lost_works(market.store, [(j.job_id, j.resolved) for _, j in moving])
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
                         j.current, j.steps_left, j.resolved.table, j.resolved.nodes,
                         blocked=market.over_quota(j.resolved),
-                        overheads=j.resolved.overheads(self.overheads))
-                    for _, j in moving]
+                        overheads=j.resolved.overheads(self.overheads),
+                        lost_work_hours=None if w is None else w.hours)
+                    for (_, j), w in zip(moving, lost, strict=True)]
             found = decide_all(market.store, asks, policy=self.policy, at=now, margin=margin,
                                overheads=self.overheads, measured_rates=market.rates)
-            for (i, j), d in zip(moving, found, strict=True):
-                out[i] = (replace(d, reason=move_reason(d, margin)) if not j.short
-                          else assumed_stay(d, margin, j.short))
+            for (i, j), d, w in zip(moving, found, lost, strict=True):
+                out[i] = with_lost(replace(d, reason=move_reason(d, margin)) if not j.short
+                                   else assumed_stay(d, margin, j.short), w)
         return [out[i] for i in range(len(jobs))]
 
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
@@ -374,11 +377,18 @@ class AskedDecider(Decider):
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
         assert job.current is not None  # noqa: S101 - a move of a placed job
         [job] = at_pace([job], market)
+        [lost] = lost_works(market.store, [(job.job_id, job.resolved)])
+        return with_lost(self._decided(job, market, now, lost), lost)
+
+    def _decided(self, job: JobNow, market: Market, now: datetime,
+                 lost: LostWork | None) -> Decision:
+        assert job.current is not None  # noqa: S101 - a move of a placed job
         d = decide_to(market.store, replace(job.resolved.job, checkpoint_gb=job.size_gb),
                       self.target, current=job.current, steps_left=job.steps_left, at=now,
                       table=job.resolved.table,
                       overheads=job.resolved.overheads(self.overheads),
-                      measured_rates=market.rates)
+                      measured_rates=market.rates,
+                      lost_work_hours=None if lost is None else lost.hours)
         if job.short and job.assumed:  # its rest priced as all of its hours: so marked
             return replace(d, reason=f"{move_reason(d, 0.0, asked=True, mark=ASSUMED_MARK)}"
                                      f"; {ASSUMED_MARK} assumed: {job.short}")
@@ -422,9 +432,11 @@ class BudgetDecider(Decider):
         if nodes > 1:  # a gang: N instances' price and hazard; its checkpoint moves once
             view = replace(view, prices=view.prices * nodes, derived={},
                            preemptions_per_hour=view.preemptions_per_hour * nodes)
+        [lost] = lost_works(market.store, [(job.job_id, job.resolved)])
         state = JobState(replace(job.resolved.job, checkpoint_gb=job.size_gb),
                          job.home_region, job.steps_left, job.current,
-                         job.resolved.overheads(self.overheads))
+                         job.resolved.overheads(self.overheads),
+                         None if lost is None else lost.hours)
         usable = make_policy(DEFAULT_PRICE_POLICY, scope=JOB_SCOPE).candidates(view, state)
         over = market.over_quota(job.resolved) - {job.current}
         if over:  # never a move to an offering the account's quota does not hold
@@ -441,10 +453,11 @@ class BudgetDecider(Decider):
                                              cheapest_move(view, state, usable, now),
                                              priced_here=row is not None))
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
-        return replace(found, reason=(
+        return with_lost(replace(found, reason=(
             f"move to {label(found.choice)}: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
-            f"{itemised(found, places)}, within the {given(self.left_usd, places)} left"))
+            f"{itemised(found, places)}, within the {given(self.left_usd, places)} left")),
+            lost)
 
 
 def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:

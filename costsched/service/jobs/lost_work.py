@@ -1,0 +1,152 @@
+"""The work a planned move of a running job loses if it is made now, as its log has seen it.
+
+A job that follows the contract writes a checkpoint when it is stopped (SIGTERM) and loses
+nothing: it has been seen to when its newest stop or preemption notice lost no step (the
+step it reported at a stop is its checkpoint's, `halt`'s progress record; a recovery's
+note says "no step lost", `steps.resume_from`). One whose newest stop or notice lost steps
+loses the work since its newest checkpoint: the steps it reported past that checkpoint's
+step, at the speed the rest of it runs at (its measured speed where one is trusted, else
+its plan's, said so), said with the hours they make. Where its log knows neither (no stop
+or notice yet, no checkpoint step stored, or a checkpoint published since the one stored,
+whose step is not known), there is no figure: the decision model's assumption prices the
+move (half the checkpoint interval, `Overheads.lost_work_hours`), as in every replay.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from costsched.decide.price import Decision
+from costsched.jobspec import ResolvedJob
+from costsched.measured import sps
+from costsched.model import RECOVERY_NOTE, InvalidInput, lost_steps_said
+from costsched.own_budget import span
+from costsched.passes import memo
+from costsched.store import PriceStore
+from costsched.store.job_log import EventRow
+from costsched.store.job_rows import JobRecord, PlacementRow
+
+# The job log's kind for a progress record (`JobStore.record_progress`): at a stop, it
+# holds the step the job reported and its newest checkpoint's (`halt`).
+PROGRESS = "progress"
+CHECKPOINTS_WHEN_STOPPED = "none, the job checkpoints when stopped"
+# How a job's rest table words a figure it measured (`throughput_rest.RestTable`).
+_MEASURED = "measured by this job"
+
+
+@dataclass(frozen=True)
+class LostWork:
+    """The hours of work a move made now loses, and where that figure comes from."""
+
+    hours: float
+    said: str  # 'none, the job checkpoints when stopped', '120 steps since its ...'
+
+    def line(self) -> str:
+        return f"lost work: {self.said}"
+
+
+def lost_works(store: PriceStore, jobs: Sequence[tuple[int | None, ResolvedJob]]
+               ) -> list[LostWork | None]:
+    """For each job (its id, None when not stored, and its spec as it is priced: its table
+    at the pace the rest of it runs at), the work a move now loses (`LostWork`), or None
+    where its log does not know (the decision model's assumption stands). Its records,
+    logs and placements are read once for all of them."""
+    ids = sorted({int(j) for j, _ in jobs if j is not None})
+    if not ids:
+        return [None] * len(jobs)
+    records = {r.id: r for r in store.jobs.records(ids)}
+    events: dict[int, list[EventRow]] = {}
+    for e in store.jobs.event_rows(ids, [PROGRESS, RECOVERY_NOTE]):
+        events.setdefault(e.job_id, []).append(e)
+    placed: dict[int, PlacementRow] = {}
+    for p in store.jobs.placement_rows(ids, open_only=True):
+        placed[p.job_id] = p  # by start: the newest open one (a move's target) last
+    return [None if j is None or j not in records else
+            _lost(records[j], events.get(j, []), placed.get(j), resolved)
+            for j, resolved in jobs]
+
+
+def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | None,
+          resolved: ResolvedJob) -> LostWork | None:
+    if record.state != "running" or placement is None:
+        return None
+    clean = checkpoints_when_stopped(events)
+    if clean:
+        return LostWork(0.0, CHECKPOINTS_WHEN_STOPPED)
+    saved = record.checkpoint_step
+    if saved is None or _published_since(record.checkpoint_location, placement.start_at):
+        return None
+    steps = max(record.steps_done - saved, 0.0)
+    if steps == 0:
+        return LostWork(0.0, f"none since its checkpoint at step {saved:,.0f}")
+    try:
+        pace = resolved.table.get(resolved.job.model, placement.gpu_model,
+                                  int(placement.gpu_count))
+    except InvalidInput:  # no speed for it there: no figure
+        return None
+    rate = float(pace.steps_per_second)
+    if not math.isfinite(rate) or rate <= 0:
+        return None
+    hours = steps / rate / 3600
+    whose = "" if pace.basis.startswith(_MEASURED) else "its plan's "
+    return LostWork(hours, f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}: "
+                           f"{span(hours)} at {whose}{sps(rate)} steps/s")
+
+
+def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:
+    """Whether the job's newest stop or preemption notice (of `events`, its progress
+    records and recovery notes, oldest first) lost no step: True when it did not (its
+    checkpoint at the step it reported), False when it lost some, None when it has had
+    neither."""
+    for e in reversed(events):
+        if e.kind == PROGRESS:
+            found = dict(re.findall(r"(?:^|\s)(steps_done|checkpoint_step)=(\S+)",
+                                    e.detail or ""))
+            try:
+                step, saved = float(found["steps_done"]), float(found["checkpoint_step"])
+            except (KeyError, ValueError):  # a launch's record: no stop
+                continue
+            if step > 0:
+                return saved >= step
+        elif e.kind == RECOVERY_NOTE:
+            words = lost_steps_said(e.detail or "")[1]
+            if "(its checkpoint's): no step lost" in words:
+                return True
+            if "lost" in words and "no step lost" not in words:
+                return False
+    return None
+
+
+def _published_since(uri: str, start: datetime) -> bool:
+    """Whether the job's checkpoint store holds a version published after `start` (the
+    run it is on began): its step is then not the one stored. True when the store
+    cannot be read now (which it holds is not known)."""
+    if not uri:
+        return False
+    newest = memo(("checkpoint-newest-at", uri), lambda: _newest_at(uri), shared=True)
+    if newest is False:
+        return True
+    return newest is not None and newest > start
+
+
+def _newest_at(uri: str) -> datetime | bool | None:
+    """When the newest version was published (None: none; False: unreadable now)."""
+    from launchers.checkpoints import open_store
+
+    try:
+        found = open_store(uri).list()
+    except Exception:  # noqa: BLE001 - unreadable now: not known
+        return False
+    return found[-1].published_at if found else None
+
+
+def with_lost(decision: Decision, lost: LostWork | None) -> Decision:
+    """`decision` with where its move's lost work comes from said in its reason, when it
+    prices a move (its own, or the best other a stay weighed) with a figure of its log."""
+    if lost is None or (decision.move is None and decision.other is None):
+        return decision
+    return replace(decision, reason=f"{decision.reason}; {lost.line()}")

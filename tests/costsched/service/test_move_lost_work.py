@@ -1,0 +1,126 @@
+"""A planned move of a running job is priced with the work it really loses: none when the
+job was seen to checkpoint when stopped, else the steps since its newest checkpoint at the
+speed the rest of it runs at; the decision model's assumption (half its checkpoint
+interval) only where the store knows neither."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from costsched.amounts import usd
+from costsched.model import RECOVERY_NOTE
+from costsched.optimize.decision import Overheads
+from costsched.service import jobs as service
+from costsched.service.jobs.lost_work import lost_works
+from costsched.store import PriceStore
+from tests.costsched.service.test_move_shown_alike import NOW, OVERHEADS, running  # noqa: F401
+from tests.costsched.service.test_status_scale import Instances
+
+STEPS_PER_SECOND = 0.01  # the spec's speed on a V100, its plan's
+MEASURED_STEPS_PER_SECOND = 0.05
+WEST_USD_PER_HOUR = 1.0  # where the move goes (`running`)
+
+
+def _advice(store: PriceStore, launcher: Instances, job_id: int):  # noqa: ANN202
+    [advice] = service.migrate(store, launcher, job_id, dry_run=True, at=NOW,
+                               overheads=OVERHEADS)
+    assert advice.decision.moves and advice.decision.move is not None
+    assert advice.decision.choice[1] == "us-west-2"
+    return advice
+
+
+def test_a_move_loses_the_steps_since_the_job_s_checkpoint_at_its_measured_speed(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    # Its newest checkpoint is at step 600; it stands at step 720, reached 4 h into the
+    # run it is on (placed 6 h before NOW): measured at 720 / 4 h = 0.05 steps/s.
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=2), checkpoint_step=600)
+    advice = _advice(store, launcher, job_id)
+    hours = 120 / MEASURED_STEPS_PER_SECOND / 3600
+    assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
+    assert advice.reason.endswith("; lost work: 120 steps since its checkpoint at step 600: "
+                                  "0.6667 h at 0.05 steps/s")
+    # The figure the line shows is the one priced.
+    assert f"lost work {usd(hours * WEST_USD_PER_HOUR)}" in advice.reason
+
+
+def test_at_its_plan_s_speed_where_none_is_measured_it_says_so(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, _, job_id = running
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=2), checkpoint_step=600)
+    [lost] = lost_works(store, [(job_id, _resolved(store, job_id))])
+    assert lost is not None
+    assert lost.hours == pytest.approx(120 / STEPS_PER_SECOND / 3600)
+    assert lost.line() == ("lost work: 120 steps since its checkpoint at step 600: 3.333 h at "
+                           "its plan's 0.01 steps/s")
+
+
+def test_a_job_seen_to_checkpoint_when_stopped_loses_nothing(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    # Stopped at step 720 with its checkpoint at step 720, then started again.
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=8), checkpoint_step=720)
+    store.jobs.record_steps({job_id: 900}, at=NOW - timedelta(hours=1))
+    advice = _advice(store, launcher, job_id)
+    assert advice.decision.move.lost_work_usd == 0
+    assert "lost work: none, the job checkpoints when stopped" in advice.reason
+    assert "lost work $0" in advice.reason
+
+
+def test_a_notice_that_lost_no_step_counts_as_a_checkpoint_when_stopped(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    store.jobs.note(job_id, RECOVERY_NOTE, "instance m-0: resumes from step 600 (its "
+                    "checkpoint's): no step lost", at=NOW - timedelta(hours=7))
+    [lost] = lost_works(store, [(job_id, _resolved(store, job_id))])
+    assert lost is not None and lost.hours == 0
+    # A later stop that lost steps says otherwise: the newest word counts.
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=2), checkpoint_step=600)
+    [lost] = lost_works(store, [(job_id, _resolved(store, job_id))])
+    assert lost is not None and lost.hours == pytest.approx(120 / STEPS_PER_SECOND / 3600)
+
+
+def test_without_a_known_checkpoint_the_model_s_assumption_stands(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    assert lost_works(store, [(job_id, _resolved(store, job_id))]) == [None]
+    advice = _advice(store, launcher, job_id)
+    assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
+    assert advice.decision.move.lost_work_usd == pytest.approx(assumed)
+    assert "lost work:" not in advice.reason
+
+
+def test_a_checkpoint_published_since_the_stored_one_leaves_the_assumption(
+        running: tuple[PriceStore, Instances, int], tmp_path: Path) -> None:  # noqa: F811
+    from launchers.checkpoints import open_store
+
+    store, _, job_id = running
+    where = tmp_path / "ckpt"
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=8), checkpoint_step=600,
+                               checkpoint_location=str(where))
+    # Published during the run it is on now (placed 6 h before NOW): its step not stored.
+    state = tmp_path / "state.npz"
+    state.write_bytes(b"weights")
+    open_store(str(where)).publish(state)
+    assert lost_works(store, [(job_id, _resolved(store, job_id))]) == [None]
+
+
+def _resolved(store: PriceStore, job_id: int):  # noqa: ANN202
+    from costsched.jobspec import parse, resolve
+    from costsched.throughput import ThroughputTable
+
+    spec = store.jobs.get(job_id).spec["spec"]
+    return resolve(parse(spec, "big.yaml"), ThroughputTable(), NOW)
+
+
+def test_a_move_asked_for_is_priced_with_the_same_lost_work(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=8), checkpoint_step=720)
+    [advice] = service.migrate(store, launcher, job_id, dry_run=True, at=NOW,
+                               overheads=OVERHEADS, to="aws us-west-2a p3.2xlarge spot")
+    assert advice.decision.move is not None and advice.decision.move.lost_work_usd == 0
+    assert advice.reason.endswith("; lost work: none, the job checkpoints when stopped")
