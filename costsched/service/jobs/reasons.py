@@ -11,6 +11,7 @@ from costsched.amounts import (
     decimals_kept,
     difference_as_written,
     given,
+    parts_as_written,
     usd,
 )
 from costsched.decide.price import Decision
@@ -129,9 +130,13 @@ def itemised(choice: Decision, places: int | None = None) -> str:
 
 
 def _itemised(move: MovePrice, places: int | None = None) -> str:
+    """' of $T (egress $a, restart $b, lost work $c, overlap $d)', the items summing to the
+    total as written (each within a unit of its last decimal where they would not alone:
+    `parts_as_written`)."""
     items = _items(move)
-    total, egress, restart, lost, overlap = (
-        usd(v, decimals(items) if places is None else places) for v in items)
+    places = decimals(items) if places is None else places
+    shown = parts_as_written(items[0], items[1:], places)
+    total, egress, restart, lost, overlap = (usd(v, places) for v in (items[0], *shown))
     return (f" of {total} (egress {egress}, restart {restart}, lost work {lost}, overlap "
             f"{overlap})")
 
