@@ -335,7 +335,7 @@ STARTABLE = ("stopped", "failed")
 def _last_checkpoint(store: PriceStore, launcher: Launcher, run: RunningJob
                      ) -> float | None:
     """The step a failed job resumes from (`steps.resume_step`): its last instance's
-    newest checkpoint's, where the launcher still says."""
+    newest checkpoint's, where the launcher still says; 0 with no checkpoint."""
     placed = store.jobs.placement_rows([run.record.id])
     instance = None
     if placed:
@@ -343,7 +343,10 @@ def _last_checkpoint(store: PriceStore, launcher: Launcher, run: RunningJob
             instance = launcher.status(str(placed[-1].instance))
         except (InvalidInput, CloudError):  # gone with its instance: its store says
             instance = None
-    return resume_step(instance, run.checkpoint_uri)
+    step = resume_step(instance, run.checkpoint_uri)
+    # Not known (a step not said): its step stays until it reports, never the step of a
+    # checkpoint an earlier stop kept (newer ones may have come since).
+    return run.record.steps_done if step is None else step
 
 
 # The job file's absolute path, stored beside the path as typed: a hint given later, from

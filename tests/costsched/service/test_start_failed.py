@@ -27,11 +27,14 @@ from tests.costsched.service.test_jobs import set_prices, wait_for
 
 STEPS, SAVED, BUG = 2400, 600, 700
 # The code launched: checkpoints step 600 and reports it; once `go` exists it reaches step
-# 700 and hits its bug (exit 1); a run that resumes from the checkpoint hits it at once.
+# 700 and hits its bug (exit 1); a run that resumes from the checkpoint hits it once `again`
+# exists (it runs until then).
 BUGGY = PREAMBLE + f"""\
 go = Path(sys.argv[1])
 if (saved / "step.txt").exists():
     print("resumed from step", (saved / "step.txt").read_text(), flush=True)
+    while not go.with_name("again").exists():
+        time.sleep(0.05)
 else:
     (saved / "step.txt").write_text("{SAVED}")
     report({SAVED})
@@ -49,8 +52,9 @@ print("fixed: resumed from step", start, flush=True)
 report({STEPS})
 time.sleep(0.5)
 """
-# Fails at once, before any checkpoint.
+# Fails at step 100, before any checkpoint.
 AT_ONCE = PREAMBLE + """\
+report(100)
 print("no such file: data.csv", flush=True)
 sys.exit(2)
 """
@@ -145,6 +149,7 @@ def test_a_failed_job_starts_again_from_its_checkpoint_and_repacked_code_succeed
     assert started.exit_code == 0, started.output
     assert "code: the code packed at its launch" in " ".join(started.output.split())
     second = str(store.jobs.placements(job)["instance"].iloc[-1])
+    (tmp_path / "again").touch()
     wait_for(lambda: launcher.status(second).state == "failed")
     assert f"resumed from step {SAVED}" in launcher.logs(second, tail=5)
     service.reconcile(store, launcher)
@@ -190,9 +195,10 @@ def test_a_failed_job_with_no_checkpoint_starts_from_step_0(
     said = _said(store, launcher, job, capsys)
     assert f"`costsched start {job}` starts it again from step 0: it published no " \
            "checkpoint" in said, said
+    assert store.jobs.get(job).steps_done == 100
     started = service.start(store, launcher, job)
     assert started.state in ("launching", "running")
-    assert store.jobs.get(job).steps_done == 0
+    assert store.jobs.get(job).steps_done == 0  # where it starts over
 
 
 @pytest.fixture()
