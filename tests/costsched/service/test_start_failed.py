@@ -101,7 +101,9 @@ def _failed(store: PriceStore, launcher: LocalLauncher, tmp_path: Path, code: st
     if saved is not None:
         wait_for(lambda: launcher.status(first).checkpoint_step == saved)
         (tmp_path / "go").touch()
-    wait_for(lambda: launcher.status(first).state == "failed")
+    # (closed already, maybe, by the launch's own wait: its instance then ended)
+    wait_for(lambda: store.jobs.get(job.id).state == "failed"
+             or launcher.status(first).state == "failed")
     service.reconcile(store, launcher)
     assert store.jobs.get(job.id).state == "failed"
     return job.id
