@@ -36,9 +36,9 @@ Market = Literal["on_demand", "spot"]
 OPERATING_SYSTEMS = ("linux", "linux-vpc", "windows", "suse", "rhel")
 
 # The life of a job in the job store. A job in a final state has no instance and is not
-# watched: a succeeded or failed job is over (launching it again makes a new job), a
-# stopped job (`costsched stop`, or a budget's cap) can be started again from its newest
-# checkpoint (`costsched start`).
+# watched: a succeeded job is over (launching it again makes a new job), a stopped job
+# (`costsched stop`, or a budget's cap) or a failed one can be started again from its
+# newest checkpoint (`costsched start`).
 JOB_STATES = ("pending", "launching", "running", "checkpointing", "migrating", "recovering",
               "succeeded", "failed", "stopped")
 FINAL_STATES = ("succeeded", "failed", "stopped")

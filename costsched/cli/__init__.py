@@ -77,8 +77,10 @@ COMMANDS: dict[str, Entry] = {
     "stop": Entry("costsched.cli.jobs", "stop",
                   "Stop a job: its instance is terminated; its checkpoints are kept."),
     "start": Entry("costsched.cli.jobs", "start",
-                   "Start a stopped job again from its newest verified checkpoint, with the "
-                   "code and spec it was launched with, on the best offering now."),
+                   "Start a stopped or failed job again from its newest verified "
+                   "checkpoint, with the spec it was launched with and the code packed at "
+                   "its launch (--repack: its workdir as it is now), on the best offering "
+                   "now."),
     "logs": Entry("costsched.cli.look", "logs",
                   "The job's output on its current (or last) instance."),
     "report": Entry("costsched.cli.report", "report",

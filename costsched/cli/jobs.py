@@ -429,21 +429,33 @@ def start(job: JobArgument,
               "--secret", help="NAME=VALUE for the job's secrets (NAME alone, or none "
                                "given: from your environment): passed to the job, never "
                                "stored or shown.", show_default=False)] = None,
+          repack: Annotated[bool, typer.Option(
+              "--repack", help="Pack the job's workdir again, as it is now (a bug fixed "
+                               "since), and run that code from now on, instead of the code "
+                               "packed at its launch.")] = False,
           db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Start a stopped job again from its newest verified checkpoint, with the code and
-    spec it was launched with, on the best offering now.
+    """Start a stopped or failed job again from its newest verified checkpoint, with the
+    spec it was launched with and the code packed at its launch (--repack: its workdir
+    as it is now), on the best offering now.
 
     A job that ended short of its declared steps (exited 0 early) starts likewise, to do
-    the rest of them. Its secrets' values come from --secret or your environment, as at
-    launch."""
+    the rest of them. The job's cost so far is kept and the new run's charges add to it.
+    Its secrets' values come from --secret or your environment, as at launch."""
     from costsched.cli.launch_given import given
+    from costsched.service.jobs.start_code import code_line
 
     at_least("--wait", wait, 0.0)
     at_least("--budget", budget, 0.0, above=True)
     _, secrets = given(None, secret)
     store = open_store(db)
     launcher = job_launcher(store, job)
-    record = service.start(store, launcher, job, secrets=secrets, budget=budget)
+    record = service.start(store, launcher, job, secrets=secrets, budget=budget,
+                           repack=repack)
+    said = printable(f"job {record.id} ({record.name}): {code_line(record, repack)}")
+    if json_out:  # (its standard output is the document)
+        typer.echo(said, err=True)
+    else:
+        console.print(said, highlight=False, markup=False, soft_wrap=True)
     armed = _arm(store, launcher, [record], command="`costsched start`")
     if wait > 0:
         service.settle(store, launcher, wait)

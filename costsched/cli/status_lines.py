@@ -126,7 +126,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s)) else []
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
-            f"{s.steps_not_reached}; {_short_next(s)}")) if line]
+            f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s))
+            if line]
         said = problems(s, brief, assumed_figures) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
@@ -187,6 +188,21 @@ def _short_next(s: service.JobStatus) -> str:
     return (f"its start made no progress: it exited 0 at step {s.step:,.0f}, no further than "
             "its run before, so its command stops there by itself (check its `run` against "
             f"`steps: {s.own_total:,.0f}`)")
+
+
+def _failed_next(s: service.JobStatus) -> str:
+    """How a failed job starts again, and from which step (`Failure.resumes_at`: its
+    newest verified checkpoint's; 0 when it published none); '' for any other job, or one
+    that failed before it was placed (nothing to start again)."""
+    if s.record.state != "failed" or s.failure is None or not s.record.checkpoint_location:
+        return ""
+    at = s.failure.resumes_at
+    where = ("from its newest verified checkpoint" if at is None else
+             "from step 0: it published no checkpoint" if at == 0 else
+             f"from step {at:,.0f}, its newest verified checkpoint's")
+    code = (f", with the code it ran (`costsched start {s.record.id} --repack` packs its "
+            "workdir again, as it is now)" if s.record.spec.get("code") else "")
+    return f"`costsched start {s.record.id}` starts it again {where}{code}"
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:

@@ -263,6 +263,18 @@ class JobStore(JobPlacements, NodeGaps, JobLog):
 
         return write(self.engine, progress)
 
+    def repack(self, job_id: int, code: dict, *, at: datetime, detail: str) -> None:
+        """The job's code from now on (`code`, as its stored spec keeps it: packed again at
+        a start), logged with `detail`."""
+        ts = epoch_second(at)
+
+        def repacked(conn: Connection) -> None:
+            spec = _record(conn, job_id).spec
+            _touch(conn, job_id, ts, spec=json.dumps({**spec, "code": code}))
+            _event(conn, job_id, ts, "code", None, None, detail)
+
+        write(self.engine, repacked)
+
     def relocate(self, job_id: int, checkpoint_location: str, *, at: datetime,
                  detail: str) -> None:
         """The job's checkpoints are at `checkpoint_location` from now on (copied there for

@@ -1,4 +1,4 @@
-"""Launching jobs, and starting a stopped job again."""
+"""Launching jobs, and starting a stopped or failed job again."""
 
 from __future__ import annotations
 
@@ -28,17 +28,20 @@ from costsched.service.jobs.decider import JobNow, market_at, placement, planned
 from costsched.service.jobs.market import pass_table
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
+    RunningJob,
     _running,
     job_ids,
     refuse_live_name,
     steps_left,
 )
+from costsched.service.jobs.start_code import keep_repacked, repacked
 from costsched.service.jobs.steps import (
     _pack_code,
     _run_move,
     _start_launch,
     check_checkpoint_root,
     resume_from,
+    resume_step,
 )
 from costsched.service.jobs.stories import record_ended_short
 from costsched.service.jobs.watch import settle
@@ -253,12 +256,14 @@ def _ended_as(record: JobRecord) -> str:
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,
           at: datetime | str | None = None,
           secrets: Mapping[str, str | None] | None = None,
-          budget: float | None = None) -> JobRecord:
-    """Start a stopped job again, or one that exited 0 short of its declared steps
-    (`work.ended_short`) to do the rest: from its newest verified checkpoint, with the code
-    and spec it was launched with, on the best offering now (or its deadline policy's).
+          budget: float | None = None, repack: bool = False) -> JobRecord:
+    """Start a stopped or failed job again, or one that exited 0 short of its declared
+    steps (`work.ended_short`) to do the rest: from its newest verified checkpoint, with
+    the spec it was launched with and the code packed at its launch (`repack`: its workdir
+    packed again now, its code from then on: `start_code`), on the best offering now (or
+    its deadline policy's). The same job: its charges go on, and it is no recovery.
     `secrets`: values for the job's secrets (`--secret`; None: given alone, not set here),
-    else this process's environment gives them; refused, the job left stopped, when one
+    else this process's environment gives them; refused, the job left as it was, when one
     has neither. They are held as a launch holds them (`launch_secrets.keep`): the
     supervisor this process starts gets them. `budget`: the job's own budget from now on
     (USD): the start is checked against it, and it is kept once the start is not refused."""
@@ -268,11 +273,16 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     _given_secrets(record, secrets or {})  # what the command line says, first
     launcher.check_ready()
     short = record_ended_short(record)  # `start` continues it, as a stopped job
-    if record.state != "stopped" and not short:
+    if record.state not in STARTABLE and not short:
         raise InvalidInput(f"job {job_id} ({record.name}) {_ended_as(record)}: only "
-                           "a stopped job, or one that ended short of its steps, can be "
-                           "started again" + (f"; {launch_again(record)}" if record.final
-                                              else ""))
+                           "a stopped or failed job, or one that ended short of its steps, "
+                           "can be started again; " + (launch_again(record) if record.final
+                                                       else f"`costsched status {job_id}` "
+                                                       "shows how it stands"))
+    if record.state == "failed" and not record.checkpoint_location:
+        raise InvalidInput(f"job {job_id} ({record.name}) failed before it was placed "
+                           f"(`costsched status {job_id}` says why): nothing to start again; "
+                           f"{launch_again(record)}")
     # (One that ended short exited 0 on its last instance: its step says what is left.)
     done = "" if short else _ran_to_its_end(store, launcher, record)
     if done:
@@ -289,6 +299,11 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     _hold_secrets(run.record, secrets or {})  # before anything is changed
     cands = _within_budgets(store, launcher, JobNow.of(run, None, steps_left(store, run, when)),
                             when, budget)
+    # Packed and stored before anything is changed: a workdir refused leaves the job as it was.
+    code = repacked(record, run.checkpoint_uri, str(record.spec.get(SOURCE_PATH) or ""),
+                    when) if repack else None
+    # A failed job resumes from the newest checkpoint its last instance published.
+    saved = _last_checkpoint(store, launcher, run) if record.state == "failed" else None
     if budget is not None:  # kept once the start is not refused
         from costsched.service.jobs.caps import raise_budget
 
@@ -298,8 +313,11 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
                "it stands"):
         store.jobs.transition(job_id, "pending", at=when, expect=record.state,
                               detail="started again by the user" + (
-                                  " for the rest of its steps" if short else ""))
-    resume_from(store, run, None, when)  # its step until it reports: its checkpoint's
+                                  " for the rest of its steps" if short else
+                                  " after it failed" if record.state == "failed" else ""))
+    if code is not None:  # its code from now on, its recoveries' and moves' too
+        keep_repacked(store, record, code, when)
+    resume_from(store, run, saved, when)  # its step until it reports: its checkpoint's
     # A start, not a recovery: no instance was lost (it counts in neither the job's
     # recoveries nor the preemption figures).
     move = store.moves.create(job_id, "start", cands, at=when,
@@ -309,6 +327,27 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
+
+
+# The states `start` takes a job up from (and one that ended short of its steps).
+STARTABLE = ("stopped", "failed")
+
+
+def _last_checkpoint(store: PriceStore, launcher: Launcher, run: RunningJob
+                     ) -> float | None:
+    """The step a failed job resumes from (`steps.resume_step`): its last instance's
+    newest checkpoint's, where the launcher still says; 0 with no checkpoint."""
+    placed = store.jobs.placement_rows([run.record.id])
+    instance = None
+    if placed:
+        try:
+            instance = launcher.status(str(placed[-1].instance))
+        except (InvalidInput, CloudError):  # gone with its instance: its store says
+            instance = None
+    step = resume_step(instance, run.checkpoint_uri)
+    # Not known (a step not said): its step stays until it reports, never the step of a
+    # checkpoint an earlier stop kept (newer ones may have come since).
+    return run.record.steps_done if step is None else step
 
 
 # The job file's absolute path, stored beside the path as typed: a hint given later, from

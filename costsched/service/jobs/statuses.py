@@ -34,7 +34,13 @@ from costsched.service.jobs.runs import (
     trouble,
     unknown_instance_fix,
 )
-from costsched.service.jobs.steps import SECRET_NOTE, _step_news, reported_at, secret_names
+from costsched.service.jobs.steps import (
+    SECRET_NOTE,
+    _step_news,
+    reported_at,
+    resume_step,
+    secret_names,
+)
 from costsched.service.jobs.stories import STATE_EVENT, instance_stories
 from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
 from costsched.service.values import as_time
@@ -59,6 +65,9 @@ class Failure:
     phase: str
     detail: str
     log_tail: list[str]
+    # The step `start` resumes it from (`steps.resume_step`): 0 with no checkpoint; None
+    # when not known.
+    resumes_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -330,7 +339,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             if run.record.state == "failed":
                 failure = _failure_of(launcher if run.launcher == getattr(
                     launcher, "name", None) else None, ended_of.get(job_id, []),
-                    placed_of.get(job_id, []))
+                    placed_of.get(job_id, []), run.checkpoint_uri)
             placement = open_rows.of.get(job_id)
             found = _status_of(run, placement, asked.get(job_id), left, reported,
                                costs[job_id], failure, booked.get(job_id, ()),
@@ -466,20 +475,22 @@ def _stopped_why(record: JobRecord, events: Sequence[EventRow]) -> str:
 
 
 def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
-                placements: Sequence[PlacementRow]) -> Failure:
+                placements: Sequence[PlacementRow], checkpoint_uri: str = "") -> Failure:
     """Why the job failed: its last instance's exit code, phase and output, where the
-    launcher still has them; else what its log recorded (`events`: its state changes)."""
+    launcher still has them; else what its log recorded (`events`: its state changes);
+    and the step a start resumes it from (`resume_step`)."""
     ended = [e for e in events if e.to_state == "failed"]
     detail = str(ended[-1].detail) if ended else ""
     if launcher is None or not placements:
-        return Failure(None, "", detail, [])
+        return Failure(None, "", detail, [], resume_step(None, checkpoint_uri))
     last = str(placements[-1].instance)
     try:
         instance = launcher.status(last)
         lines = launcher.logs(last, tail=FAILURE_LOG_LINES).splitlines()
     except Exception:  # noqa: BLE001 - no longer known, unreadable: what the log says
-        return Failure(None, "", detail, [])
-    return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines)
+        return Failure(None, "", detail, [], resume_step(None, checkpoint_uri))
+    return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines,
+                   resume_step(instance, checkpoint_uri))
 
 
 def follow(store: PriceStore, launcher: Launcher, job: int | str, *, poll: float = 1.0,

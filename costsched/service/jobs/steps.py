@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from costsched import launch_secrets
 from costsched.lazy import pandas as pd
-from costsched.migration.launcher import Launcher
+from costsched.migration.launcher import Instance, Launcher
 from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.service.jobs.carry import CHECKPOINT_SCOPE, carrier, home_store
 from costsched.service.jobs.runs import (
@@ -328,6 +328,21 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     if not runs_here(run.launcher):  # its instance is gone: it trained on after the reading
         said = f"at least {said} (since its last reading at step {record.steps_done:,.0f})"
     return f"resumes from step {saved:,.0f} ({where}): {said}"
+
+
+def resume_step(instance: Instance | None, checkpoint_uri: str) -> float | None:
+    """The step a job resumes from after `instance` (its last, ended: a failed job's) when
+    it is started again: the step of the newest checkpoint that instance published, where
+    its launcher says; 0 when its checkpoint store holds no verified checkpoint (it starts
+    over); None when neither is known (a store it cannot read now, a step not said)."""
+    if instance is not None and instance.checkpoint_step is not None:
+        return float(max(instance.checkpoint_step, 0))
+    if not checkpoint_uri:
+        return None
+    try:
+        return 0.0 if _newest_checkpoint(checkpoint_uri) is None else None
+    except Exception:  # noqa: BLE001 - a store it cannot read now: not known
+        return None
 
 
 def _newest_checkpoint(uri: str) -> int | None:

@@ -182,5 +182,5 @@ def test_start_of_a_job_that_ended_short_continues_it(
     launcher, job = ended(store, tmp_path, 150)
     assert service.start(store, launcher, job).state in ("launching", "running")
     assert list(store.jobs.placements(job)["reason"]) == ["launch", "start"]
-    with pytest.raises(InvalidInput, match="has succeeded: only a stopped job"):
+    with pytest.raises(InvalidInput, match="has succeeded: only a stopped or failed job"):
         service.start(store, launcher, done)

@@ -1,6 +1,6 @@
-"""`start` of a job that has ended (failed or succeeded) names the way to run it again: a
-launch of the file it was launched from, a new job started afresh (a start resumes a
-stopped job, or one that ended short of its steps, only)."""
+"""`start` of a job that has ended (it succeeded, or failed before it was placed) names the
+way to run it again: a launch of the file it was launched from, a new job started afresh (a
+start resumes a stopped or failed job, or one that ended short of its steps, only)."""
 
 from __future__ import annotations
 
@@ -28,17 +28,30 @@ def ended(store: PriceStore, state: str, source: str | None) -> int:  # noqa: F8
     return job
 
 
-@pytest.mark.parametrize("state", ["failed", "succeeded"])
 def test_start_of_an_ended_job_names_the_launch_of_its_file(
-        store: PriceStore, instances: Path, state: str) -> None:  # noqa: F811
-    job = ended(store, state, "fail.yaml")
+        store: PriceStore, instances: Path) -> None:  # noqa: F811
+    job = ended(store, "succeeded", "fail.yaml")
     with pytest.raises(InvalidInput) as info:
         service.start(store, make_launcher("local"), job)
     said = str(info.value)
-    assert said == (f"job {job} (bigram-fail) has {state}: only a stopped job, or one that "
-                    "ended short of its steps, can be started again; `costsched launch "
-                    "fail.yaml` (the file it was launched from) runs it again as a new job, "
-                    "started afresh")
+    assert said == (f"job {job} (bigram-fail) has succeeded: only a stopped or failed job, or "
+                    "one that ended short of its steps, can be started again; `costsched "
+                    "launch fail.yaml` (the file it was launched from) runs it again as a new "
+                    "job, started afresh")
+
+
+def test_a_job_that_failed_before_it_was_placed_names_the_launch_of_its_file(
+        store: PriceStore, instances: Path) -> None:  # noqa: F811
+    """A failed job that never had a checkpoint folder (its launch failed before it was
+    placed) has nothing to start again from."""
+    job = ended(store, "failed", "fail.yaml")
+    with pytest.raises(InvalidInput) as info:
+        service.start(store, make_launcher("local"), job)
+    said = str(info.value)
+    assert said == (f"job {job} (bigram-fail) failed before it was placed (`costsched status "
+                    f"{job}` says why): nothing to start again; `costsched launch fail.yaml` "
+                    "(the file it was launched from) runs it again as a new job, started "
+                    "afresh")
 
 
 def test_without_its_file_the_launch_is_named_alone(

@@ -71,7 +71,7 @@ def test_start_continues_a_job_that_ended_short_to_its_last_step(
     assert list(placed["reason"]) == ["launch", "start"], placed
     assert placed["end_at"].iloc[0] is not None and placed["end_at"].isna().sum() == 1
     assert _shown(store, launcher, job.id)["state"] in ("launching", "running")
-    with pytest.raises(InvalidInput, match=r"is (launching|running): only a stopped job"):
+    with pytest.raises(InvalidInput, match=r"is (launching|running): only a stopped or failed job"):
         service.start(store, launcher, job.id)  # never twice
 
     second = str(placed["instance"].iloc[-1])
@@ -91,6 +91,6 @@ def test_start_continues_a_job_that_ended_short_to_its_last_step(
         service.start(store, launcher, job.id)
     said = str(refused.value)
     assert "\n" not in said and said.startswith(
-        f"job {job.id} (train) has succeeded: only a stopped job, or one that ended short "
-        "of its steps, can be started again; `costsched launch "), said
+        f"job {job.id} (train) has succeeded: only a stopped or failed job, or one that ended "
+        "short of its steps, can be started again; `costsched launch "), said
     assert len(store.jobs.placements(job.id)) == 2  # never run again

@@ -69,7 +69,7 @@ def test_a_stop_after_the_job_ended_closes_it_as_succeeded(world) -> None:  # no
     assert shown.progress == 1.0 and shown.resumes == ""
     newest = open_store(record.checkpoint_location).newest_verified()
     assert newest is not None and newest.version >= 2  # the final checkpoint is kept
-    with pytest.raises(InvalidInput, match="has succeeded: only a stopped job"):
+    with pytest.raises(InvalidInput, match="has succeeded: only a stopped or failed job"):
         service.start(store, launcher, job)
     assert len(store.jobs.placements(job)) == 1  # never run again
 

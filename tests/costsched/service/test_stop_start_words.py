@@ -78,9 +78,9 @@ def test_the_cli_says_stopped_and_no_recovery(started_again,
 
 def test_a_start_refuses_a_job_that_is_not_stopped(started_again) -> None:
     store, launcher, job = started_again
-    with pytest.raises(InvalidInput, match=r"\(train\) is running: only a stopped job, or one "
-                                           "that ended short of its steps, can be started "
-                                           "again"):
+    with pytest.raises(InvalidInput, match=r"\(train\) is running: only a stopped or failed "
+                                           "job, or one that ended short of its steps, can "
+                                           "be started again; `costsched status"):
         service.start(store, launcher, job)
 
 
