@@ -50,7 +50,13 @@ from costsched.service.jobs.runs import (
     trouble,
 )
 from costsched.service.jobs.stop_line import enough as enough  # (`caps.enough`)
-from costsched.service.jobs.stop_line import line_places, restart_usd, short_places, stop_why
+from costsched.service.jobs.stop_line import (
+    line_places,
+    restart_usd,
+    short_places,
+    spent_places,
+    stop_why,
+)
 from costsched.service.jobs.watch_span import watch_span
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
@@ -339,6 +345,9 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     # Its start is a restart (`JobNow.rest`), which the placement's expected cost counts:
     # its steps left are that cost less it.
     again = job.rest()
+    # Its spend at no fewer decimals than its stop's line read it at (`status` joins the
+    # hint to that line).
+    least = spent_places(store.jobs.last_details([record.id], "state").get(record.id, ""))
     # Its rest at the pace it made (its record's steps and hours) where it made one: a
     # plan's figure the job has disproved would give too little to finish.
     # (Where its speed is measured from its step readings, its plan of the rest is priced
@@ -392,7 +401,7 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
             short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
                                 rest + start, per_hour, gpu=short.gpu)
         ahead = per_hour * interval_seconds / 3600
-        places = short_places(short, rest, start, ahead)
+        places = short_places(short, rest, start, ahead, least)
         raise own_budget.StartShort(own_budget.Refusal(
             f"job {record.id} ({record.name}) is at its budget: {short.said(places)}",
             enough(record.name, short.budget.spent_usd, rest, short.steps_left,
@@ -408,7 +417,7 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                                           - start, per_hour, job.steps_left, gpu, where),
                         steps_left=job.steps_left, start_usd=start,
                         start_said=own_budget.start_said(again),
-                        paced=paced(gpu, where), judging=judging)
+                        paced=paced(gpu, where), judging=judging, least=least)
     if why:
         raise own_budget.StartShort(why)
     return cands
@@ -419,13 +428,15 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                   budget_usd: float | None = None, rest_usd: float = float("nan"),
                   steps_left: float = float("nan"), start_usd: float = 0.0,
                   start_said: str = "", paced: str | None = None,
-                  judging: bool = False) -> own_budget.Refusal | None:
+                  judging: bool = False, least: int = 2) -> own_budget.Refusal | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
     refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
     is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
     expected to cost `rest_usd` and the watch's charge ahead for its next interval), or a
     named budget's cap would stop it at once (the watch's own check, `enforce`, the job its
-    newest); and what gives it enough. None when its budgets leave it room."""
+    newest); and what gives it enough, its own budget's two halves at one precision
+    (`line_places`, no fewer decimals than `least`: those its stop's line read its spend
+    at). None when its budgets leave it room."""
     from costsched.service.jobs.decider import budget_verdict
 
     record = store.jobs.get(job_id)
@@ -445,7 +456,7 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
             charged = state.committed_usd + ahead
             # One precision for the refusal's two halves, from all their amounts.
             places = line_places(state.spent_usd, charged, 0.0, state.usd, rest_usd,
-                                 start_usd, charged)
+                                 start_usd, charged, least)
             why = _own_short(state.spent_usd, rest_usd, start_usd, charged, state.usd,
                              places)
             if why is None:

@@ -8,6 +8,7 @@ in one half and '$0.0478 spent' in the other; a cleanly round line keeps two dec
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -81,11 +82,12 @@ def line_places(spent_usd: float, next_usd: float, claims_usd: float, cap_usd: f
 
 
 def short_places(short: BudgetShort, rest_usd: float, start_usd: float,
-                 ahead_usd: float) -> int:
+                 ahead_usd: float, least: int = 2) -> int:
     """The one precision of a refusal that joins `short`'s words (its cost against what
     is left, its spend) and the hint that gives it enough (`line_places`): the fewest
-    decimals at which both read honest, so that its spend reads alike in both."""
-    places, seen = 2, -1
+    decimals, no fewer than `least`, at which both read honest, so that its spend reads
+    alike in both."""
+    places, seen = least, -1
     while places != seen:  # each half's need at least the other's, until they agree
         seen = places
         places = line_places(short.budget.spent_usd, 0.0, 0.0, math.nan, rest_usd,
@@ -136,3 +138,14 @@ def _rounded_up(parts: Sequence[str], amount: float, places: int) -> str:
         return ""
     unit = "the cent" if places == 2 else f"{places} decimals"
     return f"; their exact sum rounded up to {unit}"
+
+
+_SPENT = re.compile(r"\$[\d,]*\.(\d+) spent")
+
+
+def spent_places(stop: str) -> int:
+    """The decimals a stop's line (`stop_why`, as recorded) reads its spend at ('$0.0478
+    spent': 4), so that a figure `status` sets beside it (what is left now) reads alike;
+    2 where it names none."""
+    found = _SPENT.search(stop)
+    return len(found.group(1)) if found else 2

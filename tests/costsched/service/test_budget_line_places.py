@@ -36,3 +36,12 @@ def test_parts_never_read_more_than_the_budget_given_for_them() -> None:
     assert line_places(0.015, 0.0, 0.0, math.nan, start_usd=0.015,
                        ahead_usd=0.016667) == 2  # its rest not priced: no budget said
     assert line_places(0.01, 0.0, 0.0, math.nan, least=4) == 4
+
+
+def test_a_recorded_stop_says_the_decimals_of_its_spend() -> None:
+    from costsched.service.jobs.stop_line import spent_places
+
+    assert spent_places("stopped at its own budget: $0.0478 spent + $0.0572 for the next "
+                        "watch interval would pass the budget of $0.08") == 4
+    assert spent_places("$1,203.50 spent + $0.40 ...") == 2
+    assert spent_places("stopped at its own budget") == 2

@@ -161,3 +161,16 @@ def test_a_start_refused_for_its_cost_reads_its_spend_as_its_hint_does() -> None
                                        "($3.00 spent)")
     assert "($3.00 spent + $0.40* expected" in caps.enough("ar", 3.0, 0.4, 40, 0.25, 0.02,
                                                            places=places)
+
+
+def test_a_hint_reads_the_spend_at_no_fewer_decimals_than_its_stop_did(
+        priced: PriceStore) -> None:
+    """`status` joins the hint to the stop's line as the watch recorded it ('$3.000
+    spent', where its cap read passed only at three decimals): the hint reads it so too."""
+    job, at = _stopped(priced, 3.01, 3 * 3600)
+    said = caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 72, rest_usd=0.4,
+                              steps_left=40, start_usd=0.25, least=3)
+    assert said is not None and said.fix.startswith(
+        "give it enough: `costsched start ar --budget 3.67` ($3.000 spent + $0.400* "
+        "expected for its 40 steps left + $0.250 to start it + $0.020 for the next watch "
+        "interval); "), said.fix
