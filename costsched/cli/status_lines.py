@@ -21,7 +21,7 @@ from costsched.amounts import (
     rate,
     store_scale,
     total_as_written,
-    usd_all,
+    usd,
 )
 from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
@@ -452,10 +452,13 @@ def cap_lines(s: service.JobStatus, budgets: list[BudgetState],
     # next watch interval's charge passing the cap), never the budget's figures of now.
     stopped = _stop_reason(why, name)
     if b.left_usd > 0:  # raised since, or a new period: `start`'s check says what it needs
-        # The cap as set now; what is left at the spend's precision, and the cap at it
-        # where it has more decimals (spent and left add up to it as written).
-        places = decimals([b.spent_usd, b.left_usd])
-        cap, (_, left) = given(b.usd, places), usd_all(b.spent_usd, b.left_usd)
+        # The cap as set now; what is left at the spend's precision (the stop's line's,
+        # where it reads finer), and the cap at it where it has more decimals (spent and
+        # left add up to it as written).
+        from costsched.service.jobs.stop_line import spent_places
+
+        places = max(decimals([b.spent_usd, b.left_usd]), spent_places(stopped))
+        cap, left = given(b.usd, places), usd(b.left_usd, places)
         period = {"day": " a day", "month": " a month"}.get(b.period, " in total")
         now = f"its budget of {cap}" if b.kind == "job" else f"budget {name}'s {cap}{period}"
         return [f"{stopped}; {left} left now of {now}: "

@@ -31,20 +31,32 @@ class BudgetShort(InvalidInput):
 
     @property
     def why(self) -> str:
+        return self.said()
+
+    def places(self, least: int = 2) -> int:
+        """The decimals its words read at: those at which its cost reads more than what is
+        left (spent past already: what it spent more than its budget), no fewer than
+        `least` (those of a hint joined to it, `caps.start_places`)."""
         b = self.budget
+        if b.spent_usd > b.usd:
+            return apart(b.spent_usd, b.usd, max(least, decimals(
+                [self.expected_usd, b.spent_usd - b.usd, b.spent_usd])))
+        return apart(self.expected_usd, b.left_usd,
+                     max(least, decimals([self.expected_usd, b.left_usd, b.spent_usd])))
+
+    def said(self, places: int | None = None) -> str:
+        """`why`, at `places` (its line's precision: `places()` by default)."""
+        b = self.budget
+        places = self.places() if places is None else places
         if b.spent_usd > b.usd:  # spent past already: nothing is left; by how much it passed
             # (at the decimals at which what it spent reads more than the budget; the
             # amount over it the difference of the two as they read)
-            places = apart(b.spent_usd, b.usd,
-                           decimals([self.expected_usd, b.spent_usd - b.usd, b.spent_usd]))
             over = difference_as_written(b.spent_usd, b.usd, places)
             cost, passed, spent = (usd(v, places) for v in (self.expected_usd, over,
                                                             b.spent_usd))
             return self._said(cost, f"and its budget of {given(b.usd, places)} is already "
                                     f"passed by {passed} ({spent} spent)")
         # The cost and what is left at the decimals at which the cost reads more.
-        places = apart(self.expected_usd, b.left_usd,
-                       decimals([self.expected_usd, b.left_usd, b.spent_usd]))
         cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
                                                       b.spent_usd))
         return self._said(cost, f"more than the {left} left of its budget of {given(b.usd)} "

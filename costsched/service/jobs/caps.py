@@ -26,14 +26,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from costsched import amounts, own_budget
-from costsched.amounts import usd_all
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import charge
-from costsched.measured import MEASURING, measuring
+from costsched.measured import measuring
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
@@ -50,6 +48,14 @@ from costsched.service.jobs.runs import (
     _runs,
     nodes_of,
     trouble,
+)
+from costsched.service.jobs.stop_line import enough as enough  # (`caps.enough`)
+from costsched.service.jobs.stop_line import (
+    line_places,
+    restart_usd,
+    short_places,
+    spent_places,
+    stop_why,
 )
 from costsched.service.jobs.watch_span import watch_span
 from costsched.service.speeds import job_paces, rest_table, short_work
@@ -263,8 +269,6 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     states = budget_states(store, config, at, interval_seconds)
     if not states:
         return []
-    from costsched.service.jobs.decider import budget_verdict  # with budgets only
-
     runs = _runs(store, sorted({j for s in states for j in s.running}))
     mine = {j for j, run in runs.items() if run.launcher == launcher.name}
     # A job that reported all its declared steps is finishing: left to end by itself,
@@ -285,10 +289,13 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
             job_id = running.pop()
             claims = _claims(state, running)
             charged = sum(ahead.values())
-            why = budget_verdict(state.name, state.spent_usd, charged, state.usd, claims,
-                                 own_budget.ahead_said(interval_seconds,
-                                                       charged * 3600 / interval_seconds,
-                                                       math.ceil(configured)))
+            why = stop_why(state, job_id, charged, claims,
+                           own_budget.ahead_said(interval_seconds,
+                                                 charged * 3600 / interval_seconds,
+                                                 math.ceil(configured)),
+                           restart_usd(runs.get(job_id),
+                                        state.next_usd.get(job_id, 0.0) * 3600
+                                        / interval_seconds))
             if why is None:
                 break
             capped.add(job_id)
@@ -338,6 +345,9 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     # Its start is a restart (`JobNow.rest`), which the placement's expected cost counts:
     # its steps left are that cost less it.
     again = job.rest()
+    # Its spend at no fewer decimals than its stop's line read it at (`status` joins the
+    # hint to that line).
+    least = spent_places(store.jobs.last_details([record.id], "state").get(record.id, ""))
     # Its rest at the pace it made (its record's steps and hours) where it made one: a
     # plan's figure the job has disproved would give too little to finish.
     # (Where its speed is measured from its step readings, its plan of the rest is priced
@@ -390,11 +400,13 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
         if rest > short.expected_usd - start:  # slower than planned: its refusal says so
             short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
                                 rest + start, per_hour, gpu=short.gpu)
+        ahead = per_hour * interval_seconds / 3600
+        places = short_places(short, rest, start, ahead, least)
         raise own_budget.StartShort(own_budget.Refusal(
-            f"job {record.id} ({record.name}) is at its budget: {short.why}",
+            f"job {record.id} ({record.name}) is at its budget: {short.said(places)}",
             enough(record.name, short.budget.spent_usd, rest, short.steps_left,
-                   start, per_hour * interval_seconds / 3600, own_budget.start_said(again),
-                   paced(short.gpu, short.offering), judging))) from None
+                   start, ahead, own_budget.start_said(again),
+                   paced(short.gpu, short.offering), judging, places))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     gpu = (str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"]))
@@ -405,50 +417,10 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
                                           - start, per_hour, job.steps_left, gpu, where),
                         steps_left=job.steps_left, start_usd=start,
                         start_said=own_budget.start_said(again),
-                        paced=paced(gpu, where), judging=judging)
+                        paced=paced(gpu, where), judging=judging, least=least)
     if why:
         raise own_budget.StartShort(why)
     return cands
-
-
-def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
-           start_usd: float, ahead_usd: float, start_said: str = "",
-           paced: str | None = None, judging: bool = False) -> str:
-    """What gives job `name` the own budget it needs to start again and finish
-    (`enough_usd`), as `costsched start NAME --budget USD` takes it, its parts itemised and
-    its start's source said (`start_said`); its rest not priced (NaN): more than the
-    others. `paced`: the pace its rest is priced at, in words ('its own 11.7 steps/s (...)');
-    None: at its plan's speed, marked `*` and said so (`judging`: as its speed is still
-    being measured)."""
-    source = f"; {start_said}" if start_said and start_usd > 0 else ""
-    if rest_usd != rest_usd:  # its rest cannot be priced: no amount can be shown enough
-        spent, start, ahead = usd_all(spent_usd, start_usd, ahead_usd)
-        started = f" + {start} to start it" if start_usd > 0 else ""
-        return (f"give it more than {spent} spent{started} + {ahead} for the next watch "
-                f"interval: `costsched start {name} --budget USD`{source}")
-    amount, places = own_budget.enough_usd(spent_usd, rest_usd, start_usd, ahead_usd)
-    spent, rest, start, ahead = usd_all(spent_usd, rest_usd, start_usd, ahead_usd)
-    started = f" + {start} to start it" if start_usd > 0 else ""
-    at_pace = f" at {paced}" if paced is not None else ""
-    why = MEASURING if judging else "it has logged no steps of its own yet"
-    planned = "" if paced is not None else f"; *: at its plan's speed, as {why}"
-    rest += "" if paced is not None else "*"
-    shown = [spent, rest, start] if start_usd > 0 else [spent, rest]
-    rounded = _rounded_up([*shown, ahead], amount, places)
-    return (f"give it enough: `costsched start {name} --budget {amount:.{places}f}` ({spent} "
-            f"spent + {rest} expected for its {steps_left:,.0f} steps left{at_pace}{started} "
-            f"+ {ahead} for the next watch interval{rounded}){source}{planned}")
-
-
-def _rounded_up(parts: Sequence[str], amount: float, places: int) -> str:
-    """'; their exact sum rounded up to the cent' when the parts as written (`parts`:
-    '$1.00', '$4.50*') do not add to the amount given (`amount` at `places`), which is
-    their exact sum rounded up; '' when they do."""
-    written = sum(Decimal(p.rstrip("*").lstrip("<$").replace(",", "")) for p in parts)
-    if written == Decimal(f"{amount:.{places}f}"):
-        return ""
-    unit = "the cent" if places == 2 else f"{places} decimals"
-    return f"; their exact sum rounded up to {unit}"
 
 
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
@@ -456,13 +428,15 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                   budget_usd: float | None = None, rest_usd: float = float("nan"),
                   steps_left: float = float("nan"), start_usd: float = 0.0,
                   start_said: str = "", paced: str | None = None,
-                  judging: bool = False) -> own_budget.Refusal | None:
+                  judging: bool = False, least: int = 2) -> own_budget.Refusal | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
     refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
     is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
     expected to cost `rest_usd` and the watch's charge ahead for its next interval), or a
     named budget's cap would stop it at once (the watch's own check, `enforce`, the job its
-    newest); and what gives it enough. None when its budgets leave it room."""
+    newest); and what gives it enough, its own budget's two halves at one precision
+    (`line_places`, no fewer decimals than `least`: those its stop's line read its spend
+    at). None when its budgets leave it room."""
     from costsched.service.jobs.decider import budget_verdict
 
     record = store.jobs.get(job_id)
@@ -479,14 +453,18 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
         if job_id not in state.jobs:
             continue
         if state.kind == "job":
-            why = _own_short(state.spent_usd, rest_usd, start_usd,
-                             state.committed_usd + ahead, state.usd)
+            charged = state.committed_usd + ahead
+            # One precision for the refusal's two halves, from all their amounts.
+            places = line_places(state.spent_usd, charged, 0.0, state.usd, rest_usd,
+                                 start_usd, charged, least)
+            why = _own_short(state.spent_usd, rest_usd, start_usd, charged, state.usd,
+                             places)
             if why is None:
                 continue
             return own_budget.Refusal(
                 f"job {job_id} ({record.name}) is at its budget: {why}",
                 enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
-                       state.committed_usd + ahead, start_said, paced, judging))
+                       charged, start_said, paced, judging, places))
         claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)
@@ -497,16 +475,17 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
 
 
 def _own_short(spent_usd: float, rest_usd: float, start_usd: float, ahead_usd: float,
-               cap_usd: float) -> str | None:
+               cap_usd: float, places: int | None = None) -> str | None:
     """Why a job's own budget `cap_usd` does not let it start again: it is less than
     `enough_usd` (its rest not priced, NaN: than what it spent, its start and the next
-    interval), in the watch's words when the watch would stop it at once; or None."""
+    interval), in the watch's words when the watch would stop it at once (at `places`,
+    its line's precision); or None."""
     from costsched.service.jobs.decider import budget_verdict
 
     known = rest_usd == rest_usd
     if spent_usd + (rest_usd if known else 0.0) + start_usd + ahead_usd <= cap_usd:
         return None
-    return budget_verdict("", spent_usd, ahead_usd, cap_usd) or (
+    return budget_verdict("", spent_usd, ahead_usd, cap_usd, places=places) or (
         f"its budget of {amounts.given(cap_usd)} is less than it needs to start"
         + (" and finish" if known else ""))
 

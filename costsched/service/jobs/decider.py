@@ -513,16 +513,20 @@ def is_deadline(policy: str) -> bool:
 
 
 def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
-                   claims_usd: float = 0.0, span: str = "") -> str | None:
+                   claims_usd: float = 0.0, span: str = "", places: int | None = None
+                   ) -> str | None:
     """The budget check that comes before any move (`caps.enforce` asks it at every watch):
     why the job must stop now, or None. It stops when what was spent plus the next watch
     interval's charge (plus `claims_usd`: what the budget's earlier jobs need to finish)
     would pass the cap: no job passes its budget but by what a late check lets it spend.
-    `span`: the interval charged and at what price, in words (`own_budget.ahead_said`)."""
+    `span`: the interval charged and at what price, in words (`own_budget.ahead_said`).
+    `places`: the precision of the line it stands in, where a hint is joined to it (chosen
+    from both halves' amounts: `caps.line_places`); by default, its own."""
     if spent_usd + next_usd + claims_usd <= cap_usd:
         return None
     # One precision for the line, fine enough to show the sum passing the cap.
-    places = apart([spent_usd, next_usd, claims_usd], cap_usd)
+    if places is None:
+        places = apart([spent_usd, next_usd, claims_usd], cap_usd)
     spent, next_, claimed = (usd(v, places) for v in (spent_usd, next_usd, claims_usd))
     cap = given(cap_usd, places)  # the budget as set ('$0.004'), not at the sum's decimals
     claims = f" + {claimed} its earlier jobs need to finish" if claims_usd > 0 else ""
