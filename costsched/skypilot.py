@@ -233,7 +233,8 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                  "written_secrets": written_secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
-                 "limits": limits,
+                 "limits": limits, "filter_keys": {**scope.keys, **(
+                     {"markets": "costsched.markets"} if section.markets is not None else {})},
                  "work_assumed": assumed, "needs": needs, "sky": True},
         **work,
     }
