@@ -52,8 +52,8 @@ def there_line(types: pd.DataFrame, shaped: pd.Series, c: Constraints, cpu: bool
         return ""
     # (in the words of `costsched gpus` for a GPU model the catalog lacks on a cloud)
     return (f"costsched's catalog has no instance type with {' or '.join(c.gpu_models)} in "
-            f"{', '.join(asked)} (`costsched catalog refresh"
-            f"{''.join(f' --cloud {x}' for x in asked)}` finds new GPU instance types; "
+            f"{', '.join(asked)} (`costsched catalog refresh --cloud {','.join(asked)}` "
+            "finds new GPU instance types; "
             f"`{_command(asked, c.regions, sorted(c.gpu_models))}` then fetches their prices)")
 
 
