@@ -200,6 +200,9 @@ class TaskSpec(_Strict):
     # Why costsched narrowed a place filter beyond what the task wrote, by filter: {'clouds':
     # "the task's s3 bucket /data (s3://...) keeps it on aws (...)"}; a plan says it.
     limits: dict[str, str] = {}
+    # Where the task wrote each filter ('regions': 'resources.region'): the key a job with
+    # no plan is told to change (`optimize.no_plan_keys`).
+    filter_keys: dict[str, str] = {}
     work_assumed: bool = False  # the task says no work: its hours are costsched's default
     # Local paths (workdir, mount sources) as the file wrote them, by their absolute path:
     # what `plan --emit sky` writes back.
@@ -403,6 +406,7 @@ class ResolvedJob(Workload):
     configured: Overheads = Overheads()
     limits: dict[str, str] = field(default_factory=dict, kw_only=True)  # TaskSpec.limits
     sky: bool = field(default=False, kw_only=True)  # read from a SkyPilot task (TaskSpec.sky)
+    filter_keys: dict[str, str] = field(default_factory=dict, kw_only=True)  # TaskSpec's
 
     def overheads(self, configured: Overheads | None = None) -> Overheads:
         """The job's restart model, the one fact every price of its restarts and moves
@@ -450,7 +454,7 @@ class ResolvedJob(Workload):
                            dict(spec.envs), source, self.deadline_at, self.checkpoint_auto,
                            self.notes, self.work, self.model_named, self.restart_minutes,
                            self.configured, order=self.order, nodes=self.nodes,
-                           limits=self.limits, sky=self.sky)
+                           limits=self.limits, sky=self.sky, filter_keys=self.filter_keys)
 
 
 def deadline_passed(spec: JobSpec, at: datetime, source: str = "<spec>") -> str:
@@ -535,6 +539,7 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
         work=work_of(spec, float(steps), relative, source), model_named=spec.model is not None,
         restart_minutes=spec.checkpoint.restart_minutes, configured=overheads or Overheads(),
         limits=dict(spec.task.limits), sky=spec.task.sky,
+        filter_keys=dict(spec.task.filter_keys),
     )
     return replace(resolved,
                    restart_hours=resolved.overheads().restart_hours(spec.checkpoint.size_gb))

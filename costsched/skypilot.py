@@ -38,7 +38,7 @@ from costsched.skypilot_resources import (
     first_gpu,
     read_resources,
 )
-from costsched.spec_errors import error_words, unknown_field
+from costsched.spec_errors import SECTION_CONSTRAINTS, error_words, unknown_field
 from costsched.vocabulary import did_you_mean, written
 from costsched.work import unit_gpu
 
@@ -185,7 +185,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         constraints["alternatives"] = [
             {**s.places(), **({"markets": markets} if section.markets is not None else {})}
             for s in scope.alternatives]
-    for key in ("deadline", "budget", "budget_name", "at_cap", "max_price", "max_migrations"):
+    for key in (k for k in SECTION_CONSTRAINTS if k != "markets"):  # (markets: above)
         value = getattr(section, key)
         if value is not None:
             constraints[key] = value
@@ -233,7 +233,8 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                  "written_secrets": written_secrets,
                  "launch_envs": launch_envs, "mounts": mounts, "order": order,
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
-                 "limits": limits,
+                 "limits": limits, "filter_keys": {**scope.keys, **(
+                     {"markets": "costsched.markets"} if section.markets is not None else {})},
                  "work_assumed": assumed, "needs": needs, "sky": True},
         **work,
     }
@@ -303,10 +304,6 @@ def _workdir(value: Any, values: Mapping[str, str | None], fail: Fail,
     return value
 
 
-# A job file's constraints a task's section has under its own names (where the job runs
-# is the task's resources).
-_CONSTRAINT_KEYS = frozenset(("deadline", "budget", "budget_name", "at_cap", "max_price",
-                              "max_migrations", "markets"))
 
 
 def _section(value: Any, fail: Fail) -> _Section:
@@ -323,7 +320,7 @@ def _section(value: Any, fail: Fail) -> _Section:
             # a job file's section, written in a task: its keys are this section's own
             message = ("a job file's section: in a task, write its keys directly under "
                        "costsched: (" + ", ".join(k for k in _Section.model_fields
-                                                  if k in _CONSTRAINT_KEYS)
+                                                  if k in SECTION_CONSTRAINTS)
                        + "; where it may run: under resources, as infra and accelerators)")
         elif first["type"] == "extra_forbidden":
             message = unknown_field(str(first["loc"][-1]), list(_Section.model_fields))

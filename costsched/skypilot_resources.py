@@ -6,6 +6,7 @@ refused in one line naming the field."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,10 @@ class Scope:
     use_spot_given: bool = False
     cpu: bool = False  # no accelerator: CPU instance types only
     notes: list[str] = field(default_factory=list)
+    # The field each filter was written in, as the file names it ('regions':
+    # 'resources.region'; of a union, each alternative's: 'resources.any_of[0].region or
+    # resources.any_of[1].region'): what a job with no plan is told to change.
+    keys: dict[str, str] = field(default_factory=dict)
     # Of a union (`_union`): the alternatives, each exact, where the union allows more.
     alternatives: list[Scope] = field(default_factory=list)
 
@@ -120,7 +125,8 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
                 raise fail(f"{where}.{key}", "not accepted in an alternative; accepted: "
                            + ", ".join(PLACEMENT_FIELDS) + ", image_id (the others go "
                            f"beside {kind}, for every alternative){close}")
-        scope = _scope({**base, **item}, where, fail, alternative=True)
+        scope = _scope({**base, **item}, where, fail, alternative=True,
+                       beside=set(base) - set(item))
         if "image_id" in item:
             images.update(_alternative_image(item["image_id"], scope, where, fail))
         scopes.append(scope)
@@ -129,6 +135,8 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
         raise fail(label, "no alternative has an instance type in the "
                    "catalog (" + "; ".join(n for s in scopes for n in s.notes) + ")")
     union = _union(usable, label, fail)
+    union.keys = {f: " or ".join(dict.fromkeys(s.keys[f] for s in usable if f in s.keys))
+                  for f in dict.fromkeys(f for s in usable for f in s.keys)}
     union.notes = [*renamed, *(n for s in scopes for n in s.notes)]
     order = [s.order_key() for s in usable] if kind == "ordered" and len(usable) > 1 else []
     if images:
@@ -267,8 +275,31 @@ def _recovery(value: Any, fail: Fail) -> int:
     return restarts
 
 
-def _scope(res: dict, where: str, fail: Fail, alternative: bool = False) -> Scope:
-    scope = Scope()
+# The filters of the job's constraints each placement field says (a zone says its region
+# too: where no region is written, the zone is the field that places it).
+_FILTERS = {"cloud": ("clouds",), "region": ("regions",), "zone": ("zones", "regions"),
+            "infra": ("clouds", "regions", "zones"), "use_spot": ("markets",),
+            "accelerators": ("gpu_models", "gpu_counts"), "gpus": ("gpu_models", "gpu_counts"),
+            "instance_type": ("instance_types",)}
+
+
+def _keys(res: dict, where: str, beside: Collection[str]) -> dict[str, str]:
+    """The field each filter of an alternative (or of the task's one resources) was
+    written in: one written beside the alternatives is under resources, an alternative's
+    own under its entry ('resources.any_of[0].region')."""
+    out: dict[str, str] = {}
+    for name, filters in _FILTERS.items():
+        if name in res:
+            for f in filters:
+                out.setdefault(f, f"{'resources' if name in beside else where}.{name}")
+    return out
+
+
+def _scope(res: dict, where: str, fail: Fail, alternative: bool = False,
+           beside: Collection[str] = ()) -> Scope:
+    """Where one alternative (`where`: its entry) lets the job run; `beside`: its fields
+    written beside the alternatives, for all of them."""
+    scope = Scope(keys=_keys(res, where, beside))
     if "infra" in res:
         if any(k in res for k in ("cloud", "region", "zone")):
             raise fail(f"{where}.infra", "give infra or cloud/region/zone, not both")

@@ -12,11 +12,15 @@ from pydantic import BaseModel, ValidationError
 
 from costsched.vocabulary import did_you_mean
 
+# A SkyPilot task's `costsched:` keys its JobSpec holds under `constraints`: a job file's
+# constraints the section has under their own names (where the job runs is the task's
+# resources).
+SECTION_CONSTRAINTS = ("deadline", "budget", "budget_name", "at_cap", "max_price",
+                       "max_migrations", "markets")
 # Where a SkyPilot task writes what its JobSpec holds elsewhere (its `costsched:` section):
 # an error names the field as the file has it.
 TASK_FIELDS = {
-    **{f"constraints.{k}": f"costsched.{k}"
-       for k in ("deadline", "budget", "max_price", "max_migrations", "markets")},
+    **{f"constraints.{k}": f"costsched.{k}" for k in SECTION_CONSTRAINTS},
     **{k: f"costsched.{k}" for k in ("model", "throughputs", "precision", "steps", "epochs",
                                       "steps_per_epoch", "hours", "reference_gpu", "sweep",
                                       "checkpoint")},

@@ -17,18 +17,20 @@ from costsched.vocabulary import did_you_mean
 REFUSED = "launch will refuse: "
 
 
-def unknown_budget(name: str | None, known: Collection[str]) -> str | None:
+def unknown_budget(name: str | None, known: Collection[str], sky: bool = False) -> str | None:
     """Why a job naming budget `name` is refused when the configuration's named budgets are
     `known` ('field constraints.budget_name 'taem': no budget of that name ...; did you
-    mean 'team'?'); None when it names none or one that exists."""
+    mean 'team'?', the field as the file wrote it: `sky`, a SkyPilot task's
+    costsched.budget_name); None when it names none or one that exists."""
     if name is None or name in known:
         return None
     names = sorted(known)
     accepted = (f"expected one of {', '.join(names)} (budgets.named)" if names else
                 "no budget is configured: add [budgets.named." + name + "] with usd and "
                 "period to the configuration (`costsched config show` names its file)")
-    return (f"field constraints.budget_name {name!r}: no budget of that name in the "
-            f"configuration: {accepted}{did_you_mean(name, names)}")
+    field = as_written("constraints.budget_name", sky)
+    return (f"field {field} {name!r}: no budget of that name in the configuration: "
+            f"{accepted}{did_you_mean(name, names)}")
 
 
 def throughput_notes(spec: JobSpec) -> list[str]:

@@ -337,7 +337,7 @@ def _noted(spec: JobSpec, budgets: Collection[str]) -> JobSpec:
     """The spec with the notes `plan` gives of its file (`spec_notes`): its throughputs of
     GPUs it does not ask for, and a budget name `launch` refuses (`budgets`: those the
     configuration names)."""
-    refused = unknown_budget(spec.constraints.budget_name, budgets)
+    refused = unknown_budget(spec.constraints.budget_name, budgets, spec.task.sky)
     notes = [*throughput_notes(spec), *([REFUSED + refused] if refused else [])]
     if not notes:
         return spec

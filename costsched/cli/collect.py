@@ -110,7 +110,8 @@ def collect(
     else:
         _print_summary(summary, None if kept else new.not_kept())
         if found is not None:
-            for line in found.errors:
+            said = {c.error for c in summary.clouds.values() if c.error}
+            for line in (e for e in found.errors if e not in said):  # each line said once
                 err_console.print(f"[red]failed:[/red] {user_text(line)}", highlight=False,
                                   soft_wrap=True)
             console.print(f"Booked capacity: {found.offerings:,} offerings found in "

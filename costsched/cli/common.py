@@ -227,8 +227,9 @@ EXIT_TRY_AGAIN = 75  # EX_TEMPFAIL: the store is down or busy now; the same comm
 def friendly_errors(fn: F) -> F:
     """Bad input ends the command with its one-line message and exit code 2, a store that
     cannot be reached now with exit code 75; a cloud's failure (`CloudError`) with its one
-    line and exit code 75 when it may pass (the network, throttling), else 1; no
-    traceback."""
+    line and exit code 75 when it may pass (the network, throttling), else 1; a cloud whose
+    SDK is not installed or whose account is not set up here, with its line (what to
+    install, what to do) and exit code 1; no traceback."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -236,7 +237,12 @@ def friendly_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except InvalidInput as exc:
             fail(exc)
-        except RuntimeError as exc:
+        except (RuntimeError, LookupError) as exc:
+            # Only the clouds' modules raise these: where none was loaded, none was met.
+            clouds = sys.modules.get("costsched.clouds.base")
+            if clouds is not None and isinstance(exc, (clouds.SdkMissing, clouds.NotSetUp)):
+                say_error(str(exc))
+                raise typer.Exit(EXIT_FAILED) from None
             # Only the launchers raise CloudError: where they were never loaded, it is not
             # loaded to tell.
             port = sys.modules.get("costsched.migration.launcher")

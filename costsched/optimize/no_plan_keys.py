@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from costsched.optimize.job import Workload
 from costsched.spec_errors import as_written
 
-# Where a SkyPilot task writes a filter costsched reads into `Constraints` (its own
+# Where a SkyPilot task writes a filter costsched reads into `Constraints`, when it wrote
+# none (a filter it wrote is named as written: the job's `filter_keys`; its own
 # `costsched:` keys are `spec_errors.as_written`'s).
 TASK_KEYS = {
     "clouds": "resources.infra", "regions": "resources.infra", "zones": "resources.infra",
@@ -25,11 +26,12 @@ FIELD_OF = {"cloud": "clouds", "region": "regions", "zone": "zones", "market": "
 
 def key(job: Workload, field: str) -> str:
     """The key of `field` of the job's `Constraints` ('gpu_counts', 'budget') as its file
-    writes it: 'constraints.gpu_counts', or in a SkyPilot task 'resources.accelerators',
-    'costsched.budget'."""
+    writes it: 'constraints.gpu_counts', or in a SkyPilot task the field it wrote
+    ('resources.region', 'resources.any_of[0].region', 'resources.gpus'), else where
+    it would write it ('resources.infra'), and 'costsched.budget'."""
     sky = bool(getattr(job, "sky", False))
     if sky and field in TASK_KEYS:
-        return TASK_KEYS[field]
+        return getattr(job, "filter_keys", {}).get(field) or TASK_KEYS[field]
     return as_written(f"constraints.{field}", sky)
 
 

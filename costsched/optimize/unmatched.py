@@ -12,7 +12,7 @@ holds:
    regions, zones), then the market: "no spot price known for A100:1", with what exists
    instead (the shape in the other market, the same GPUs at other counts in the market
    asked, the shape in the market asked elsewhere) and the `costsched collect` line that
-   fetches today's prices of the shape;
+   fetches today's prices of the shape (`unmatched_collect`);
 4. every offering that fits is over the job's price cap.
 
 Each ends with the key of the job's file that gets it a plan (`no_plan_keys`): the filter
@@ -35,6 +35,7 @@ from costsched.model import Constraints
 from costsched.optimize.job import Workload
 from costsched.optimize.no_plan_keys import FIELD_OF, change
 from costsched.optimize.rank import zone_allowed
+from costsched.optimize.unmatched_collect import collect_line, there_line
 from costsched.optimize.unmatched_deadline import deadline_missed as deadline_missed
 from costsched.optimize.unmatched_deadline import faster_left_out as faster_left_out
 from costsched.throughput import GPU_SPECS
@@ -351,9 +352,11 @@ def _apart(job: Workload, market: pd.DataFrame, when: str, cpu: bool, recent: bo
     where = _where_words(c)
     if placed.empty and _market(shape, c).any():  # priced in its market, elsewhere only
         elsewhere = shape[_market(shape, c)]
+        types = catalog.instance_types()
         return Missing(f"no price known as of {when} for {asked} {where}",
                        [*_by_market(elsewhere, c, " elsewhere"),
                         *_kept_out(c, elsewhere, limits)],
+                       there_line(types, _shape(types, c), c, cpu) if recent else "",
                        change=change(job, _keeping_out(c, elsewhere, limits)))
     if not _market(placed, c).any():  # (nor elsewhere, where nothing is priced here)
         markets = " or ".join(word(m) for m in c.markets)
@@ -372,7 +375,7 @@ def _apart(job: Workload, market: pd.DataFrame, when: str, cpu: bool, recent: bo
         return Missing(f"no {markets} price known as of {when} for {asked}"
                        + (f" {where}" if where else ""),
                        instead + _untyped(c, market, when) + _stored_market(c, at, stored),
-                       _collect(found, c, cpu, placed.empty) if recent else "",
+                       collect_line(found, c, cpu, placed.empty) if recent else "",
                        change=change(job, fields))
     return None
 
@@ -577,24 +580,3 @@ def _other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
            for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
                ["gpu_model", "gpu_count"], sort=True)]
     return [f"{markets} at other counts: " + ", ".join(out)]
-
-
-def _collect(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = False) -> str:
-    """The `costsched collect` line that fetches today's prices of the shape, from the
-    clouds whose catalog has it (those that price it in another market: at the place
-    asked, or `elsewhere`, where it is collected for the job's clouds and regions); ''
-    for CPU work, whose prices are the catalog's (collect fetches GPU prices), or where
-    none of the job's clouds has it."""
-    if cpu:
-        return ""
-    clouds = sorted(set(found["cloud"].astype(str)) & set(c.clouds or found["cloud"]))
-    if not clouds:
-        return ""
-    line = "costsched collect" + "".join(f" --cloud {cloud}" for cloud in clouds)
-    regions = c.regions if elsewhere else sorted(set(found["region"].astype(str)))
-    if c.regions:
-        line += "".join(f" --region {r}" for r in regions)
-    # the GPUs of the shape that is priced there (not a set's other GPUs, which it lacks)
-    line += "".join(f" --gpu {g}" for g in sorted(set(c.gpu_models)
-                                                  & set(found["gpu_model"].astype(str))))
-    return f"`{line}` fetches today's prices, spot and on-demand"

@@ -6,7 +6,8 @@ its hours to go: `price_collectors.booked.block_durations`), and the GPU models 
 (each of their block types, one instance, 1, 2, 3 and 7 days), starting within the eight
 weeks EC2 sells ahead; and for the capacity reservations the account holds
 (`DescribeCapacityReservations`). Compute Engine is asked for the project's reservations.
-A region or shape EC2 does not sell is a line in `errors`, never a failure of the rest.
+A region or shape EC2 does not sell is a line in `errors`, never a failure of the rest;
+so is a cloud whose SDK is not installed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from costsched import catalog
 from costsched.clouds import aws as aws_cloud
+from costsched.clouds.base import NotSetUp, SdkMissing
 from costsched.model import BookedOffering
 from costsched.service.stores import StoreLike, using
 from costsched.work import own_total
@@ -95,8 +97,13 @@ def collect_booked(store: StoreLike, *, at: datetime, regions: Sequence[str] = (
     out = BookedCollection()
     found: list[tuple[list[BookedOffering], list[str]]] = []
     with using(store) as opened:
+        client = None
         if "aws" in clouds:
-            client = ec2 or _ec2_clients()
+            try:
+                client = ec2 or _ec2_clients()
+            except SdkMissing as exc:  # its one line says what to install; nothing asked
+                out.errors.append(_one_line(exc))
+        if client is not None:
             shapes = block_shapes(opened, gpus, at)
             for region in (regions or aws_cloud.CAPACITY_BLOCK_REGIONS):
                 for kind, count, hours in shapes:
@@ -121,6 +128,8 @@ def collect_booked(store: StoreLike, *, at: datetime, regions: Sequence[str] = (
                          for r in (getattr(scoped, "reservations", None) or [])]
                 held = booked.gce_reservations(items, at)
                 found.append((held, [""] * len(held)))
+            except (SdkMissing, NotSetUp) as exc:  # its own line names the cloud
+                out.errors.append(_one_line(exc))
             except Exception as exc:  # noqa: BLE001 - the project's reservations, one line
                 out.errors.append(f"gcp reservations: {_one_line(exc)}")
         for offered, tenancy in found:

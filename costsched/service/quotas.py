@@ -80,6 +80,14 @@ def refresh(store: StoreLike, *, clouds: Sequence[str] = (), regions: Sequence[s
                            at=as_time(at) if at is not None else None)
 
 
+def none_read(reads: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether no cloud of `reads` (how each one's quotas were last read: `QuotaStore.reads`
+    records) could be read: each reading failed whole, storing no quota. False when there
+    is none (never read is not a failure) or when one cloud's were read, in part too."""
+    done = [bool(r["quotas"]) or not r["error"] for r in reads]
+    return bool(done) and not any(done)
+
+
 @dataclass(frozen=True)
 class QuotaFacts:
     """Every quota as last read or refused (`QuotaStore.current`), and how each cloud's

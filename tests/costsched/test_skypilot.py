@@ -533,9 +533,11 @@ def test_placement_neutral_fields_are_kept_and_emitted() -> None:
     assert emitted["file_mounts"]["/checkpoint"] == {"source": "s3://team-ckpts",
                                                      "mode": "MOUNT"}
     back = parse_task(emitted, "pinned.yaml")
-    # pinned to aws, its data bucket limits nothing more: no note, no limit
-    assert back.task.model_dump(exclude={"notes", "mounts", "limits"}) == t.model_dump(
-        exclude={"notes", "mounts", "limits"})
+    # pinned to aws, its data bucket limits nothing more: no note, no limit (and its place
+    # is written as infra, where the task wrote nothing)
+    kept = {"notes", "mounts", "limits", "filter_keys"}
+    assert back.task.model_dump(exclude=kept) == t.model_dump(exclude=kept)
+    assert back.task.filter_keys["regions"] == "resources.infra"
     assert back.checkpoint.location == spec.checkpoint.location
 
 

@@ -189,3 +189,52 @@ def test_a_missed_deadline_with_nothing_faster_left_out_names_no_key(tmp_path: P
     reason, _ = _reason(tmp_path, DEADLINE.replace("gpu_counts: [1], ", ""))
     assert "cannot meet its deadline of 2 h" in reason, reason
     assert "allowed by" not in reason, reason
+
+
+# --- a task's place, market and GPUs named by the key the task wrote them with --------------
+
+A100_8 = "accelerators: A100:8, use_spot: true"
+
+
+@pytest.mark.parametrize(("resources", "written"), [
+    (f"{{cloud: aws, region: eu-north-1, {A100_8}}}", "resources.region"),
+    (f"{{infra: aws/eu-north-1, {A100_8}}}", "resources.infra"),
+    (f"{{cloud: aws, zone: eu-north-1a, {A100_8}}}", "resources.zone"),
+    (f"{{cloud: aws, any_of: [{{region: eu-north-1}}], {A100_8}}}",
+     "resources.any_of[0].region"),
+    ("{cloud: aws, ordered: [{region: eu-north-1}, {region: eu-north-1, "
+     "use_spot: false}], accelerators: A100:8}",
+     "resources.ordered[0].region or resources.ordered[1].region"),
+    (f"{{region: eu-north-1, any_of: [{{cloud: aws}}], {A100_8}}}", "resources.region"),
+])
+def test_a_task_s_region_is_named_as_it_wrote_it(tmp_path: Path, resources: str,
+                                                 written: str) -> None:
+    line, path = why(tmp_path, TASK + f"resources: {resources}\n")
+    assert "has region eu-north-1" in line, line
+    assert line.endswith(f"change {written} in {path}"), line
+
+
+def test_a_task_s_regions_in_two_entries_are_both_named(tmp_path: Path) -> None:
+    line, path = why(tmp_path, TASK + "resources: {cloud: aws, any_of: [{region: eu-north-1}, "
+                                      f"{{region: ap-south-1}}], {A100_8}}}\n")
+    assert line.endswith(f"change resources.any_of[0].region or resources.any_of[1].region "
+                         f"in {path}"), line
+
+
+def test_a_task_s_cloud_is_named_as_it_wrote_it(tmp_path: Path) -> None:
+    line, path = why(tmp_path, TASK + "resources: {cloud: azure, accelerators: T4:1}\n")
+    assert "has cloud azure" in line, line
+    assert line.endswith(f"change resources.cloud in {path}"), line
+
+
+def test_a_task_s_gpus_are_named_as_it_wrote_them(tmp_path: Path) -> None:
+    line, path = why(tmp_path, TASK + "resources: {gpus: A100:2}\n")
+    assert "has GPU count 2" in line, line
+    assert line.endswith(f"change resources.gpus in {path}"), line
+
+
+def test_a_task_s_market_in_its_section_is_named_there(tmp_path: Path) -> None:
+    line, path = why(tmp_path, "name: j\nrun: 'true'\ncostsched: {steps: 2000, throughputs: "
+                               "{T4: 20}, markets: [spot]}\nresources: {accelerators: T4:1}\n")
+    assert "no spot price known" in line, line
+    assert line.endswith(f"change costsched.markets in {path}"), line

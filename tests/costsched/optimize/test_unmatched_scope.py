@@ -104,13 +104,17 @@ def test_prices_elsewhere_say_their_market_and_the_job_s_market_comes_first() ->
         f"job j: no price known as of {WHEN} for A10G:1 in aws, eu-west-2; spot elsewhere: "
         "aws us-west-2 g5.xlarge $0.3600/h, aws us-east-1 g5.xlarge $0.4000/h, aws eu-west-1 "
         "g5.xlarge $0.5000/h; not there because its file keeps it in region eu-west-2; "
-        "change constraints.regions")
+        "`costsched collect --cloud aws --region eu-west-2 --gpu A10G` fetches today's "
+        "prices, spot and on-demand; change constraints.regions")
     # Either market: each named, the cheapest first.
     assert why(clouds=("gcp",), gpu_models=("A10G",), gpu_counts=(1,)) == (
         f"job j: no price known as of {WHEN} for A10G:1 in gcp; spot elsewhere: aws us-west-2 "
         "g5.xlarge $0.3600/h, aws us-east-1 g5.xlarge $0.4000/h, aws eu-west-1 g5.xlarge "
         "$0.5000/h; on-demand elsewhere: aws ap-northeast-1 g5.xlarge $1.3000/h; not there "
-        "because its file keeps it in cloud gcp; change constraints.clouds")
+        "because its file keeps it in cloud gcp; costsched's catalog has no instance type "
+        "with A10G in gcp (`costsched catalog refresh --cloud gcp` finds new GPU instance "
+        "types; `costsched collect --cloud gcp --gpu A10G` then fetches their prices); "
+        "change constraints.clouds")
 
 
 def test_a_gpu_a_task_s_clouds_have_no_type_of_gets_no_shape_of_its_own() -> None:

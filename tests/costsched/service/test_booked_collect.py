@@ -101,3 +101,23 @@ def test_a_steps_jobs_blocks_hold_the_steps_it_has_left() -> None:
     spec = {"steps": 216_000, "throughputs": {"H100:8": 1.0}}
     # 150,000 of 216,000 steps done at 1 step/s: 18.3 h to go (blocks of 1 and 2 days).
     assert _asked_hours(spec, 216_000, 150_000, 1.0) == {24, 48}
+
+
+def test_a_cloud_not_ready_is_its_own_line_and_the_other_cloud_is_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from costsched.clouds.gcp import NoProject
+
+    monkeypatch.setitem(sys.modules, "boto3", None)  # no AWS SDK: EC2 is not asked
+    asked: list[str] = []
+
+    def gce():  # noqa: ANN202 - the project's reservations: none named
+        asked.append("gce")
+        raise NoProject("gcp: no project: name one, or set GOOGLE_CLOUD_PROJECT")
+
+    found = collect_booked(PriceStore(f"sqlite:///{tmp_path}/s.db"), at=NOW,
+                           regions=["us-east-1"], gpus=["H100"], gce_reservations=gce)
+    assert asked == ["gce"]
+    assert found.errors == ["aws: boto3 is not installed: pip install 'costsched[aws]'",
+                            "gcp: no project: name one, or set GOOGLE_CLOUD_PROJECT"]
