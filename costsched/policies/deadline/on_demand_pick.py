@@ -1,0 +1,49 @@
+"""Where a job runs on on-demand: the on-demand offering that costs least over the time it
+is expected to run there, its start included.
+
+Every policy that leaves spot for on-demand (the safety rule, a bridge over a wait for
+spot, a hedge) asks here, and so does the live decider where it never waits: on-demand is
+not tied to the zone of the job's checkpoint. Each zone's on-demand is priced over
+`seconds` of running for the job's whole gang, and its start as a move is priced
+(`gang.move_usd`: a restart billed at that price, the checkpoint's egress from the zone it
+was last in, none before its first start). The checkpoint's zone (its home zone before it
+ran) is kept on a tie: a market whose on-demand costs the same everywhere keeps the job
+where its checkpoint is, as before. Where the job goes back to spot later is priced then,
+as any start of spot is (the policy returns wherever spot is cheapest).
+"""
+
+from __future__ import annotations
+
+from costsched.lazy import numpy as np
+from costsched.policies.deadline.base import DeadlineState, MarketNow
+from costsched.policies.deadline.gang import move_usd, priced
+
+HOUR = 3600.0
+
+
+def on_demand_usd(state: DeadlineState, market: MarketNow,
+                  seconds: np.ndarray | float) -> np.ndarray:
+    """USD per run and zone (runs, zones) of starting on-demand there and running it
+    `seconds` (per run, or one for all), for the job's whole gang; `market`: prices per
+    instance, as a policy is handed it."""
+    gang = priced(state, market)
+    n = len(state.progress)
+    price = gang.on_demand_price
+    egress = np.where((state.last_zone >= 0)[:, None],
+                      market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
+    run = np.broadcast_to(np.asarray(seconds, dtype=float), (n,))[:, None]
+    usd = price * run / HOUR + move_usd(state, price, egress)
+    return np.where(np.isfinite(usd), usd, np.inf)
+
+
+def cheapest_on_demand(state: DeadlineState, market: MarketNow,
+                       seconds: np.ndarray | float) -> np.ndarray:
+    """Per run, the on-demand placement (zones + z) that costs least over `seconds` of
+    running there, its start included (`on_demand_usd`); the checkpoint's zone (its home
+    zone before it ran) where none costs less."""
+    usd = on_demand_usd(state, market, seconds)
+    rows = np.arange(len(state.progress))
+    here = np.where(state.last_zone >= 0, state.last_zone, state.home)
+    best = np.argmin(usd, axis=1)
+    keep = usd[rows, here] <= usd[rows, best] + 1e-9
+    return market.on_demand(np.where(keep, here, best))
