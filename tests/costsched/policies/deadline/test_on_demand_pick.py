@@ -4,6 +4,8 @@ included; the checkpoint's zone on a tie."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -60,3 +62,20 @@ def test_the_safety_rule_and_a_live_job_that_never_waits_take_the_cheapest() -> 
     assert list(next_placements(SpotHedge(), s, m, wait=False)) == [2 + WEST]
     # The egress dearer than the saving: on-demand where the checkpoint is.
     assert list(next_placements(SpotHedge(), s, market(5.0), wait=False)) == [2 + EAST]
+
+
+def test_spot_hedge_bridges_a_wait_on_the_cheaper_region_s_on_demand_when_it_pays() -> None:
+    # spot-hedge's own market (test_hedge): no spot anywhere, 3 hours of slack for 40 of
+    # work: it bridges on on-demand. The wait it bridges is 70 minutes (a dry spell of an
+    # hour after 10 min without spot); with the checkpoint's $1.00 of egress, the west at
+    # $2.00/h costs $2.33 + $0.40 + $1.00 = $3.73 over it, the east at $3.06/h $3.57 +
+    # $0.61 = $4.18: the west. At $2.80/h the west's $3.27 + $0.56 + $1.00 = $4.83 does not
+    # repay the egress: the east, where its checkpoint is.
+    from tests.costsched.policies.deadline.test_hedge import market as hedge_market
+    from tests.costsched.policies.deadline.test_hedge import state as hedge_state
+
+    tight, policy = hedge_state(40, 43), SpotHedge()
+    for west_usd, zone in ((2.00, WEST), (2.80, EAST)):
+        m = replace(hedge_market((False, False), share=0.8),
+                    on_demand_price=np.array([[3.06, west_usd]]))
+        assert policy.decide(tight, m)[0] == m.on_demand(zone)
