@@ -112,19 +112,23 @@ class SpotHedge(DeadlinePolicy):
         on_od = is_on_demand(state.placement, zones)
         wait = waits(market, dry)[rows, best]
         # On-demand where it costs least over the time it would run: to the end of the
-        # work as a hedge, over the wait as a bridge (`on_demand_pick`).
-        to_end = zone_of(cheapest_on_demand(state, listed, state.remaining), zones)
-        over_wait = zone_of(cheapest_on_demand(state, listed,
-                                               np.minimum(wait, state.remaining)), zones)
+        # work as a hedge, over the wait as a bridge (`on_demand_pick`; asked only where
+        # it may be taken).
+        likely = now & (chance > np.where(on_od, c.keep_above, c.hedge_above))
+        waiting = ~now & ~running
+        to_end = (zone_of(cheapest_on_demand(state, listed, state.remaining), zones)
+                  if likely.any() else np.maximum(here, 0))
+        over_wait = (zone_of(cheapest_on_demand(state, listed,
+                                                np.minimum(wait, state.remaining)), zones)
+                     if waiting.any() else np.maximum(here, 0))
         # Instead of spot now: on-demand where the shortfall is likely and it costs less
         # per hour of progress than any spot now.
-        hedged = now & (chance > np.where(on_od, c.keep_above, c.hedge_above)) & (
-            on_demand_rate(state, market, np.where(on_od, here, to_end), per_second)
-            < best_now)
+        hedged = likely & (on_demand_rate(state, market, np.where(on_od, here, to_end),
+                                          per_second) < best_now)
         # Instead of waiting for spot: on-demand where the slack the wait spends is worth
         # more than on-demand costs over it (`bridges`); with too little slack to use spot
         # at all, on-demand is kept.
-        od_hedge = hedged | ~now & ~running & bridges(
+        od_hedge = hedged | waiting & bridges(
             state, market, np.where(on_od, here, over_wait), per_second, wait)
         od_hedge |= on_od & ~np.isfinite(rates[rows, best])
         od = np.where(on_od, state.placement,

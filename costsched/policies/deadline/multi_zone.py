@@ -111,8 +111,10 @@ class SpotAnywhere(DeadlinePolicy):
 
         behind, keep_od = self.pace(state, market)
         keep_od &= on_demand
-        # On-demand where it costs least to the end of the work (`on_demand_pick`).
-        where_od = cheapest_on_demand(state, listed, state.remaining)
+        # On-demand where it costs least to the end of the work (`on_demand_pick`; asked
+        # only where it may be taken).
+        where_od = (cheapest_on_demand(state, listed, state.remaining) if behind.any()
+                    else current)
         without_spot = np.where(keep_od, current, np.where(behind, where_od, NONE))
         wanted = np.where(any_spot, best, without_spot)
         wanted = np.where(on_demand & any_spot & ~leave_od, current, wanted)
