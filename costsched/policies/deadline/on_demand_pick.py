@@ -1,15 +1,16 @@
 """Where a job runs on on-demand: the on-demand offering that costs least over the time it
 is expected to run there, its start included.
 
-Every policy that leaves spot for on-demand (the safety rule, a bridge over a wait for
-spot, a hedge) asks here, and so does the live decider where it never waits: on-demand is
-not tied to the zone of the job's checkpoint. Each zone's on-demand is priced over
-`seconds` of running for the job's whole gang, and its start as a move is priced
-(`gang.move_usd`: a restart billed at that price, the checkpoint's egress from the zone it
-was last in, none before its first start). The checkpoint's zone (its home zone before it
-ran) is kept on a tie: a market whose on-demand costs the same everywhere keeps the job
-where its checkpoint is, as before. Where the job goes back to spot later is priced then,
-as any start of spot is (the policy returns wherever spot is cheapest).
+The shared safety rule, spot-hedge (a bridge over a wait for spot, a hedge), spot-anywhere
+and spot-risk ask here where they leave spot for on-demand, and so does the live decider
+where it never waits: on-demand is not tied to the zone of the job's checkpoint (the
+home-zone policies' own choices, on-demand and uniform-progress, stay in the home zone).
+Each zone's on-demand is priced over `seconds` of running for the job's whole gang, and
+its start as a move is (`gang.move_usd`: a restart billed at that price, the checkpoint's
+egress from the zone it was last in, none before its first start). The checkpoint's zone
+(its home zone before it ran) is kept on a tie: a market whose on-demand costs the same
+everywhere keeps the job where its checkpoint is. Where the job goes back to spot later is
+priced then, as any start of spot is (the policy returns wherever spot is cheapest).
 """
 
 from __future__ import annotations
