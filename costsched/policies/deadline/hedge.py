@@ -57,7 +57,7 @@ from costsched.policies.deadline.base import (
     zone_of,
 )
 from costsched.policies.deadline.gang import move_usd, priced
-from costsched.policies.deadline.on_demand_pick import cheapest_on_demand
+from costsched.policies.deadline.on_demand_pick import cheapest_on_demands
 from costsched.policies.deadline.outlook import learned
 
 HOUR = 3600.0
@@ -116,11 +116,10 @@ class SpotHedge(DeadlinePolicy):
         # it may be taken).
         likely = now & (chance > np.where(on_od, c.keep_above, c.hedge_above))
         waiting = ~now & ~running
-        to_end = (zone_of(cheapest_on_demand(state, listed, state.remaining), zones)
-                  if likely.any() else np.maximum(here, 0))
-        over_wait = (zone_of(cheapest_on_demand(state, listed,
-                                                np.minimum(wait, state.remaining)), zones)
-                     if waiting.any() else np.maximum(here, 0))
+        to_end = over_wait = np.maximum(here, 0)
+        if likely.any() or waiting.any():
+            to_end, over_wait = (zone_of(p, zones) for p in cheapest_on_demands(
+                state, listed, [state.remaining, np.minimum(wait, state.remaining)]))
         # Instead of spot now: on-demand where the shortfall is likely and it costs less
         # per hour of progress than any spot now.
         hedged = likely & (on_demand_rate(state, market, np.where(on_od, here, to_end),

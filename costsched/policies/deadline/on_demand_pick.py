@@ -15,6 +15,8 @@ priced then, as any start of spot is (the policy returns wherever spot is cheape
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import DeadlineState, MarketNow
 from costsched.policies.deadline.gang import move_usd, priced
@@ -27,14 +29,7 @@ def on_demand_usd(state: DeadlineState, market: MarketNow,
     """USD per run and zone (runs, zones) of starting on-demand there and running it
     `seconds` (per run, or one for all), for the job's whole gang; `market`: prices per
     instance, as a policy is handed it."""
-    gang = priced(state, market)
-    n = len(state.progress)
-    price = gang.on_demand_price
-    egress = np.where((state.last_zone >= 0)[:, None],
-                      market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
-    run = np.broadcast_to(np.asarray(seconds, dtype=float), (n,))[:, None]
-    usd = price * run / HOUR + move_usd(state, price, egress)
-    return np.where(np.isfinite(usd), usd, np.inf)
+    return _priced_over(state, market, [seconds])[0]
 
 
 def cheapest_on_demand(state: DeadlineState, market: MarketNow,
@@ -42,9 +37,34 @@ def cheapest_on_demand(state: DeadlineState, market: MarketNow,
     """Per run, the on-demand placement (zones + z) that costs least over `seconds` of
     running there, its start included (`on_demand_usd`); the checkpoint's zone (its home
     zone before it ran) where none costs less."""
-    usd = on_demand_usd(state, market, seconds)
+    return cheapest_on_demands(state, market, [seconds])[0]
+
+
+def cheapest_on_demands(state: DeadlineState, market: MarketNow,
+                        spans: Sequence[np.ndarray | float]) -> list[np.ndarray]:
+    """`cheapest_on_demand` over each of `spans`, the starts priced once."""
     rows = np.arange(len(state.progress))
     here = np.where(state.last_zone >= 0, state.last_zone, state.home)
-    best = np.argmin(usd, axis=1)
-    keep = usd[rows, here] <= usd[rows, best] + 1e-9
-    return market.on_demand(np.where(keep, here, best))
+    out = []
+    for usd in _priced_over(state, market, spans):
+        best = np.argmin(usd, axis=1)
+        keep = usd[rows, here] <= usd[rows, best] + 1e-9
+        out.append(market.on_demand(np.where(keep, here, best)))
+    return out
+
+
+def _priced_over(state: DeadlineState, market: MarketNow,
+                 spans: Sequence[np.ndarray | float]) -> list[np.ndarray]:
+    """`on_demand_usd` over each of `spans`, the start priced once."""
+    gang = priced(state, market)
+    n = len(state.progress)
+    price = gang.on_demand_price
+    egress = np.where((state.last_zone >= 0)[:, None],
+                      market.move_usd[np.maximum(state.last_zone, 0)], 0.0)
+    start = move_usd(state, price, egress)
+    out = []
+    for seconds in spans:
+        run = np.broadcast_to(np.asarray(seconds, dtype=float), (n,))[:, None]
+        usd = price * run / HOUR + start
+        out.append(np.where(np.isfinite(usd), usd, np.inf))
+    return out
