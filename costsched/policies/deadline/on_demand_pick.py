@@ -45,6 +45,11 @@ def cheapest_on_demands(state: DeadlineState, market: MarketNow,
     """`cheapest_on_demand` over each of `spans`, the starts priced once."""
     rows = np.arange(len(state.progress))
     here = np.where(state.last_zone >= 0, state.last_zone, state.home)
+    price, egress = market.on_demand_price, market.move_usd
+    if (price == price[:, :1]).all() and not np.diagonal(egress).any() and \
+            (egress >= 0).all():
+        # One price everywhere: no zone costs less than the checkpoint's (no egress there).
+        return [market.on_demand(here) for _ in spans]
     out = []
     for usd in _priced_over(state, market, spans):
         best = np.argmin(usd, axis=1)
