@@ -6,8 +6,9 @@ the deadline backtest (`backtest.deadline.engine`, over the trace's market at ea
 every run at once) both ask `next_placements`. A replay may wait (`NONE`: no instance this
 tick) where the policy says so; a live job is never left without an instance (`wait=False`):
 where the policy would wait, a job that runs keeps its instance, and a job without one goes
-to the cheapest zone with spot now, else on-demand where its checkpoint is (its home zone
-before it ran).
+to the cheapest zone with spot now, else to the on-demand that costs least to the end of
+its work, its start included (`policies.deadline.on_demand_pick`: where its checkpoint is
+on a tie).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from costsched.model import InvalidInput, Job, Offering
 from costsched.optimize.decision import Overheads, Place, price_move
 from costsched.policies import OfferingKey
 from costsched.policies.deadline.base import NONE, DeadlinePolicy, DeadlineState, MarketNow
+from costsched.policies.deadline.on_demand_pick import cheapest_on_demand
 
 KEY = ["cloud", "region", "zone", "instance_type", "market", "os"]
 
@@ -59,9 +61,9 @@ def next_placements(policy: DeadlinePolicy, state: DeadlineState, market: Market
     spot_now = np.where(market.spot_available, market.spot_price, np.inf)
     has_spot = np.isfinite(spot_now).any(axis=1)
     cheapest = np.argmin(spot_now, axis=1)
-    checkpoint_zone = np.where(state.last_zone >= 0, state.last_zone, state.home)
     instead = np.where(state.placement >= 0, state.placement,
-                       np.where(has_spot, cheapest, market.on_demand(checkpoint_zone)))
+                       np.where(has_spot, cheapest,
+                                cheapest_on_demand(state, market, state.remaining)))
     return np.where(idle, instead, chosen).astype(np.int64)
 
 

@@ -4,13 +4,15 @@ The market is read from the store here; the decision is the deadline core's
 (`costsched.decide.deadline.decide_now`), the same `next_placements` the deadline backtest
 replays, asked about a batch of one job. The market is the job's best instance type (by
 expected cost of its steps) in every zone its constraints allow: spot where a price is
-listed and capacity was seen lately, and on-demand in the same regions. Spot is taken as
-unavailable in a zone where a launch just met no capacity or an instance was just
-preempted, or where the store's availability observations say it is gone now. What the
-market's past says (each zone's spells with and without spot, the shares of the time with
-spot) is computed from the store's observations by the replay's own function
-(`policies.deadline.past.MarketPast`), from the policy's prior: a store that has watched
-nothing gives the prior alone, as a replay with no history does.
+listed and capacity was seen lately, and on-demand in every region that offers it (a
+region without spot as a zone that never has it), the policy choosing where a job runs on
+on-demand. Spot is taken as unavailable in a zone (or a region, where priced by region)
+where a launch just met no capacity or an instance was just preempted, or where the
+store's availability observations say it is gone now. What the market's past says (each
+zone's spells with and without spot, the shares of the time with spot) is computed from
+the store's observations by the replay's own function (`policies.deadline.past.MarketPast`),
+from the policy's prior: a store that has watched nothing gives the prior alone, as a
+replay with no history does.
 
 A live job is never left without an instance: where the policy would wait (ahead of its
 schedule with no spot anywhere), a running job keeps its instance and a job to recover
@@ -168,13 +170,19 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     od = od[od["instance_type"] == kind].sort_values("usd_per_hour", kind="stable")
     od_by_region = od.drop_duplicates(["cloud", "region"]).set_index(["cloud", "region"],
                                                                       drop=False)
+    # Every region its constraints allow with on-demand of the type is offered, a region
+    # without spot as a zone that never has it (after the zones with spot): where the job
+    # runs on on-demand is the policy's to choose (`policies.deadline.on_demand_pick`).
+    with_spot = set(zip(spot["cloud"], spot["region"], strict=True))
+    only_od = od_by_region[[p not in with_spot for p in od_by_region.index]]
+    places = pd.concat([spot, only_od.assign(usd_per_hour=np.inf)], ignore_index=True)
     zones = pd.DataFrame({
-        "cloud": spot["cloud"].to_numpy(), "region": spot["region"].to_numpy(),
-        "zone": spot["zone"].to_numpy(), "gpu_model": spot["gpu_model"].to_numpy(),
-        "gpu_count": spot["gpu_count"].to_numpy(),
-        "spot_usd_per_hour": spot["usd_per_hour"].to_numpy(dtype=float)})
-    for k in KEY:
-        zones[f"spot_{k}"] = spot[k].to_numpy()
+        "cloud": places["cloud"].to_numpy(), "region": places["region"].to_numpy(),
+        "zone": places["zone"].to_numpy(), "gpu_model": places["gpu_model"].to_numpy(),
+        "gpu_count": places["gpu_count"].to_numpy(),
+        "spot_usd_per_hour": places["usd_per_hour"].to_numpy(dtype=float)})
+    for k in KEY:  # (none for a region without spot)
+        zones[f"spot_{k}"] = list(spot[k]) + [None] * len(only_od)
     od_rows = od_by_region.loc[list(zip(zones["cloud"], zones["region"], strict=True))]
     zones["od_usd_per_hour"] = od_rows["usd_per_hour"].to_numpy(dtype=float)
     for k in KEY:
@@ -220,12 +228,14 @@ def _market_past(store: PriceStore, zones: pd.DataFrame, instance_type: str, at:
         available = np.pad(available, ((0, 0), (0, now + 1 - available.shape[1])))
     fields = MarketPast.of(available, trace.tick, prior).at(np.array([now]))
     seen = [trace.zones.index(z) if z in trace.zones else -1 for z in zones["zone"]]
-    known = np.array(seen) >= 0
+    has_spot = _offers_spot(zones)
+    known = (np.array(seen) >= 0) & has_spot
     fallback = {"spell_mean": prior.spell, "zone_share": prior.share, "dry_mean": prior.dry,
                 "dry_for": 0.0, "spot_spell": prior.spell, "available_for": 0.0}
     out = {"spot_share": fields["spot_share"]}
     for name, value in fallback.items():
         out[name] = np.where(known, fields[name][:, np.maximum(seen, 0)], value)
+    out["zone_share"] = np.where(has_spot, out["zone_share"], 0.0)  # a region without spot
     return out
 
 
@@ -240,12 +250,15 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
     observed = store.spot_availability.latest(at, zones=list(zones["zone"]),
                                               instance_type=instance_type)
     observed = observed[observed["current"]] if not observed.empty else observed
-    by_zone = {r.zone: r for r in observed.itertuples()}
+    # Each keyed by its place (cloud, region, zone): a region's price (GCP's) has no zone,
+    # and a loss in one region takes no spot away in another.
+    by_zone = {(r.cloud, r.region, r.zone): r for r in observed.itertuples()}
     recent = recent_losses(store, at, instance_type, local_too)
-    gone = {(r.cloud, r.zone) for r in recent.itertuples()}
-    blocked = {(k[0], k[2]) for k in unavailable}
-    for i, (cloud, zone) in enumerate(zip(zones["cloud"], zones["zone"], strict=True)):
-        seen = by_zone.get(zone)
+    gone = {(r.cloud, r.region, r.zone) for r in recent.itertuples()}
+    blocked = {(k[0], k[1], k[2]) for k in unavailable}
+    places = zip(zones["cloud"], zones["region"], zones["zone"], strict=True)
+    for i, place in enumerate(places):
+        seen = by_zone.get(place)
         if seen is not None:
             available[i] = bool(seen.available)
             if seen.available:
@@ -253,9 +266,18 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
                 # is seen to have (`MarketNow.available_for`), so live equals replay.
                 since[i] = max((pd.Timestamp(at) - pd.Timestamp(seen.since)).total_seconds(),
                                0) + DECISION_PERIOD.total_seconds()
-        if (cloud, zone) in gone or (cloud, zone) in blocked:
+        if place in gone or place in blocked:
             available[i], since[i] = False, 0.0
+    available &= _offers_spot(zones)
     return available, np.where(available, since, 0.0)
+
+
+def _offers_spot(zones: pd.DataFrame) -> np.ndarray:
+    """Per zone of the market: has spot a price there (False: a region with on-demand
+    only)? Every zone where the frame gives no prices."""
+    if "spot_usd_per_hour" not in zones:
+        return np.ones(len(zones), dtype=bool)
+    return np.isfinite(zones["spot_usd_per_hour"].to_numpy(dtype=float))
 
 
 def recent_losses(store: PriceStore, at: datetime, instance_type: str,

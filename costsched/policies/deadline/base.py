@@ -241,8 +241,9 @@ class DeadlinePolicy(ABC):
     @staticmethod
     def fallback(state: DeadlineState, market: MarketNow) -> np.ndarray:
         """On-demand where the safety rule says so: the current on-demand placement, else
-        on-demand in the zone of its checkpoint (its home zone if it has none)."""
-        zones = market.zones
-        here = np.where(state.last_zone >= 0, state.last_zone, state.home)
-        return np.where(is_on_demand(state.placement, zones), state.placement,
-                        market.on_demand(here))
+        the on-demand that costs least to the end of the work, its start included
+        (`on_demand_pick.cheapest_on_demand`; the zone of its checkpoint on a tie)."""
+        from costsched.policies.deadline.on_demand_pick import cheapest_on_demand
+
+        return np.where(is_on_demand(state.placement, market.zones), state.placement,
+                        cheapest_on_demand(state, market, state.remaining))

@@ -34,9 +34,11 @@ The choice, per run and tick:
   unless on-demand over the wait costs less than the slack the wait spends (`bridges`);
   with too little slack to use spot at all, a job on on-demand stays there.
 
-The shared safety rule (`DeadlinePolicy.decide`) still puts the job on on-demand where a
-preemption could make it late. Gangs are priced as their N instances with the egress paid
-once (`gang`).
+On-demand is where it costs least over the time it would run there (to the end of the
+work as a hedge, over the wait as a bridge), its start and the checkpoint's egress
+included (`on_demand_pick`). The shared safety rule (`DeadlinePolicy.decide`) still puts
+the job on on-demand where a preemption could make it late. Gangs are priced as their N
+instances with the egress paid once (`gang`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from costsched.policies.deadline.base import (
     zone_of,
 )
 from costsched.policies.deadline.gang import move_usd, priced
+from costsched.policies.deadline.on_demand_pick import cheapest_on_demands
 from costsched.policies.deadline.outlook import learned
 
 HOUR = 3600.0
@@ -86,6 +89,7 @@ class SpotHedge(DeadlinePolicy):
 
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
         c = self.constants
+        listed = market  # USD per hour of one instance, as the on-demand pick reads it
         market = priced(state, market)  # USD per hour of the job's whole gang
         zones = market.zones
         rows = np.arange(len(state.progress))
@@ -106,19 +110,28 @@ class SpotHedge(DeadlinePolicy):
         best_now = np.where(market.spot_available, rates, np.inf).min(axis=1)
 
         on_od = is_on_demand(state.placement, zones)
-        checkpoint_zone = np.where(state.last_zone >= 0, state.last_zone, state.home)
-        od_zone = np.where(on_od, here, checkpoint_zone)
+        wait = waits(market, dry)[rows, best]
+        # On-demand where it costs least over the time it would run: to the end of the
+        # work as a hedge, over the wait as a bridge (`on_demand_pick`; asked only where
+        # it may be taken).
+        likely = now & (chance > np.where(on_od, c.keep_above, c.hedge_above))
+        waiting = ~now & ~running
+        to_end = over_wait = np.maximum(here, 0)
+        if likely.any() or waiting.any():
+            to_end, over_wait = (zone_of(p, zones) for p in cheapest_on_demands(
+                state, listed, [state.remaining, np.minimum(wait, state.remaining)]))
         # Instead of spot now: on-demand where the shortfall is likely and it costs less
         # per hour of progress than any spot now.
-        od_hedge = now & (chance > np.where(on_od, c.keep_above, c.hedge_above)) & (
-            on_demand_rate(state, market, od_zone, per_second) < best_now)
+        hedged = likely & (on_demand_rate(state, market, np.where(on_od, here, to_end),
+                                          per_second) < best_now)
         # Instead of waiting for spot: on-demand where the slack the wait spends is worth
         # more than on-demand costs over it (`bridges`); with too little slack to use spot
         # at all, on-demand is kept.
-        od_hedge |= ~now & ~running & bridges(state, market, od_zone, per_second,
-                                             waits(market, dry)[rows, best])
+        od_hedge = hedged | waiting & bridges(
+            state, market, np.where(on_od, here, over_wait), per_second, wait)
         od_hedge |= on_od & ~np.isfinite(rates[rows, best])
-        od = np.where(on_od, state.placement, market.on_demand(od_zone))
+        od = np.where(on_od, state.placement,
+                      market.on_demand(np.where(hedged, to_end, over_wait)))
         wait = np.where(running, state.placement, NONE)
         return np.where(od_hedge, od, np.where(now, best, wait))
 
@@ -173,7 +186,8 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     a mean spell after its dry spell's age and mean length, waited as slack): the spot
     price, the start (a restart billed, the checkpoint's egress; none where the job runs
     now), the next start and the work lost when the spell ends before the work, and the
-    slack they spend. Infinite where the slack left allows no progress there."""
+    slack they spend. Infinite where the slack left allows no progress there, and where
+    spot is not offered (no price)."""
     zones = market.zones
     n = len(state.progress)
     restart = _per_run(state.restart, n)[:, None]
@@ -194,7 +208,8 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     stint = np.minimum(life, started + cut)
     useful = np.minimum(stint, work + started) - started
     ends = stint < work + started
-    price = market.spot_price
+    offered = np.isfinite(market.spot_price)  # a zone without spot has no price
+    price = np.where(offered, market.spot_price, 0.0)
     slack = per_second[:, None]
     start_usd = np.where(staying, 0.0, move_usd(state, price, egress))
     # When it ends first: the next start's restart and, where spot is lost (not stopped by
@@ -206,7 +221,7 @@ def spot_rates(state: DeadlineState, market: MarketNow, spell: np.ndarray, dry: 
     # running job's start (a move) counts it.
     start_slack = np.where((state.placement >= 0)[:, None], started, 0.0)
     usd = price * useful / HOUR + start_usd + end_usd + slack * (start_slack + wait)
-    return np.where(useful > 0, usd / np.maximum(useful, 1.0) * HOUR, np.inf)
+    return np.where((useful > 0) & offered, usd / np.maximum(useful, 1.0) * HOUR, np.inf)
 
 
 def waits(market: MarketNow, dry: np.ndarray) -> np.ndarray:
@@ -221,7 +236,8 @@ def bridges(state: DeadlineState, market: MarketNow, zone: np.ndarray,
     """Per run: whether on-demand in `zone` over a wait of `wait` seconds for spot costs
     less than the slack the wait would spend. Started, on-demand saves the wait less its
     restart and the restart back to spot, for its premium over spot on the wait and its
-    restart billed; kept, it saves the whole wait for the premium alone."""
+    restart billed (and the checkpoint's egress to `zone`); kept, it saves the whole wait
+    for the premium alone."""
     rows = np.arange(len(zone))
     price = market.on_demand_price[rows, zone]
     spot = market.spot_price.min(axis=1)
@@ -229,21 +245,29 @@ def bridges(state: DeadlineState, market: MarketNow, zone: np.ndarray,
     kept = is_on_demand(state.placement, market.zones)
     saved = np.where(kept, wait, wait - 2 * restart)
     cost = ((price - spot) * wait / HOUR
-            + np.where(kept, 0.0, move_usd(state, price, np.zeros(len(zone)))))
+            + np.where(kept, 0.0, move_usd(state, price, _egress(state, market, zone))))
     return (per_second * saved > cost) & (saved > 0)
 
 
 def on_demand_rate(state: DeadlineState, market: MarketNow, zone: np.ndarray,
                    per_second: np.ndarray) -> np.ndarray:
     """USD per hour of progress of on-demand in `zone` to the end of the work: its price,
-    and where the job is not on it yet, its start (a restart billed, and its slack)."""
+    and where the job is not on it yet, its start (a restart billed, the checkpoint's egress
+    to `zone`, and its slack)."""
     rows = np.arange(len(zone))
     price = market.on_demand_price[rows, zone]
     restart = _per_run(state.restart, len(zone))
-    start = (move_usd(state, price, np.zeros(len(zone)))
+    start = (move_usd(state, price, _egress(state, market, zone))
              + np.where(state.placement >= 0, per_second * restart, 0.0))
     start = np.where(is_on_demand(state.placement, market.zones), 0.0, start)
     return price + start / np.maximum(state.remaining, 1.0) * HOUR
+
+
+def _egress(state: DeadlineState, market: MarketNow, zone: np.ndarray) -> np.ndarray:
+    """Per run: the checkpoint's egress to `zone` from where the job last ran (none
+    before its first start)."""
+    last = np.maximum(state.last_zone, 0)
+    return np.where(state.last_zone >= 0, market.move_usd[last, zone], 0.0)
 
 
 def normal_cdf(z: np.ndarray) -> np.ndarray:

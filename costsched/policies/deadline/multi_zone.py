@@ -44,6 +44,7 @@ from costsched.policies.deadline.base import (
 )
 from costsched.policies.deadline.gang import move_usd as gang_move_usd
 from costsched.policies.deadline.gang import priced
+from costsched.policies.deadline.on_demand_pick import cheapest_on_demand
 from costsched.policies.deadline.outlook import finish_usd, learned
 from costsched.policies.deadline.uniform_progress import line
 
@@ -68,6 +69,7 @@ class SpotAnywhere(DeadlinePolicy):
     description = "spot in any allowed zone or region; on-demand only when none is safe"
 
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+        listed = market  # USD per hour of one instance, as the on-demand pick reads it
         market = priced(state, market)  # USD per hour of the job's whole gang
         zones = market.zones
         rows = np.arange(len(state.home))
@@ -109,9 +111,11 @@ class SpotAnywhere(DeadlinePolicy):
 
         behind, keep_od = self.pace(state, market)
         keep_od &= on_demand
-        where_od = np.where(state.last_zone >= 0, state.last_zone, state.home)
-        without_spot = np.where(keep_od, current,
-                                np.where(behind, market.on_demand(where_od), NONE))
+        # On-demand where it costs least to the end of the work (`on_demand_pick`; asked
+        # only where it may be taken).
+        where_od = (cheapest_on_demand(state, listed, state.remaining) if behind.any()
+                    else current)
+        without_spot = np.where(keep_od, current, np.where(behind, where_od, NONE))
         wanted = np.where(any_spot, best, without_spot)
         wanted = np.where(on_demand & any_spot & ~leave_od, current, wanted)
         wanted = np.where(stay_spot, current, wanted)
@@ -152,13 +156,14 @@ def waits_for_region(state: DeadlineState, market: MarketNow, best: np.ndarray,
     restart = np.reshape(np.asarray(state.restart, dtype=float), (-1, 1))
     room = state.time_left[:, None] - market.tick - restart
     per_preemption = restart + state.checkpoint / 2
-    spot, od = market.spot_price, market.on_demand_price
+    offered = np.isfinite(market.spot_price)  # a zone without spot has no price
+    spot, od = np.where(offered, market.spot_price, 0.0), market.on_demand_price
     last = np.maximum(state.last_zone, 0)
     egress = market.move_usd[last]
     wait = np.where(market.spot_available, 0.0, dry)
     finish = (gang_move_usd(state, spot, egress)
               + finish_usd(work, room - wait, share, spell, per_preemption, spot, od))
-    home_region = market.region[None, :] == market.region[last][:, None]
+    home_region = (market.region[None, :] == market.region[last][:, None]) & offered
     # What the wait alone costs (the slack it spends), against the egress it saves.
     now = finish_usd(work, room, share, spell, per_preemption, spot, od)
     slack_cost = np.where(home_region, finish - now, np.inf).min(axis=1)

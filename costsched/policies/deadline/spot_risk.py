@@ -28,6 +28,7 @@ from costsched.policies.deadline.multi_zone import (
     slack_usd,
     spot_pace,
 )
+from costsched.policies.deadline.on_demand_pick import cheapest_on_demand
 
 # Spot's expected pace is discounted by this factor before it is trusted to finish the
 # job (the share of the past with spot is an average; the time left may be worse).
@@ -46,6 +47,7 @@ class SpotRisk(SpotAnywhere):
         wanted = super().choose(state, market)
         if market.spell_mean is None:
             return wanted
+        listed = market  # USD per hour of one instance, as the on-demand pick reads it
         market = priced(state, market)  # USD per hour of the job's whole gang
         # A job without an instance and behind spot's pace starts spot only where the
         # spell is expected to repay the slack it risks: a restart now, and if it ends
@@ -64,8 +66,9 @@ class SpotRisk(SpotAnywhere):
         saving = market.on_demand_price[rows, z] - market.spot_price[rows, z]
         useful = np.minimum(state.remaining, lasting) / HOUR
         pays = saving * useful > slack_usd(state, saving, risked)
-        here = np.where(state.last_zone >= 0, state.last_zone, state.home)
-        return np.where(risky & ~pays, market.on_demand(here), wanted)
+        # On-demand where it costs least to the end of the work (`on_demand_pick`).
+        return np.where(risky & ~pays, cheapest_on_demand(state, listed, state.remaining),
+                        wanted)
 
     def pace(self, state: DeadlineState, market: MarketNow) -> tuple[np.ndarray, np.ndarray]:
         paced = spot_pace(state, market, PACE_MARGIN)

@@ -150,20 +150,23 @@ def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
 def _why(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, first: pd.Series,
          key: tuple, decision: Decision, at: datetime) -> str:
     """Why the deadline policy is off the plan's spot choice: a preemption or a capacity
-    error there lately (what its market reads, `deadline_jobs.recent_losses`); else its
-    decision's own reason."""
+    error there lately (what its market reads, `deadline_jobs.recent_losses`), in its zone,
+    or its region where the offering is priced by region; else its decision's own
+    reason."""
     from costsched.service.deadline_jobs import recent_losses
     from launchers import runs_here
 
     due = deadline_at(resolved, at)
     lost = recent_losses(store, at, str(first["instance_type"]), runs_here(launcher.name))
-    lost = lost[(lost["cloud"] == first["cloud"]) & (lost["zone"] == first["zone"])]
+    lost = lost[(lost["cloud"] == first["cloud"]) & (lost["region"] == first["region"])
+                & (lost["zone"] == first["zone"])]
     if first["market"] != "spot" or key[4] == "spot" or lost.empty or due is None:
         return decision.reason
     last = lost.iloc[-1]
     what = "a preemption" if last["event"] == "preempted" else "a capacity error"
     ago = age((pd.Timestamp(at) - pd.Timestamp(last["at"])).total_seconds())
-    return (f"the deadline policy ({decision.policy}) keeps it off spot in {first['zone']} "
+    place = first["zone"] or first["region"]  # a region's price (GCP's) has no zone
+    return (f"the deadline policy ({decision.policy}) keeps it off spot in {place} "
             f"after {what} there {ago} ago (to meet its deadline of {due:%Y-%m-%d %H:%M} UTC)")
 
 
