@@ -322,6 +322,8 @@ class DeadlineDecider(Decider):
             reason = planned(job.resolved, market, now).reason
             if reason:
                 raise InvalidInput(reason)
+        [lost] = (lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
+                  if job.current is not None else [None])
         try:
             d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
                                 steps_left=job.steps_left, current=job.current,
@@ -336,7 +338,8 @@ class DeadlineDecider(Decider):
                                 booked=job.booked or (
                                     () if job.job_id is None else
                                     tuple(market.store.booked.of_job(job.job_id))),
-                                local_too=job.here)
+                                local_too=job.here,
+                                lost_work_hours=None if lost is None else lost.hours)
         except NoSpot as exc:  # nothing to weigh: the planner's choice, as `plan` shows it
             d = PriceDecider(overheads=self.overheads).decide(job, market, now)
             return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {exc}; "
@@ -346,10 +349,11 @@ class DeadlineDecider(Decider):
                   if d.reservation else "; booked capacity left before its end"
                   if job.current is not None and job.current[4] in BOOKED_MARKETS
                   and d.moves else "")
-        return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
-                                 f"{label(d.choice)}{booked}"
-                                 + (deadline_dollars(d) if job.current is not None else
-                                    itemised(d) and ', the move' + itemised(d)))
+        return with_lost(replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
+                                           f"{label(d.choice)}{booked}"
+                                           + (deadline_dollars(d) if job.current is not None
+                                              else itemised(d) and ', the move' + itemised(d))),
+                         lost)
 
 
 @dataclass(frozen=True)
