@@ -70,14 +70,16 @@ def next_placements(policy: DeadlinePolicy, state: DeadlineState, market: Market
 def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name: str,
                steps_per_second: float, created_at: datetime, due: datetime, at: datetime,
                steps_left: float, current: OfferingKey | None, overheads: Overheads,
-               size_gb: float, late_ok: bool, nodes: int = 1) -> DeadlineDecision:
+               size_gb: float, late_ok: bool, nodes: int = 1,
+               lost_work_hours: float | None = None) -> DeadlineDecision:
     """A live job's decision from its market (`found`): its state as the policy sees it
     (progress, time to `due`, where it runs and last ran, its home zone), the placement
     (`next_placements`, never waiting), its price, the expected cost of staying and of
     the choice with the move priced as the bill prices it, and the fallbacks a launch
     tries. `late_ok=False` (a new job): a deadline that even on-demand from now cannot
     meet is refused in one line. A gang of `nodes` is priced and moved as its N instances
-    (the checkpoint's egress once)."""
+    (the checkpoint's egress once). `lost_work_hours`: the work a move now loses, where
+    the job's instance or log knows it (else the model's assumption, as in a replay)."""
     zones, market = found.offerings, found.market
     row = zones.iloc[0]
     sps = steps_per_second
@@ -129,7 +131,7 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
         move = price_move(overheads, Place(current[0], current[1], current[2] or ""),
                           Place(key[0], key[1], key[2] or ""),
                           float("nan") if src is None else nodes * float(src["usd_per_hour"]),
-                          gang_price, size_gb, job.checkpoint_hours)
+                          gang_price, size_gb, job.checkpoint_hours, lost_work_hours)
     start = (0.0 if choice == here else overheads.restart_hours(first_gb) * gang_price) \
         if move is None else float(move.total)
     fallbacks = _fallbacks(found, key)
@@ -140,7 +142,8 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
         alt, facts = fallbacks[0]
         there = price_move(overheads, Place(current[0], current[1], current[2] or ""),
                            Place(alt[0], alt[1], alt[2] or ""), gang_price,
-                           nodes * float(facts["usd_per_hour"]), size_gb, job.checkpoint_hours)
+                           nodes * float(facts["usd_per_hour"]), size_gb, job.checkpoint_hours,
+                           lost_work_hours)
         other = (alt, hours_left * nodes * float(facts["usd_per_hour"]) + float(there.total),
                  there)
     return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,

@@ -80,8 +80,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     measured_rates: pd.DataFrame | Evidence | None = None,
                     late_ok: bool = True, offerings: pd.DataFrame | None = None,
                     checkpoint_gb: float | None = None,
-                    booked: Sequence[Booking] = (), local_too: bool = False
-                    ) -> DeadlineDecision:
+                    booked: Sequence[Booking] = (), local_too: bool = False,
+                    lost_work_hours: float | None = None) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
     capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
@@ -91,7 +91,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     size of the job's newest checkpoint (else its spec's), what a move copies. `booked`:
     the job's bookings; one it can use now or later is in the policy's hands
     (`service.booked_jobs`). `local_too`: a job of the local launcher, for which what its
-    simulated instances met lately counts too (never for a cloud's job)."""
+    simulated instances met lately counts too (never for a cloud's job).
+    `lost_work_hours`: what a move of it now loses (`lost_work`; None: the assumption)."""
     chosen = deadline_policy(policy)
     due = deadline_at(resolved, created_at)
     if due is None:
@@ -110,7 +111,7 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     d = decide_now(chosen, found, job, name=resolved.name, steps_per_second=sps,
                    created_at=created_at, due=due, at=at, steps_left=steps_left,
                    current=current, overheads=overheads, size_gb=size_gb,
-                   late_ok=late_ok, nodes=resolved.nodes)
+                   late_ok=late_ok, nodes=resolved.nodes, lost_work_hours=lost_work_hours)
     if booking is not None and d.offering is not None and \
             d.offering.key == booking.booked.offering.key:
         d = replace(d, reservation=booking.reservation_id)

@@ -82,6 +82,7 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
     moved, in words its stop says (`not_moved`): no offering fits (the least a move would
     cost, in dollars), or the move cannot start."""
     from costsched.decide.price import per_instance
+    from costsched.service.jobs.checkpoint_seen import reported_steps
     from costsched.service.jobs.decider import BudgetDecider, JobNow, label, market_at
     from costsched.service.jobs.steps import _start_migration, secret_names
 
@@ -94,7 +95,9 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
             return "a move of it is under way"
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
-        job = JobNow.of(run, current, _steps_left_of(store, run, at))
+        instance = str(placement["instance"])  # what a move now loses, as it reports it
+        job = JobNow.of(run, current, _steps_left_of(store, run, at),
+                        reported=reported_steps(launcher, [instance]).get(instance))
         try:
             decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
                                                                  at)

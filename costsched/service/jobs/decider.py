@@ -42,7 +42,6 @@ from costsched.optimize.planner import JobPlan, budget_short, plan_jobs
 from costsched.optimize.quotas import QuotaCost, quota_cost
 from costsched.optimize.unmatched import Missing, unmatched, with_dropped
 from costsched.optimize.unmatched_estimates import estimate_said
-from costsched.passes import memo
 from costsched.policies import POLICIES, JobState, OfferingKey, make_policy, view_from_prices
 from costsched.policies.base import JOB_SCOPE
 from costsched.prices import spot_markets
@@ -56,6 +55,7 @@ from costsched.service.decide import (
 )
 from costsched.service.jobs.budget_refusal import BudgetShort as BudgetShort
 from costsched.service.jobs.carry import readable, stores_of
+from costsched.service.jobs.checkpoint_seen import Reported, measured_checkpoint_gb
 from costsched.service.jobs.lost_work import LostWork, lost_works, with_lost
 from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
@@ -87,7 +87,9 @@ class JobNow:
     """A job to decide for now: its spec, creation, stored policy, home region, where it
     runs (`current`; None when it is to be placed: a launch, a recovery, a start), its
     steps left, the offerings it just lost, and the user's own pick (`offering`, at
-    launch). `checkpoint_gb`: its newest checkpoint's size where one is measured."""
+    launch). `checkpoint_gb`: its newest checkpoint's size where one is measured;
+    `reported`: its step and its newest checkpoint's as its instance reports them (what a
+    move now loses: `lost_work`), None where it reports no checkpoint step."""
 
     resolved: ResolvedJob
     created_at: datetime
@@ -111,10 +113,11 @@ class JobNow:
     # Its work is given as hours on a reference GPU: a rest `short` says is not measured is
     # priced as all of its hours, its figures marked as assumed; never moved on them.
     assumed: bool = False
+    reported: Reported | None = None
 
     @classmethod
     def of(cls, run: RunningJob, current: OfferingKey | None, steps_left: float | None,
-           lost: Collection[OfferingKey] = ()) -> JobNow:
+           lost: Collection[OfferingKey] = (), reported: Reported | None = None) -> JobNow:
         """The job of `run`, kept to the clouds that can read its checkpoints (`carry`); its
         checkpoint's size is measured where a move would copy it. A job whose work is not
         given (`steps_left` None) is placed by its plan's assumed hour, as its plan ranked
@@ -128,7 +131,8 @@ class JobNow:
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None), job_id=run.record.id,
                    short=short_work(run.record), here=_runs_here(run.launcher),
-                   assumed=run.record.steps_total is not None and not paced(run.record.spec))
+                   assumed=run.record.steps_total is not None and not paced(run.record.spec),
+                   reported=reported)
 
     def rest(self) -> ResolvedJob:
         """What a placement plans: a stored job's steps left (from the step it resumes at)
@@ -147,24 +151,6 @@ class JobNow:
         """The checkpoint a move copies: the newest one's size, else the spec's."""
         return (self.checkpoint_gb if self.checkpoint_gb is not None
                 else self.resolved.job.checkpoint_gb)
-
-
-def measured_checkpoint_gb(uri: str) -> float | None:
-    """The size in GB of the job's newest published checkpoint (None: none yet, or its
-    store cannot be read now); once per pass."""
-    if not uri:
-        return None
-
-    def read() -> float | None:
-        from launchers.checkpoints import open_store
-
-        try:
-            found = open_store(uri).list()
-        except Exception:  # noqa: BLE001 - unreadable now: the spec's size stands
-            return None
-        return found[-1].size / 1e9 if found else None
-
-    return memo(("checkpoint-gb", uri), read, shared=True)
 
 
 # --- the deciders ---------------------------------------------------------------------------
@@ -225,7 +211,8 @@ class PriceDecider(Decider):
                 out[i] = unpriced(job, now, self.policy)
         if moving:
             margin = 0.0 if self.force else self.margin
-            lost = lost_works(market.store, [(j.job_id, j.resolved) for _, j in moving])
+            lost = lost_works(market.store, [(j.job_id, j.resolved, j.reported)
+                                              for _, j in moving])
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
                         j.current, j.steps_left, j.resolved.table, j.resolved.nodes,
                         blocked=market.over_quota(j.resolved),
@@ -335,6 +322,8 @@ class DeadlineDecider(Decider):
             reason = planned(job.resolved, market, now).reason
             if reason:
                 raise InvalidInput(reason)
+        [lost] = (lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
+                  if job.current is not None else [None])
         try:
             d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
                                 steps_left=job.steps_left, current=job.current,
@@ -349,7 +338,8 @@ class DeadlineDecider(Decider):
                                 booked=job.booked or (
                                     () if job.job_id is None else
                                     tuple(market.store.booked.of_job(job.job_id))),
-                                local_too=job.here)
+                                local_too=job.here,
+                                lost_work_hours=None if lost is None else lost.hours)
         except NoSpot as exc:  # nothing to weigh: the planner's choice, as `plan` shows it
             d = PriceDecider(overheads=self.overheads).decide(job, market, now)
             return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {exc}; "
@@ -359,10 +349,11 @@ class DeadlineDecider(Decider):
                   if d.reservation else "; booked capacity left before its end"
                   if job.current is not None and job.current[4] in BOOKED_MARKETS
                   and d.moves else "")
-        return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
-                                 f"{label(d.choice)}{booked}"
-                                 + (deadline_dollars(d) if job.current is not None else
-                                    itemised(d) and ', the move' + itemised(d)))
+        return with_lost(replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
+                                           f"{label(d.choice)}{booked}"
+                                           + (deadline_dollars(d) if job.current is not None
+                                              else itemised(d) and ', the move' + itemised(d))),
+                         lost)
 
 
 @dataclass(frozen=True)
@@ -377,7 +368,7 @@ class AskedDecider(Decider):
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
         assert job.current is not None  # noqa: S101 - a move of a placed job
         [job] = at_pace([job], market)
-        [lost] = lost_works(market.store, [(job.job_id, job.resolved)])
+        [lost] = lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
         return with_lost(self._decided(job, market, now, lost), lost)
 
     def _decided(self, job: JobNow, market: Market, now: datetime,
@@ -432,7 +423,7 @@ class BudgetDecider(Decider):
         if nodes > 1:  # a gang: N instances' price and hazard; its checkpoint moves once
             view = replace(view, prices=view.prices * nodes, derived={},
                            preemptions_per_hour=view.preemptions_per_hour * nodes)
-        [lost] = lost_works(market.store, [(job.job_id, job.resolved)])
+        [lost] = lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
         state = JobState(replace(job.resolved.job, checkpoint_gb=job.size_gb),
                          job.home_region, job.steps_left, job.current,
                          job.resolved.overheads(self.overheads),

@@ -1,15 +1,20 @@
-"""The work a planned move of a running job loses if it is made now, as its log has seen it.
+"""The work a planned move of a running job loses if it is made now, as its instance and
+its log have seen it.
 
 A job that follows the contract writes a checkpoint when it is stopped (SIGTERM) and loses
 nothing: it has been seen to when its newest stop or preemption notice lost no step (the
 step it reported at a stop is its checkpoint's, `halt`'s progress record; a recovery's
-note says "no step lost", `steps.resume_from`). One whose newest stop or notice lost steps
-loses the work since its newest checkpoint: the steps it reported past that checkpoint's
-step, at the speed the rest of it runs at (its measured speed where one is trusted, else
-its plan's, said so), said with the hours they make. Where its log knows neither (no stop
-or notice yet, no checkpoint step stored, or a checkpoint published since the one stored,
-whose step is not known), there is no figure: the decision model's assumption prices the
-move (half the checkpoint interval, `Overheads.lost_work_hours`), as in every replay.
+note says "no step lost", `steps.resume_from`). Else it loses the work since its newest
+checkpoint: the steps past that checkpoint's step, at the speed the rest of it runs at
+(its measured speed where one is trusted, else its plan's, said so), said with the hours
+they make. Those steps are the ones its instance reports now (the step it stands at, and
+its agent's newest published checkpoint's: `checkpoint_seen.Reported`); where its instance
+reports no checkpoint step, those its log holds: the step it reported past the
+checkpoint step stored at its newest stop or notice that lost steps. Where neither is
+known (no stop or notice yet, no checkpoint step stored, or a checkpoint published since
+the one stored, whose step is not known), there is no figure: the decision model's
+assumption prices the move (half the checkpoint interval, `Overheads.lost_work_hours`), as
+in every replay.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from costsched.jobspec import ResolvedJob
 from costsched.measured import sps
 from costsched.model import RECOVERY_NOTE, InvalidInput, lost_steps_said
 from costsched.own_budget import span
-from costsched.passes import memo
+from costsched.service.jobs.checkpoint_seen import Reported, newest_version
 from costsched.store import PriceStore
 from costsched.store.job_log import EventRow
 from costsched.store.job_rows import JobRecord, PlacementRow
@@ -49,13 +54,15 @@ class LostWork:
         return f"lost work: {self.said}"
 
 
-def lost_works(store: PriceStore, jobs: Sequence[tuple[int | None, ResolvedJob]]
+def lost_works(store: PriceStore,
+               jobs: Sequence[tuple[int | None, ResolvedJob, Reported | None]]
                ) -> list[LostWork | None]:
-    """For each job (its id, None when not stored, and its spec as it is priced: its table
-    at the pace the rest of it runs at), the work a move now loses (`LostWork`), or None
-    where its log does not know (the decision model's assumption stands). Its records,
+    """For each job (its id, None when not stored; its spec as it is priced: its table at
+    the pace the rest of it runs at; and what its instance reports, None when it reports
+    no checkpoint step), the work a move now loses (`LostWork`), or None where neither its
+    instance nor its log knows (the decision model's assumption stands). Its records,
     logs and placements are read once for all of them."""
-    ids = sorted({int(j) for j, _ in jobs if j is not None})
+    ids = sorted({int(j) for j, _, _ in jobs if j is not None})
     if not ids:
         return [None] * len(jobs)
     records = {r.id: r for r in store.jobs.records(ids)}
@@ -66,21 +73,24 @@ def lost_works(store: PriceStore, jobs: Sequence[tuple[int | None, ResolvedJob]]
     for p in store.jobs.placement_rows(ids, open_only=True):
         placed[p.job_id] = p  # by start: the newest open one (a move's target) last
     return [None if j is None or j not in records else
-            _lost(records[j], events.get(j, []), placed.get(j), resolved)
-            for j, resolved in jobs]
+            _lost(records[j], events.get(j, []), placed.get(j), resolved, reported)
+            for j, resolved, reported in jobs]
 
 
 def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | None,
-          resolved: ResolvedJob) -> LostWork | None:
+          resolved: ResolvedJob, reported: Reported | None) -> LostWork | None:
     if record.state != "running" or placement is None:
         return None
     clean = checkpoints_when_stopped(events)
     if clean:
         return LostWork(0.0, CHECKPOINTS_WHEN_STOPPED)
-    saved = record.checkpoint_step
-    if saved is None or _published_since(record.checkpoint_location, placement.start_at):
-        return None
-    steps = max(record.steps_done - saved, 0.0)
+    if reported is not None:  # as its instance reports it now
+        step, saved = reported
+    else:  # as stored at its newest stop or notice
+        step, saved = record.steps_done, record.checkpoint_step
+        if saved is None or _published_since(record.checkpoint_location, placement.start_at):
+            return None
+    steps = max(step - saved, 0.0)
     if steps == 0:
         return LostWork(0.0, f"none since its checkpoint at step {saved:,.0f}")
     try:
@@ -125,23 +135,10 @@ def _published_since(uri: str, start: datetime) -> bool:
     """Whether the job's checkpoint store holds a version published after `start` (the
     run it is on began): its step is then not the one stored. True when the store
     cannot be read now (which it holds is not known)."""
-    if not uri:
-        return False
-    newest = memo(("checkpoint-newest-at", uri), lambda: _newest_at(uri), shared=True)
+    newest = newest_version(uri)
     if newest is False:
         return True
-    return newest is not None and newest > start
-
-
-def _newest_at(uri: str) -> datetime | bool | None:
-    """When the newest version was published (None: none; False: unreadable now)."""
-    from launchers.checkpoints import open_store
-
-    try:
-        found = open_store(uri).list()
-    except Exception:  # noqa: BLE001 - unreadable now: not known
-        return False
-    return found[-1].published_at if found else None
+    return newest is not None and newest.published_at > start
 
 
 def with_lost(decision: Decision, lost: LostWork | None) -> Decision:

@@ -23,6 +23,7 @@ from costsched.service.decide import (
 )
 from costsched.service.jobs.busy import DOING, acted_on
 from costsched.service.jobs.carry import stores_of
+from costsched.service.jobs.checkpoint_seen import reported_steps
 from costsched.service.jobs.decider import (
     DeadlineDecider,
     Decider,
@@ -127,7 +128,7 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
         if job is not None and not placed:  # named, and not running here: why
             _refuse_unplaced(store, store.jobs.get(ids[0]))
         _hold_given(placed, secrets or {})
-        decided = _decide(store, placed, ask)
+        decided = _decide(store, placed, ask, launcher)
         moved: dict[int, tuple[Decision, MoveRecord | None, str, str]] = {}
         if target is not None:  # the user's move, held to the job's own budget and named ones
             for i, ((run, _), choice) in enumerate(zip(placed, decided, strict=True)):
@@ -283,15 +284,18 @@ def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int]
 
 
 def _decide(store: PriceStore, placed: Sequence[tuple[RunningJob, pd.Series]],
-            ask: _Asking) -> list[Decision]:
+            ask: _Asking, launcher: Launcher) -> list[Decision]:
     """Each job's decision, in order, from one market: by the decider its stored policy
-    names (or the user's target, `ask.target`), the jobs of one decider at once."""
+    names (or the user's target, `ask.target`), the jobs of one decider at once. Their
+    instances are read at once for what a move now loses (`reported_steps`)."""
     market = market_at(store, ask.when)
+    reported = reported_steps(launcher, [str(p["instance"]) for _, p in placed])
     jobs, by_decider = [], {}
     for i, (run, placement) in enumerate(placed):
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
-        jobs.append(JobNow.of(run, current, _steps_left_of(store, run, ask.when)))
+        jobs.append(JobNow.of(run, current, _steps_left_of(store, run, ask.when),
+                              reported=reported.get(str(placement["instance"]))))
         by_decider.setdefault(_decider(run, ask), []).append(i)
     decisions: dict[int, Decision] = {}
     for decider, rows in by_decider.items():
@@ -346,7 +350,7 @@ def _move_if_still(store: PriceStore, launcher: Launcher,
                 again.append(len(ready) - 1)
         choices = {k: jobs[k][2] for k, _, _ in ready}
         if again:  # decided again, from the store as it is now
-            found = _decide(store, [ready[r][1:] for r in again], ask)
+            found = _decide(store, [ready[r][1:] for r in again], ask, launcher)
             choices.update((ready[r][0], c) for r, c in zip(again, found, strict=True))
         starting, failure = [], None
         for k, run, placement in ready:

@@ -51,7 +51,7 @@ def test_at_its_plan_s_speed_where_none_is_measured_it_says_so(
         running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
     store, _, job_id = running
     store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=2), checkpoint_step=600)
-    [lost] = lost_works(store, [(job_id, _resolved(store, job_id))])
+    [lost] = lost_works(store, [(job_id, _resolved(store, job_id), None)])
     assert lost is not None
     assert lost.hours == pytest.approx(120 / STEPS_PER_SECOND / 3600)
     assert lost.line() == ("lost work: 120 steps since its checkpoint at step 600: 3.333 h at "
@@ -75,18 +75,18 @@ def test_a_notice_that_lost_no_step_counts_as_a_checkpoint_when_stopped(
     store, launcher, job_id = running
     store.jobs.note(job_id, RECOVERY_NOTE, "instance m-0: resumes from step 600 (its "
                     "checkpoint's): no step lost", at=NOW - timedelta(hours=7))
-    [lost] = lost_works(store, [(job_id, _resolved(store, job_id))])
+    [lost] = lost_works(store, [(job_id, _resolved(store, job_id), None)])
     assert lost is not None and lost.hours == 0
     # A later stop that lost steps says otherwise: the newest word counts.
     store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=2), checkpoint_step=600)
-    [lost] = lost_works(store, [(job_id, _resolved(store, job_id))])
+    [lost] = lost_works(store, [(job_id, _resolved(store, job_id), None)])
     assert lost is not None and lost.hours == pytest.approx(120 / STEPS_PER_SECOND / 3600)
 
 
 def test_without_a_known_checkpoint_the_model_s_assumption_stands(
         running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
     store, launcher, job_id = running
-    assert lost_works(store, [(job_id, _resolved(store, job_id))]) == [None]
+    assert lost_works(store, [(job_id, _resolved(store, job_id), None)]) == [None]
     advice = _advice(store, launcher, job_id)
     assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
     assert advice.decision.move.lost_work_usd == pytest.approx(assumed)
@@ -105,7 +105,7 @@ def test_a_checkpoint_published_since_the_stored_one_leaves_the_assumption(
     state = tmp_path / "state.npz"
     state.write_bytes(b"weights")
     open_store(str(where)).publish(state)
-    assert lost_works(store, [(job_id, _resolved(store, job_id))]) == [None]
+    assert lost_works(store, [(job_id, _resolved(store, job_id), None)]) == [None]
 
 
 def _resolved(store: PriceStore, job_id: int):  # noqa: ANN202
@@ -124,3 +124,112 @@ def test_a_move_asked_for_is_priced_with_the_same_lost_work(
                                overheads=OVERHEADS, to="aws us-west-2a p3.2xlarge spot")
     assert advice.decision.move is not None and advice.decision.move.lost_work_usd == 0
     assert advice.reason.endswith("; lost work: none, the job checkpoints when stopped")
+
+
+# --- what the pass sees of its instance ------------------------------------------------------
+
+
+def _reporting(launcher: Instances, job_id: int, step: int, saved: int | None) -> None:
+    """Its instance reports `step` and its newest checkpoint's step (`saved`)."""
+    from dataclasses import replace
+
+    name = f"m-{job_id}"
+    launcher.states[name] = replace(launcher.states[name], step=step, checkpoint_step=saved)
+
+
+def test_a_job_never_stopped_loses_the_steps_since_the_checkpoint_its_instance_reports(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    # It stands at step 720, reached 4 h into the run it is on (measured at 0.05 steps/s),
+    # its agent's newest checkpoint at step 708: never stopped, nothing stored of it.
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=2))
+    _reporting(launcher, job_id, 720, 708)
+    advice = _advice(store, launcher, job_id)
+    hours = 12 / MEASURED_STEPS_PER_SECOND / 3600
+    assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
+    assert advice.reason.endswith("; lost work: 12 steps since its checkpoint at step 708: "
+                                  "0.06667 h at 0.05 steps/s")
+    assert "lost work $0.0667," in advice.reason  # at the line's one precision
+    # Far below the assumption (half the 30-min interval) it replaces.
+    assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
+    assert advice.decision.move.lost_work_usd < assumed / 3
+
+
+def test_the_instance_s_checkpoint_at_its_step_loses_nothing(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    _reporting(launcher, job_id, 600, 600)
+    advice = _advice(store, launcher, job_id)
+    assert advice.decision.move.lost_work_usd == 0
+    assert advice.reason.endswith("; lost work: none since its checkpoint at step 600")
+
+
+def test_a_log_that_shows_a_checkpoint_when_stopped_still_says_none(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=8), checkpoint_step=720)
+    _reporting(launcher, job_id, 900, 750)
+    advice = _advice(store, launcher, job_id)
+    assert advice.decision.move.lost_work_usd == 0
+    assert advice.reason.endswith("; lost work: none, the job checkpoints when stopped")
+
+
+def test_the_instance_s_figures_come_before_the_checkpoint_stored_at_a_stop(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    store.jobs.record_progress(job_id, 720, at=NOW - timedelta(hours=2), checkpoint_step=600)
+    _reporting(launcher, job_id, 720, 700)
+    advice = _advice(store, launcher, job_id)
+    assert "; lost work: 20 steps since its checkpoint at step 700: " in advice.reason
+
+
+def test_an_instance_that_reports_no_checkpoint_step_keeps_the_assumption(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    _reporting(launcher, job_id, 612, None)
+    advice = _advice(store, launcher, job_id)
+    assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
+    assert advice.decision.move.lost_work_usd == pytest.approx(assumed)
+    assert "lost work:" not in advice.reason
+
+
+def test_an_instance_that_cannot_be_read_keeps_the_assumption(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+
+    def unreadable(instance_id: str):  # noqa: ANN202
+        raise ConnectionError("the cloud does not answer")
+
+    launcher.status = unreadable  # type: ignore[method-assign]
+    advice = _advice(store, launcher, job_id)
+    assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
+    assert advice.decision.move.lost_work_usd == pytest.approx(assumed)
+
+
+def test_a_move_asked_for_reads_the_instance_too(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    _reporting(launcher, job_id, 600, 600)
+    [advice] = service.migrate(store, launcher, job_id, dry_run=True, at=NOW,
+                               overheads=OVERHEADS, to="aws us-west-2a p3.2xlarge spot")
+    assert advice.decision.move is not None and advice.decision.move.lost_work_usd == 0
+    assert advice.reason.endswith("; lost work: none since its checkpoint at step 600")
+
+
+def test_a_move_at_a_budget_s_cap_is_decided_with_what_the_instance_reports(
+        running: tuple[PriceStore, Instances, int],  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from costsched.service.jobs.cap_move import move_at_cap
+    from costsched.service.jobs.checkpoint_seen import Reported
+    from costsched.service.jobs.decider import BudgetDecider
+    from costsched.service.jobs.runs import _runs
+
+    store, launcher, job_id = running
+    _reporting(launcher, job_id, 720, 708)
+    seen, real = [], BudgetDecider.decide
+    monkeypatch.setattr(BudgetDecider, "decide", lambda self, job, market, now: (
+        seen.append(job.reported) or real(self, job, market, now)))
+    why = move_at_cap(store, launcher, _runs(store, [job_id])[job_id], "its own budget",
+                      "its forecast passes it", 0.01, NOW, OVERHEADS)
+    assert seen == [Reported(720.0, 708.0)]
+    assert isinstance(why, str)  # nothing finishes it within $0.01: not moved
