@@ -97,10 +97,12 @@ class LocalLauncher(Launcher):
 
     def cannot_run(self, task: Mapping[str, Any]) -> str:
         from launchers import containers
+        from launchers.mounts import sdk_missing
+
         image = containers.image_of(task)
         missing = containers.runtime_missing() if image else ""
         if not missing:
-            return ""
+            return sdk_missing(task)  # a bucket it copies down here, with its client
         return (f"field resources.image_id: docker:{image}: the local launcher runs the job "
                 f"on this machine, which has {missing}, or launch on aws or gcp")
 

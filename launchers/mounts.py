@@ -30,6 +30,38 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 FUSE = {"s3": "mount-s3", "gs": "gcsfuse", "az": "blobfuse2"}
+# What copies a bucket down (its module, and the costsched extra that installs it).
+SDKS = {"s3": ("boto3", "aws"), "gs": ("google.cloud.storage", "gcp"),
+        "az": ("azure.storage.blob", "azure")}
+
+
+def sdk_missing(task: Mapping[str, Any]) -> str:
+    """Where a task's bucket mount cannot be copied down on this machine, for want of the
+    client library that reads its bucket: one line naming the field, the library and the
+    extra that installs it ('' when every one can: the local launcher's instances are
+    this machine's processes, with its Python)."""
+    for mount in task.get("mounts") or []:
+        source = str(mount.get("source", ""))
+        module, extra = SDKS.get(scheme_of(source), ("", ""))
+        if module and not _importable(module):
+            return (f"field file_mounts.{mount.get('path')}: {source}: the local launcher "
+                    f"copies it onto this machine with {module}, which is not installed: "
+                    f"pip install 'costsched[{extra}]'")
+    return ""
+
+
+def _importable(module: str) -> bool:
+    """Whether `module` can be imported here, without importing it (a library's import
+    costs a tenth of a second or more)."""
+    import importlib.util
+    import sys
+
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or unimportable
+        return False
 
 
 def agent_args(task: Mapping[str, Any], root: str = "") -> list[str]:

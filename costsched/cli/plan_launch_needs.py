@@ -1,6 +1,7 @@
 """What `plan` says of a task that `launch` would refuse on this machine's launcher, in
 the words of the very check `launch` makes (`Launcher.cannot_run`): the local launcher
-runs a task's Docker image only where Docker's daemon answers."""
+runs a task's Docker image only where Docker's daemon answers, and copies a bucket mount
+down only where the bucket's client library is installed."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from typing import Any
 
 
 def note_unrunnable(read: Sequence[tuple[str, Any]], launcher: str) -> None:
-    """A note on stderr for each task with a Docker image that `launch` would refuse on the
-    local `launcher` on this machine (no Docker, or a daemon that does not answer), in
-    the words of the check `launch` makes (`Launcher.cannot_run`); asked only of a task
-    with an image, and never of another launcher (a cloud's instance runs it)."""
+    """A note on stderr for each task with a Docker image or a bucket mount that `launch`
+    would refuse on the local `launcher` on this machine (no Docker, or a daemon that does
+    not answer; no client library for the bucket), in the words of the check `launch`
+    makes (`Launcher.cannot_run`); asked only of such a task, and never of another
+    launcher (a cloud's instance runs it)."""
     if launcher != "local":
         return
     from launchers import containers
+    from launchers.mounts import SDKS, scheme_of
 
     tasks = [(source, spec.task.model_dump()) for source, spec in read]
-    tasks = [(source, task) for source, task in tasks if containers.image_of(task)]
+    tasks = [(source, task) for source, task in tasks if containers.image_of(task) or any(
+        scheme_of(str(m.get("source", ""))) in SDKS for m in task.get("mounts") or [])]
     if not tasks:
         return
     from costsched.cli.common import err_console, user_text
