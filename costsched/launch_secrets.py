@@ -236,6 +236,19 @@ def start_refusal(job: str, names: Sequence[str]) -> str:
             "again (or give each with --secret NAME=VALUE)")
 
 
+def start_needs(job_id: int, stored: Mapping) -> str:
+    """What a hint naming `costsched start` of a job leaves unsaid where this shell lacks
+    one of the job's secrets (`stored`: its record's spec; their values are never kept):
+    where the start takes them from ('' when this shell has them all, or it has none).
+    Worded as `start_refusal` is (no word after a secret's name and ':' or '=')."""
+    lacking = missing(job_id, names_of(stored))
+    if not lacking:
+        return ""
+    return (f"a start takes its {_secrets(lacking)} from your shell, which has no value for "
+            f"{'it' if len(lacking) == 1 else 'them'}: set {' and '.join(lacking)} first, or "
+            "add --secret NAME=VALUE for each to the command")
+
+
 def listed(names: Sequence[str]) -> str:
     """'A', 'A and B', 'A, B and C'."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -132,6 +132,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
             + cap_move_lines(s) + node_notices(s) + lost_lines(s)
+        said += _secrets_for_start(s, said)
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
@@ -177,6 +178,17 @@ def lost_lines(s: service.JobStatus) -> list[str]:
     return [f"restarted at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}" if e in s.restarted else
             recovery_line(e, s.moves, placed, s.waits)
             for e in sorted((*s.recovered, *s.restarted), key=lambda e: e.id)]
+
+
+def _secrets_for_start(s: service.JobStatus, said: list[str]) -> list[str]:
+    """Where a line above names `costsched start` of the job and this shell lacks one of
+    its secrets (never stored): where the start takes them from, so that the hint works
+    when run (`launch_secrets.start_needs`)."""
+    if not any("`costsched start" in line for line in said):
+        return []
+    from costsched.launch_secrets import start_needs
+
+    return [line] if (line := start_needs(s.record.id, s.record.spec)) else []
 
 
 def _short_next(s: service.JobStatus) -> str:
