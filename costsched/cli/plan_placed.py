@@ -40,14 +40,16 @@ def placed_note(placed: LaunchPlacement | None, ranked: pd.DataFrame,
     if placed.refused:
         return f"launch refuses it: {placed.refused}"
     policy = f"by its deadline policy {placed.policy}"
+    spot = len(placed.key) > 4 and placed.key[4] == "spot"
+    later = ", on-demand of its type when the deadline needs it" if spot else ""
     first = str(shown["offering"].iloc[0]) if len(shown) else ""
     if placed.offering == first:
-        return (f"launch places it on #1 {policy}: spot while it lasts, on-demand of its type "
-                f"when the deadline needs it")
+        return (f"launch places it on #1 {policy}: " + ("spot while it lasts, on-demand of "
+                "its type when the deadline needs it" if spot else "on-demand, as its "
+                "deadline needs it now"))
     return (f"launch places it {policy}, not by this table's order: on {placed.offering} "
-            f"({_where(placed.offering, ranked, shown)}){_cost(placed)}, on-demand of its "
-            f"type when the deadline needs it; `costsched launch --offering '{first}'` takes "
-            f"#1 instead")
+            f"({_where(placed.offering, ranked, shown)}){_cost(placed, spot)}{later}; "
+            f"`costsched launch --offering '{first}'` takes #1 instead")
 
 
 def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame) -> str:
@@ -63,13 +65,14 @@ def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame) -> str:
     return f"below the {len(rows)} rows shown"
 
 
-def _cost(placed: LaunchPlacement) -> str:
-    """', H h x $P/h = $T if spot lasts' (its work and its start at its price, as the
-    policy weighs it), or '' where the figures are not known."""
+def _cost(placed: LaunchPlacement, spot: bool) -> str:
+    """', H h x $P/h = $T for its work and start' (as the policy weighs it: at that
+    price, `if spot lasts` on spot), or '' where the figures are not known."""
     if not (placed.usd == placed.usd and placed.usd_per_hour > 0):
         return ""
+    lasts = " if spot lasts" if spot else ""
     written = times(placed.usd / placed.usd_per_hour, placed.usd_per_hour, placed.usd)
     if written is None:
-        return f", {usd(placed.usd)} if spot lasts"
+        return f", {usd(placed.usd)} for its work and start{lasts}"
     h, price, money = written
-    return f", {h} h x {price}/h = {money} if spot lasts"
+    return f", {h} h x {price}/h = {money} for its work and start{lasts}"

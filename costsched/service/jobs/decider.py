@@ -548,7 +548,9 @@ def placement(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime
         record = store.jobs.get(job.job_id)
         job = replace(job, budget=own_budget.of_job(store, record, when,
                                                     nodes_of(record.spec)))
-    decision = decider_for(job.policy).decide(job, market, when)
+    # its restarts priced as configured (the job's file's own boot and set-up over them)
+    decision = decider_for(job.policy, overheads=job.resolved.configured).decide(
+        job, market, when)
     out = candidates_of(decision, launcher, market, job.resolved.name, exclude,
                         over_quota=market.over_quota(job.resolved), resolved=job.resolved)
     if decision.choice_usd == decision.choice_usd and out[0]["key"] == list(decision.choice):

@@ -56,8 +56,9 @@ def test_plan_says_where_launch_places_a_deadline_job(cli, tmp_path, no_supervis
     assert placed["offering"] != first  # the case the line is for
     text = " ".join(cli("plan", path).output.split())
     line = re.search(r"launch places it by its deadline policy spot-hedge, not by this "
-                     r"table's order: on (.+?) \((.+?)\), (\S+) h x \$(\S+)/h = \$(\S+) if "
-                     r"spot lasts, on-demand of its type when the deadline needs it; "
+                     r"table's order: on (.+?) \((.+?)\), (\S+) h x \$(\S+)/h = \$(\S+) for "
+                     r"its work and start if spot lasts, on-demand of its type when the "
+                     r"deadline needs it; "
                      r"`costsched launch --offering '(.+?)'` takes #1 instead", text)
     assert line, text
     assert line[1] == placed["offering"] and line[6] == first
@@ -96,3 +97,39 @@ def test_explain_and_emit_do_not_ask(cli, tmp_path) -> None:
         out = cli("plan", path, *extra)
         assert out.exit_code == 0, out.output
         assert "launch places it" not in out.output
+
+
+def test_launch_prices_its_start_as_configured_as_the_plan_does(
+        cli, tmp_path, monkeypatch) -> None:
+    """With no warm-up configured and no boot in the file, the placement launch makes is
+    priced with the start the plan's rows count (none), not the defaults' 15 minutes."""
+    monkeypatch.setenv("COSTSCHED_MIGRATION_WARMUP_MINUTES", "0")
+    path = tmp_path / "quick.yaml"
+    path.write_text(f"name: quick\nrun: {sys.executable} -c 'print(1)'\nsteps: 600\n"
+                    "throughputs: {T4: 30}\ncheckpoint: {restart_minutes: 0}\n"
+                    "constraints: {deadline: 6m, markets: [spot, on-demand], "
+                    "gpu_models: [T4]}\n")
+    doc = json.loads(cli("plan", path, "--json").output)
+    placed = doc["jobs"][0]["launch_placement"]
+    [row] = [r for r in doc["rankings"][0]["ranking"] if r["offering"] == placed["offering"]]
+    assert row["start_hours"] == 0
+    assert placed["expected_usd"] == pytest.approx(row["work_hours"] * row["usd_per_hour"],
+                                                   rel=1e-6)
+
+
+def test_an_on_demand_placement_is_said_as_one() -> None:
+    import pandas as pd
+
+    from costsched.cli.plan_placed import placed_note
+    from costsched.service.launch_place import LaunchPlacement
+
+    shown = pd.DataFrame({"offering": ["aws us-west-2 g4dn.xlarge spot",
+                                       "aws us-west-2 g4dn.xlarge on-demand"]})
+    placed = LaunchPlacement("spot-hedge", ("aws", "us-west-2", "", "g4dn.xlarge",
+                                            "on_demand", "linux"),
+                             "aws us-west-2 g4dn.xlarge on-demand", 0.526, 0.00292444)
+    line = placed_note(placed, shown.assign(excluded=""), shown)
+    assert line == ("launch places it by its deadline policy spot-hedge, not by this "
+                    "table's order: on aws us-west-2 g4dn.xlarge on-demand (#2 here), "
+                    "0.0056 h x $0.5260/h = $0.0029 for its work and start; `costsched "
+                    "launch --offering 'aws us-west-2 g4dn.xlarge spot'` takes #1 instead")
