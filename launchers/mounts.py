@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from costsched.clouds.base import installed
+
 log = logging.getLogger(__name__)
 FUSE = {"s3": "mount-s3", "gs": "gcsfuse", "az": "blobfuse2"}
 # What copies a bucket down (its module, and the costsched extra that installs it).
@@ -43,25 +45,11 @@ def sdk_missing(task: Mapping[str, Any]) -> str:
     for mount in task.get("mounts") or []:
         source = str(mount.get("source", ""))
         module, extra = SDKS.get(scheme_of(source), ("", ""))
-        if module and not _importable(module):
+        if module and not installed(module):
             return (f"field file_mounts.{mount.get('path')}: {source}: the local launcher "
                     f"copies it onto this machine with {module}, which is not installed: "
                     f"pip install 'costsched[{extra}]'")
     return ""
-
-
-def _importable(module: str) -> bool:
-    """Whether `module` can be imported here, without importing it (a library's import
-    costs a tenth of a second or more)."""
-    import importlib.util
-    import sys
-
-    if module in sys.modules:
-        return sys.modules[module] is not None
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # a parent package missing, or unimportable
-        return False
 
 
 def agent_args(task: Mapping[str, Any], root: str = "") -> list[str]:

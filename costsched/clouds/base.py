@@ -22,6 +22,21 @@ from dataclasses import dataclass, field
 from costsched.vocabulary import did_you_mean
 
 
+def installed(module: str) -> bool:
+    """Whether `module` can be imported here, without importing it (an SDK's import costs
+    a tenth of a second or more); False for one a test or the user blocked (None in
+    sys.modules)."""
+    import importlib.util
+    import sys
+
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or unimportable
+        return False
+
+
 class SdkMissing(RuntimeError):
     """A cloud's SDK is not installed; str() is one line saying what to install."""
 

@@ -3,7 +3,8 @@
 type of the shape on the job's clouds, the `costsched catalog refresh` that finds the
 types those clouds sell now first (a collect prices the catalog's types only).
 
-Pure: frames in, words out.
+Frames in, words out; a cloud whose collector's library is not installed here gets the
+`pip install` of its extra first, so that the line works as written.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from costsched import clouds as known_clouds
+from costsched.clouds.base import installed
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 
 FETCHES = "fetches today's prices, spot and on-demand"
+# What each cloud's price collector reads with (its module, and the extra that installs it).
+COLLECTS_WITH = {"aws": ("boto3", "aws"), "gcp": ("google.auth", "gcp"),
+                 "azure": ("requests", "azure")}
 
 
 def collect_line(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = False) -> str:
@@ -58,5 +63,12 @@ def there_line(types: pd.DataFrame, shaped: pd.Series, c: Constraints, cpu: bool
 
 
 def _command(clouds: Sequence[str], regions: Sequence[str], gpus: Sequence[str]) -> str:
-    return ("costsched collect" + "".join(f" --cloud {x}" for x in clouds)
+    """The collect command, after the `pip install` of the extras its clouds' collectors
+    need and this machine lacks ('pip install 'costsched[azure]'`, then `costsched
+    collect ...': the backticks around the whole stay the caller's)."""
+    extras = sorted({extra for cloud in clouds
+                     for module, extra in [COLLECTS_WITH.get(cloud, ("", ""))]
+                     if module and not installed(module)})
+    first = (f"pip install 'costsched[{','.join(extras)}]'`, then `" if extras else "")
+    return (first + "costsched collect" + "".join(f" --cloud {x}" for x in clouds)
             + "".join(f" --region {r}" for r in regions) + "".join(f" --gpu {g}" for g in gpus))

@@ -4,8 +4,9 @@ whether a module is installed."""
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import asdict, dataclass, field
+
+from costsched.clouds.base import installed as installed  # (`check`'s, from here)
 
 AWS_EXTRA = "pip install 'costsched[aws]'"
 GCP_EXTRA = "pip install 'costsched[gcp]'"
@@ -51,10 +52,3 @@ def call_seconds() -> float:
         return float(effective().calls.timeout_seconds)
     except InvalidInput:
         return float(CallsConfig().timeout_seconds)
-
-
-def installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False

@@ -70,3 +70,16 @@ def test_a_plan_of_the_past_gets_no_collect_line(tmp_path: Path) -> None:
     line = why(tmp_path, "{clouds: [azure], gpu_models: [V100]}",
                at=datetime(2026, 1, 1, tzinfo=timezone.utc))
     assert "costsched collect" not in line and "catalog refresh" not in line, line
+
+
+def test_the_collect_line_installs_what_its_cloud_s_collector_lacks_first(
+        tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """On a machine without the cloud's collector library, the line as written works: the
+    extra's `pip install` first, then the collect."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "requests", None)  # not installed, as imports go
+    line = why(tmp_path, "{clouds: [azure], gpu_models: [V100]}")
+    assert ("; `pip install 'costsched[azure]'`, then `costsched collect --cloud azure --gpu "
+            "V100` fetches today's prices, spot and on-demand; change constraints.clouds "
+            "in") in line, line
