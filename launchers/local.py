@@ -460,7 +460,7 @@ class LocalLauncher(Launcher):
                      "--code-size", str(spec.code_size)]
         if spec.setup:
             argv += ["--setup", spec.setup]
-        for name in spec.secret_names:  # their values: masked in the job's log
+        for name in spec.masked_names:  # their values: masked in the job's log
             argv += ["--mask-env", name]
         argv += mounts.agent_args(spec.task, str(folder / "mounts"))
         argv += containers.agent_args(spec.task, [*spec.envs, *node_envs, *self._pass_env()],

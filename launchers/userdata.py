@@ -91,7 +91,7 @@ if code:
              "--code-size", str(code["size"])]
 if job.get("setup"):
     argv += ["--setup", job["setup"]]
-for name in refs:  # the secrets' values: masked in the job's log
+for name in [*refs, *job.get("mask_envs", [])]:  # their values: masked in the job's log
     argv += ["--mask-env", name]
 if job.get("mounts"):
     argv += ["--mounts", json.dumps(job["mounts"])]
@@ -205,6 +205,7 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             "envs": {str(k): str(v) for k, v in spec.envs.items()
                      if str(k) not in (secret_refs or {}) and k not in spec.secret_names},
             "secret_refs": dict(secret_refs or {}), "region": spec.offering.region,
+            "mask_envs": [n for n in spec.masked_names if n not in (secret_refs or {})],
             "secret_store": secret_store or ("gsm" if secret_api else "ssm"),
             "secret_api": secret_api,
             "unit": systemd_unit(spec.job_id),

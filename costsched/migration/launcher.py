@@ -64,6 +64,16 @@ class LaunchSpec:
     # launched into ('' for spot and on-demand).
     reservation: str = ""
 
+    @property
+    def masked_names(self) -> tuple[str, ...]:
+        """The variables whose values the job's log masks: its secrets, and its envs named
+        like a secret (`redact.is_secret_name`) that hold a value: stored with the job in
+        plain text, as `plan` and `launch` warn, but never written to a log."""
+        from costsched.redact import is_secret_name
+
+        named = [n for n, v in self.envs.items() if v and is_secret_name(str(n))]
+        return tuple(dict.fromkeys([*self.secret_names, *named]))
+
 
 @dataclass(frozen=True)
 class Instance:
