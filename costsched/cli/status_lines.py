@@ -126,8 +126,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
         short = [words] if (words := short_work(s)) else []
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
-            f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s))
-            if line]
+            f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s),
+            not brief and _stopped_next(s)) if line]
         said = problems(s, brief, assumed_figures) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
@@ -200,6 +200,22 @@ def _short_next(s: service.JobStatus) -> str:
     return (f"its start made no progress: it exited 0 at step {s.step:,.0f}, no further than "
             "its run before, so its command stops there by itself (check its `run` against "
             f"`steps: {s.own_total:,.0f}`)")
+
+
+def _stopped_next(s: service.JobStatus) -> str:
+    """How a job stopped by `costsched stop` starts again, and from which step (its newest
+    verified checkpoint's, as its stop recorded it); '' for any other job (a cap's stop
+    says its own: `cap_lines`)."""
+    from costsched import own_budget
+
+    if s.record.state != "stopped" or s.steps_not_reached \
+            or own_budget.stopped_at(s.stopped_why, s.record.id) is not None:
+        return ""
+    at = s.record.checkpoint_step
+    where = ("from its newest verified checkpoint" if at is None else
+             "from step 0: it published no checkpoint" if at == 0 else
+             f"from step {at:,.0f}, its newest verified checkpoint's")
+    return f"`costsched start {s.record.id}` starts it again {where}"
 
 
 def _failed_next(s: service.JobStatus) -> str:
