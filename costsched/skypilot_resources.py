@@ -17,6 +17,7 @@ from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
+from costsched.skypilot_type_words import machine_gpus, other_gpus
 from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
@@ -483,7 +484,11 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         named = None if instance_type is None else catalog.lookup_any(str(instance_type))
         if named is not None and scope.gpus and \
                 (named["gpu_model"], int(named["gpu_count"])) not in scope.gpus:
-            raise fail(field_name, _other_gpus(named, scope.gpus, key, asked_for))
+            raise fail(field_name, other_gpus(named, scope.gpus, key, asked_for))
+        machine = machine_gpus(str(instance_type), scope.gpus, scope.clouds, where, key) \
+            if instance_type is not None and named is None and scope.gpus else ""
+        if machine:  # (GCP's n1-standard-8 with T4:1: the catalog has it with other GPUs)
+            raise fail(field_name, machine)
         if instance_type is not None and named is None:
             raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "
                        f"catalog on {on}; `costsched catalog refresh` adds the clouds' "
@@ -493,22 +498,6 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
                    f"type of the catalog on {on} matches{lists}; `sky launch` looks in "
                    "SkyPilot's catalog")
     return found
-
-
-def _other_gpus(named: dict, gpus: list[tuple[str, int]], key: str,
-                types: pd.DataFrame) -> str:
-    """An instance type of the catalog whose GPUs are not the task's accelerators: what it
-    has, and the two ways out (the types with those GPUs, the first few)."""
-    has = (f"{int(named['gpu_count'])}x{named['gpu_model']}" if named["gpu_count"]
-           else "no GPU")
-    asked = " or ".join(f"{g}:{n}" for g, n in gpus)
-    if "retired" in types.columns:
-        types = types[types["retired"].isna()]
-    names = sorted(set(types["instance_type"]))
-    listed = f" ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})" if names else ""
-    article = "an" if asked[:1].upper() in "AEFHILMNORSX" else "a"
-    return (f"{named['instance_type']} has {has}, not {asked}: drop `{key}` or name "
-            f"{article} {asked} type{listed}")
 
 
 def _sized(types: pd.DataFrame, column: str, limit: tuple[float, str], unit: str,
