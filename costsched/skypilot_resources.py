@@ -13,6 +13,7 @@ from typing import Any
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
 from costsched.catalog_offers import offered_instead
+from costsched.instance_sizes import SIZES, said, sized
 from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
@@ -277,11 +278,13 @@ def _recovery(value: Any, fail: Fail) -> int:
 
 
 # The filters of the job's constraints each placement field says (a zone says its region
-# too: where no region is written, the zone is the field that places it).
+# too: where no region is written, the zone is the field that places it); and the sizes,
+# which narrow its instance types, kept with their amounts ('vcpus': 'resources.cpus 8+').
 _FILTERS = {"cloud": ("clouds",), "region": ("regions",), "zone": ("zones", "regions"),
             "infra": ("clouds", "regions", "zones"), "use_spot": ("markets",),
             "accelerators": ("gpu_models", "gpu_counts"), "gpus": ("gpu_models", "gpu_counts"),
-            "instance_type": ("instance_types",)}
+            "instance_type": ("instance_types",),
+            **{name: (column,) for column, (name, _) in SIZES.items()}}
 
 
 def _keys(res: dict, where: str, beside: Collection[str]) -> dict[str, str]:
@@ -373,6 +376,9 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False,
         else None
     memory = fields.amount(res["memory"], f"{where}.memory", fail, "GB") \
         if "memory" in res else None
+    for column, limit in (("vcpus", cpus), ("memory_gb", memory)):
+        if limit is not None:  # as written: what a plan with none names ('resources.cpus 8+')
+            scope.keys[column] = f"{scope.keys[column]} {said(*limit)}"
     scope.cpu = not scope.gpus and _cpu_type(res.get("instance_type"), scope)
     if scope.cpu and res.get("instance_type") is None:
         if cpus is None and memory is None:
@@ -505,19 +511,11 @@ def _sized(types: pd.DataFrame, column: str, limit: tuple[float, str], unit: str
     """The types with `limit` of `column` as SkyPilot means it: exactly (else the nearest
     amount above that the catalog has, said in a note), at least ('+') or, for memory, at
     least that many GB per vCPU ('x')."""
-    size, how = limit
-    if how == "x":
-        return types[types[column] >= types["vcpus"] * size]
-    if how == "+":
-        return types[types[column] >= size]
-    exact = types[types[column] == size]
-    above = types[types[column] > size]
-    if exact.empty and not above.empty:
-        nearest = above[column].min()
-        notes.append(f"{where}: {size:g}: no instance type of the catalog has exactly "
-                     f"{size:g} {unit}; the nearest above, {nearest:g} {unit}, is planned")
-        return above[above[column] == nearest]
-    return exact
+    out, nearest = sized(types, column, *limit)
+    if nearest is not None:
+        notes.append(f"{where}: {limit[0]:g}: no instance type of the catalog has exactly "
+                     f"{limit[0]:g} {unit}; the nearest above, {nearest:g} {unit}, is planned")
+    return out
 
 
 def _named_types(scope: Scope) -> list[str]:
