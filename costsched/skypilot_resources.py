@@ -13,10 +13,12 @@ from typing import Any
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
 from costsched.catalog_offers import offered_instead
+from costsched.instance_sizes import SIZES, said, sized
 from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
+from costsched.skypilot_type_words import machine_gpus, other_gpus
 from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
@@ -276,11 +278,13 @@ def _recovery(value: Any, fail: Fail) -> int:
 
 
 # The filters of the job's constraints each placement field says (a zone says its region
-# too: where no region is written, the zone is the field that places it).
+# too: where no region is written, the zone is the field that places it); and the sizes,
+# which narrow its instance types, kept with their amounts ('vcpus': 'resources.cpus 8+').
 _FILTERS = {"cloud": ("clouds",), "region": ("regions",), "zone": ("zones", "regions"),
             "infra": ("clouds", "regions", "zones"), "use_spot": ("markets",),
             "accelerators": ("gpu_models", "gpu_counts"), "gpus": ("gpu_models", "gpu_counts"),
-            "instance_type": ("instance_types",)}
+            "instance_type": ("instance_types",),
+            **{name: (column,) for column, (name, _) in SIZES.items()}}
 
 
 def _keys(res: dict, where: str, beside: Collection[str]) -> dict[str, str]:
@@ -372,6 +376,9 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False,
         else None
     memory = fields.amount(res["memory"], f"{where}.memory", fail, "GB") \
         if "memory" in res else None
+    for column, limit in (("vcpus", cpus), ("memory_gb", memory)):
+        if limit is not None:  # as written: what a plan with none names ('resources.cpus 8+')
+            scope.keys[column] = f"{scope.keys[column]} {said(*limit)}"
     scope.cpu = not scope.gpus and _cpu_type(res.get("instance_type"), scope)
     if scope.cpu and res.get("instance_type") is None:
         if cpus is None and memory is None:
@@ -483,7 +490,11 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         named = None if instance_type is None else catalog.lookup_any(str(instance_type))
         if named is not None and scope.gpus and \
                 (named["gpu_model"], int(named["gpu_count"])) not in scope.gpus:
-            raise fail(field_name, _other_gpus(named, scope.gpus, key, asked_for))
+            raise fail(field_name, other_gpus(named, scope.gpus, key, asked_for))
+        machine = machine_gpus(str(instance_type), scope.gpus, scope.clouds, where, key) \
+            if instance_type is not None and named is None and scope.gpus else ""
+        if machine:  # (GCP's n1-standard-8 with T4:1: the catalog has it with other GPUs)
+            raise fail(field_name, machine)
         if instance_type is not None and named is None:
             raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "
                        f"catalog on {on}; `costsched catalog refresh` adds the clouds' "
@@ -495,40 +506,16 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
     return found
 
 
-def _other_gpus(named: dict, gpus: list[tuple[str, int]], key: str,
-                types: pd.DataFrame) -> str:
-    """An instance type of the catalog whose GPUs are not the task's accelerators: what it
-    has, and the two ways out (the types with those GPUs, the first few)."""
-    has = (f"{int(named['gpu_count'])}x{named['gpu_model']}" if named["gpu_count"]
-           else "no GPU")
-    asked = " or ".join(f"{g}:{n}" for g, n in gpus)
-    if "retired" in types.columns:
-        types = types[types["retired"].isna()]
-    names = sorted(set(types["instance_type"]))
-    listed = f" ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})" if names else ""
-    article = "an" if asked[:1].upper() in "AEFHILMNORSX" else "a"
-    return (f"{named['instance_type']} has {has}, not {asked}: drop `{key}` or name "
-            f"{article} {asked} type{listed}")
-
-
 def _sized(types: pd.DataFrame, column: str, limit: tuple[float, str], unit: str,
            where: str, notes: list[str]) -> pd.DataFrame:
     """The types with `limit` of `column` as SkyPilot means it: exactly (else the nearest
     amount above that the catalog has, said in a note), at least ('+') or, for memory, at
     least that many GB per vCPU ('x')."""
-    size, how = limit
-    if how == "x":
-        return types[types[column] >= types["vcpus"] * size]
-    if how == "+":
-        return types[types[column] >= size]
-    exact = types[types[column] == size]
-    above = types[types[column] > size]
-    if exact.empty and not above.empty:
-        nearest = above[column].min()
-        notes.append(f"{where}: {size:g}: no instance type of the catalog has exactly "
-                     f"{size:g} {unit}; the nearest above, {nearest:g} {unit}, is planned")
-        return above[above[column] == nearest]
-    return exact
+    out, nearest = sized(types, column, *limit)
+    if nearest is not None:
+        notes.append(f"{where}: {limit[0]:g}: no instance type of the catalog has exactly "
+                     f"{limit[0]:g} {unit}; the nearest above, {nearest:g} {unit}, is planned")
+    return out
 
 
 def _named_types(scope: Scope) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from costsched.instance_sizes import SIZES, read
 from costsched.optimize.job import Workload
 from costsched.spec_errors import as_written
 
@@ -30,9 +31,24 @@ def key(job: Workload, field: str) -> str:
     ('resources.region', 'resources.any_of[0].region', 'resources.gpus'), else where
     it would write it ('resources.infra'), and 'costsched.budget'."""
     sky = bool(getattr(job, "sky", False))
+    if field in SIZES:  # (a task's only: 'resources.cpus 8+' as its keys keep it)
+        return getattr(job, "filter_keys", {}).get(field, "").rpartition(" ")[0]
     if sky and field in TASK_KEYS:
         return getattr(job, "filter_keys", {}).get(field) or TASK_KEYS[field]
     return as_written(f"constraints.{field}", sky)
+
+
+def sizes(job: Workload) -> dict[str, tuple[str, float, str]]:
+    """The sizes a SkyPilot task writes (`resources.cpus`, `resources.memory`), which narrow
+    its instance types, by the catalog's column: {'vcpus': ('resources.cpus', 8.0, '+')};
+    one written differently in its alternatives is left out (said of none)."""
+    out = {}
+    for column in SIZES:
+        field, _, amount = getattr(job, "filter_keys", {}).get(column, "").rpartition(" ")
+        size = read(amount) if field and " or " not in field else None
+        if size is not None:
+            out[column] = (field, *size)
+    return out
 
 
 def in_file(job: Workload) -> str:

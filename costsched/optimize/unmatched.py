@@ -7,8 +7,10 @@ holds:
 1. no price at all as of that time;
 2. a value of a filter that no priced offering has (a region, a GPU model, an instance
    type, ...): named, with the values that exist and the closest spelling;
-3. every value exists, but not together. The shape (GPU model and count, the instance
-   types; CPU instance types for CPU work) is looked for first, then the place (clouds,
+3. every value exists, but not together. A SkyPilot task's cpus / memory that leave out
+   every instance type its GPUs are priced on at its place and market are said first
+   (`unmatched_sizes`), then the shape (GPU model and count, the instance
+   types; CPU instance types for CPU work) is looked for, then the place (clouds,
    regions, zones), then the market: "no spot price known for A100:1", with what exists
    instead (the shape in the other market, the same GPUs at other counts in the market
    asked, the shape in the market asked elsewhere) and the `costsched collect` line that
@@ -38,6 +40,7 @@ from costsched.optimize.rank import zone_allowed
 from costsched.optimize.unmatched_collect import collect_line, there_line
 from costsched.optimize.unmatched_deadline import deadline_missed as deadline_missed
 from costsched.optimize.unmatched_deadline import faster_left_out as faster_left_out
+from costsched.optimize.unmatched_sizes import sized_out
 from costsched.throughput import GPU_SPECS
 from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, word
 
@@ -337,11 +340,20 @@ def _regions_instead(c: Constraints, market: pd.DataFrame) -> list[str]:
 def _apart(job: Workload, market: pd.DataFrame, when: str, cpu: bool, recent: bool,
            at: datetime, stored: Mapping[str, datetime],
            limits: Mapping[str, str]) -> Missing | None:
-    """Each value is priced, but not together: the shape, then the place, then the market;
-    each with the keys of the filters that keep the job from what is priced."""
+    """Each value is priced, but not together: a task's sizes that leave out its GPUs
+    where they are priced (`sized_out`), the shape, then the place, then the market; each
+    with the keys of the filters that keep the job from what is priced."""
     c = job.job.constraints
     shape = market[_shape(market, c, cpu)]
     asked = _shape_words(c, market, cpu)
+    gpus = replace(c, instance_types=())  # (a task's sizes narrow them: weighed first)
+    sized = None if cpu else sized_out(job, market[_shape(market, gpus) & _place(market, c)
+                                                   & _market(market, c)], " ".join(
+        [*(word(m) for m in c.markets), _shape_words(gpus, market, cpu)]), c.clouds)
+    if sized is not None:
+        other = shape[_place(shape, c) & ~_market(shape, c)]
+        return Missing(sized[0], _by_market(other, c), change=change(
+            job, [*sized[1], *(["markets"] if not other.empty else [])]))
     if shape.empty:
         counts = _counts_priced(c, market)
         fields = ["gpu_counts"] if counts and c.gpu_counts else [

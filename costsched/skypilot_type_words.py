@@ -1,0 +1,64 @@
+"""What a SkyPilot task is told when its `instance_type` and `accelerators` are not one
+type of the catalog: the type has other GPUs (g4dn.xlarge has 1xT4, not A100:1), or the
+machine type comes with other GPUs attached (GCP's n1-standard-8 with V100:1, P100:1 or
+T4:2, not T4:1). Catalog in, words out."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from costsched import catalog
+from costsched.lazy import pandas as pd
+
+TYPES_SHOWN = 4  # instance types named as those with the GPUs asked
+
+
+def other_gpus(named: dict, gpus: list[tuple[str, int]], key: str,
+               types: pd.DataFrame) -> str:
+    """An instance type of the catalog whose GPUs are not the task's accelerators: what it
+    has, and the two ways out (the types with those GPUs, the first few)."""
+    has = (f"{int(named['gpu_count'])}x{named['gpu_model']}" if named["gpu_count"]
+           else "no GPU")
+    asked = " or ".join(f"{g}:{n}" for g, n in gpus)
+    if "retired" in types.columns:
+        types = types[types["retired"].isna()]
+    names = sorted(set(types["instance_type"]))
+    listed = (f" ({', '.join(names[:TYPES_SHOWN])}{', ...' if len(names) > TYPES_SHOWN else ''})"
+              if names else "")
+    article = "an" if asked[:1].upper() in "AEFHILMNORSX" else "a"
+    return (f"{named['instance_type']} has {has}, not {asked}: drop `{key}` or name "
+            f"{article} {asked} type{listed}")
+
+
+def machine_gpus(name: str, gpus: list[tuple[str, int]], clouds: Collection[str],
+                 where: str, key: str) -> str:
+    """A machine type the catalog has only with GPUs attached ('n1-standard-8+1xnvidia-
+    tesla-v100'), none of them the task's: where its GPUs come (on the machine type's
+    cloud, else any of `clouds`) and what the machine type comes with; '' when the
+    catalog has no such machine type (a name it does not know)."""
+    types = catalog.instance_types()
+    types = types[types["retired"].isna()]
+    if clouds:
+        types = types[types["cloud"].isin(list(clouds))]
+    base = types["instance_type"].str.split("+", n=1).str[0]
+    machine = types[(base == name) & types["instance_type"].str.contains("+", regex=False)]
+    if machine.empty:
+        return ""
+    asked = " or ".join(f"{g}:{n}" for g, n in gpus)
+    pairs = pd.Series(list(zip(types["gpu_model"], types["gpu_count"], strict=True)),
+                      index=types.index)
+    with_gpus = types[pairs.isin(gpus)]
+    own = with_gpus[with_gpus["cloud"].isin(set(machine["cloud"]))]
+    with_gpus = own if not own.empty else with_gpus
+    comes = sorted({f"{g}:{int(n)}" for g, n in zip(machine["gpu_model"], machine["gpu_count"],
+                                                      strict=True)})
+    said = [f"{name} with {asked} is not in costsched's catalog"]
+    if not with_gpus.empty:
+        names = sorted(set(with_gpus["instance_type"].str.split("+", n=1).str[0]))
+        more = ", ..." if len(names) > TYPES_SHOWN else ""
+        on = ", ".join(sorted(set(with_gpus["cloud"])))
+        said.append(f"{asked} comes on {', '.join(names[:TYPES_SHOWN])}{more} ({on})")
+    listed = " or ".join([", ".join(comes[:-1]), comes[-1]] if len(comes) > 1 else comes)
+    return (f"{said[0]}: " + "; ".join([*said[1:], f"{name} comes with {listed}"])
+            + f"; change {where}.instance_type or {where}.{key} (`costsched catalog refresh` "
+            "adds the clouds' newer types, `sky launch` looks it up in SkyPilot's catalog)")
