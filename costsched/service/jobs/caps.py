@@ -4,7 +4,10 @@ a month or in total, that jobs join by `constraints.budget_name` or by their lab
 
 Spend is metered while jobs run, from the stored prices (`costsched.costs`), at every
 watch (the daemon's watcher and `status` reconcile). A budget's running jobs are charged
-ahead for one watch interval at their offering's stored price (`committed`): when what was
+ahead for one watch interval at their offering's stored price (`committed`), or for their
+rest at their pace where that is shorter (`own_budget.ahead_seconds`: a job whose spend
+plus its rest fits its cap runs to its end; its rest is charged again at each watch while
+it runs, so it passes its cap by no more than a finishing job may): when what was
 spent plus that charge would pass the cap, the decider's budget check says stop
 (`decider.budget_verdict`), and the job is asked to checkpoint, then stopped (its
 checkpoints are kept; `start` resumes it), or, where the config says so (`at_cap = "move"`),
