@@ -119,24 +119,52 @@ def span(hours: float) -> str:
     return f"{hours * 3600:.2g} s" if hours > 0 else "0 s"
 
 
-def ahead_usd(usd_per_hour: float, seconds: float) -> float:
+REST_MARGIN_SECONDS = 1.0  # what the charge ahead of a job near its end adds to its rest
+
+
+def ahead_seconds(interval_seconds: float, rest_seconds: float = math.nan) -> float:
+    """The span the watch charges a running job ahead: the next watch interval, or, where
+    the job's rest at its pace (`rest_seconds`: its steps left at its measured speed, or
+    its plan's where none is measured) takes less, that rest in whole seconds (as it is
+    billed) and one more (`REST_MARGIN_SECONDS`); the interval where its rest is not known
+    (NaN, or 0: no speed known for it). A job whose spend plus its rest fits its cap runs
+    to its end; the rest is charged again at each watch while it runs."""
+    if not (math.isfinite(rest_seconds) and rest_seconds > 0):
+        return interval_seconds
+    whole = math.ceil(round(rest_seconds, 6)) + REST_MARGIN_SECONDS
+    return min(interval_seconds, whole)
+
+
+def ahead_usd(usd_per_hour: float, seconds: float, rest_seconds: float = math.nan) -> float:
     """What the watch charges a running job ahead (`caps.enforce`): its price (all its
-    nodes) over the next watch interval of `seconds`. A job's own budget must hold what it
-    spent, what its rest is expected to cost and this charge (`enough_usd`), or the watch
-    stops it: a launch's check (`LaunchFit`) and a start's count it as the watch does."""
-    return usd_per_hour * seconds / 3600
+    nodes) over the next watch interval of `seconds`, or its rest's (`ahead_seconds`) where
+    that is shorter. A job's own budget must hold what it spent, what its rest is expected
+    to cost and this charge (`enough_usd`), or the watch stops it: a launch's check
+    (`LaunchFit`) and a start's count it as the watch does."""
+    return usd_per_hour * ahead_seconds(seconds, rest_seconds) / 3600
 
 
-def ahead_said(seconds: float, usd_per_hour: float, interval_seconds: float | None = None
-               ) -> str:
+def rest_seconds(rest_usd: float, usd_per_hour: float) -> float:
+    """The seconds a rest expected to cost `rest_usd` at `usd_per_hour` takes; NaN where
+    either is not known."""
+    if not (math.isfinite(rest_usd) and usd_per_hour > 0):
+        return math.nan
+    return rest_usd / usd_per_hour * 3600
+
+
+def ahead_said(seconds: float, usd_per_hour: float, interval_seconds: float | None = None,
+               rest: bool = False) -> str:
     """The span the watch charges ahead and at what price, in words: '30 s at $0.3644/h';
     when the time since the last check was longer than the configured
     `interval_seconds` (a slow pass, which makes the next check as late): '60 s, as long
-    as since the last check (the watch interval is 30 s), at $0.3644/h'."""
+    as since the last check (the watch interval is 30 s), at $0.3644/h'; `rest`: the span
+    is the job's rest (`ahead_seconds`): '2 s, to its end at its pace, at $0.0796/h'."""
     price = f"{usd(usd_per_hour, max(4, decimals_kept([usd_per_hour])))}/h"
     if interval_seconds is not None and seconds > interval_seconds + 0.5:
         return (f"{seconds:.0f} s, as long as since the last check (the watch interval is "
                 f"{interval_seconds:g} s), at {price}")
+    if rest:
+        return f"{seconds:g} s, to its end at its pace, at {price}"
     return f"{seconds:g} s at {price}"
 
 

@@ -204,12 +204,25 @@ def progress_words(progress: float | None, source: str | None, *,
     '42%' (the step it reported, or the one it resumed from after a recovery or a start:
     its newest checkpoint's, '0%' with none), 'step 1,595' (the step it reported, of work
     whose total is not known), 'no step yet' (a live job that has reported none: in setup,
-    or writing none), '-' (not known). Never a percentage guessed from the hours it ran."""
+    or writing none), '-' (not known). Never a percentage guessed from the hours it ran.
+    Rounded down, never up to a step it has not reached: short of its end, past 99% it keeps
+    a decimal ('99.6%' at 2,492 of 2,500 steps, never '100%')."""
     if progress is not None and source == "reported":
-        return f"{progress:.0%}"
+        return _percent_down(progress)
     if step:
         return f"step {step:,.0f}"
     return "no step yet" if live else "-"
+
+
+def _percent_down(share: float) -> str:
+    """`share` as a percentage rounded down: whole, or with one decimal past 99% short of
+    all (the last decimal that reads it short of 100%)."""
+    if share >= 1:
+        return "100%"
+    tenths = math.floor(round(share * 1000, 6))  # (0.29 * 1000 is 289.99999999999997)
+    if tenths >= 990:
+        return f"{tenths // 10}.{tenths % 10}%"
+    return f"{max(tenths // 10, 0)}%"
 
 
 def job_progress(job: Mapping[str, Any]) -> str:

@@ -27,6 +27,8 @@ class BudgetState:
     next_usd: Mapping[int, float] = field(default_factory=dict, repr=False)
     spent_by_job: Mapping[int, float] = field(default_factory=dict, repr=False)
     to_end_usd: Mapping[int, float] = field(default_factory=dict, repr=False)
+    # The seconds each running job is charged ahead (`own_budget.ahead_seconds`).
+    ahead_seconds: Mapping[int, float] = field(default_factory=dict, repr=False)
 
     @property
     def used(self) -> float:

@@ -4,7 +4,10 @@ a month or in total, that jobs join by `constraints.budget_name` or by their lab
 
 Spend is metered while jobs run, from the stored prices (`costsched.costs`), at every
 watch (the daemon's watcher and `status` reconcile). A budget's running jobs are charged
-ahead for one watch interval at their offering's stored price (`committed`): when what was
+ahead for one watch interval at their offering's stored price (`committed`), or for their
+rest at their pace where that is shorter (`own_budget.ahead_seconds`: a job whose spend
+plus its rest fits its cap runs to its end; its rest is charged again at each watch while
+it runs, so it passes its cap by no more than a finishing job may): when what was
 spent plus that charge would pass the cap, the decider's budget check says stop
 (`decider.budget_verdict`), and the job is asked to checkpoint, then stopped (its
 checkpoints are kept; `start` resumes it), or, where the config says so (`at_cap = "move"`),
@@ -49,14 +52,16 @@ from costsched.service.jobs.runs import (
     nodes_of,
     trouble,
 )
-from costsched.service.jobs.stop_line import enough as enough  # (`caps.enough`)
 from costsched.service.jobs.stop_line import (
+    charged_per_hour,
     line_places,
     restart_usd,
     short_places,
+    span_words,
     spent_places,
     stop_why,
 )
+from costsched.service.jobs.stop_line import enough as enough  # (`caps.enough`)
 from costsched.service.jobs.watch_span import watch_span
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
@@ -187,6 +192,11 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
     per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
     to_end = {j: _to_end(read.runs[j], mine, per_hour[j], read.paces.get(j, []))
               for j in running}
+    # One rule for the charge ahead: at most the job's rest at its pace (`ahead_seconds`).
+    seconds = {j: own_budget.ahead_seconds(
+        interval_seconds, own_budget.rest_seconds(to_end[j], per_hour[j])) for j in running}
+    ahead = {j: usd * seconds.get(j, interval_seconds) / interval_seconds
+             for j, usd in ahead.items()}
     # The forecast runs to the end of the period: a running job is charged to its own end
     # or to the period's, whichever comes first.
     end = period_end(period, at)
@@ -198,7 +208,8 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
                        # Those its cap keeps stopped now (not those started again since).
                        tuple(j for j in members
                              if read.capped.get(j) == ("" if kind == "job" else name)),
-                       next_usd=ahead, spent_by_job=spent, to_end_usd=to_end)
+                       next_usd=ahead, spent_by_job=spent, to_end_usd=to_end,
+                       ahead_seconds=seconds)
 
 
 def _next_charge(store: PriceStore, placed: Sequence[PlacementRow], at: datetime,
@@ -290,12 +301,9 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
             claims = _claims(state, running)
             charged = sum(ahead.values())
             why = stop_why(state, job_id, charged, claims,
-                           own_budget.ahead_said(interval_seconds,
-                                                 charged * 3600 / interval_seconds,
-                                                 math.ceil(configured)),
+                           span_words(state, ahead, interval_seconds, math.ceil(configured)),
                            restart_usd(runs.get(job_id),
-                                        state.next_usd.get(job_id, 0.0) * 3600
-                                        / interval_seconds))
+                                       charged_per_hour(state, job_id, interval_seconds)))
             if why is None:
                 break
             capped.add(job_id)
@@ -400,7 +408,8 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
         if rest > short.expected_usd - start:  # slower than planned: its refusal says so
             short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
                                 rest + start, per_hour, gpu=short.gpu)
-        ahead = per_hour * interval_seconds / 3600
+        ahead = own_budget.ahead_usd(per_hour, interval_seconds,
+                                     own_budget.rest_seconds(rest, per_hour))
         places = short_places(short, rest, start, ahead, least)
         raise own_budget.StartShort(own_budget.Refusal(
             f"job {record.id} ({record.name}) is at its budget: {short.said(places)}",
@@ -441,7 +450,9 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
 
     record = store.jobs.get(job_id)
     nodes = nodes_of(record.spec)
-    ahead = usd_per_hour * nodes * interval_seconds / 3600
+    # Charged ahead as the watch will charge it: at most its rest (`ahead_seconds`).
+    ahead = own_budget.ahead_usd(usd_per_hour * nodes, interval_seconds,
+                                 own_budget.rest_seconds(rest_usd, usd_per_hour * nodes))
     states = budget_states(store, config, at, interval_seconds)
     if budget_usd is not None:  # its own, as given: it replaces the one it had, if any
         own = own_budget.of_job(store, record, at, nodes, usd=budget_usd)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,28 @@ def stop_why(state: BudgetState, job_id: int, charged: float, claims: float, spa
                          charged)
     return budget_verdict(state.name, state.spent_usd, charged, state.usd, claims, span,
                           places)
+
+
+def charged_per_hour(state: BudgetState, job_id: int, interval_seconds: float) -> float:
+    """The price per hour (all its nodes) the job's charge ahead is at."""
+    seconds = state.ahead_seconds.get(job_id, interval_seconds)
+    return state.next_usd.get(job_id, 0.0) * 3600 / seconds if seconds > 0 else 0.0
+
+
+def span_words(state: BudgetState, ahead: Mapping[int, float], interval_seconds: float,
+               configured: float) -> str:
+    """The spans the jobs' charge `ahead` covers and at what price, in words, one part per
+    span ('30 s at $1.00/h + 2 s, to its end at its pace, at $0.50/h'): each part
+    multiplies out to its share of the charge."""
+    spans: dict[float, float] = {}
+    for j in ahead:
+        seconds = state.ahead_seconds.get(j, interval_seconds)
+        spans[seconds] = spans.get(seconds, 0.0) + charged_per_hour(state, j, interval_seconds)
+    if not spans:
+        return own_budget.ahead_said(interval_seconds, 0.0, configured)
+    return " + ".join(own_budget.ahead_said(seconds, price, configured,
+                                            rest=seconds < interval_seconds)
+                      for seconds, price in sorted(spans.items(), reverse=True))
 
 
 def restart_usd(run: RunningJob | None, usd_per_hour: float) -> float:

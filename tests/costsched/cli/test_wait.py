@@ -62,7 +62,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
     assert looks == [0.0] + [sum(sleeps[:i + 1]) for i in range(len(sleeps))]
     assert shown == ["done"]
     assert lines[0] == "waiting (60 s left): train launching 0%"
-    assert lines[-1].startswith("waiting (33 s left): train running 89%")
+    assert lines[-1].startswith("waiting (33 s left): train running 88%")
 
 
 @pytest.mark.parametrize(("last", "changed", "wait"), [

@@ -25,7 +25,7 @@ from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
 
 STEPS = 2000
-HOUR = 3600.0  # a watch interval whose charge ahead ($1 at $1/h) passes the budget
+HOUR = 3600.0  # a watch interval longer than the rest: the rest is charged
 
 
 class Finishing(FakeLauncher):
@@ -51,7 +51,7 @@ def _now() -> datetime:
 @pytest.fixture()
 def capped(store: PriceStore, tmp_path: Path) -> tuple[PriceStore, Finishing, int]:
     """A running job of 2,000 declared steps at step 1,990, with a budget of its own of
-    $0.50 that the next hour's charge ($1) passes."""
+    $0.001 that its rest (its 10 steps left at 0.5 steps/s, $0.0058) passes."""
     set_prices(store, {"us-east-1a": 1.0}, _now() - timedelta(hours=1))
     spec = {"name": "digits-budget", "throughputs": {"V100": 0.5}, "steps": STEPS,
             "run": "true", "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
@@ -62,7 +62,7 @@ def capped(store: PriceStore, tmp_path: Path) -> tuple[PriceStore, Finishing, in
     [job] = service.launch(store, path, launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
     store.jobs.record_step(job.id, 1990, at=_now())
-    raise_budget(store, job.id, 0.5, at=_now())
+    raise_budget(store, job.id, 0.001, at=_now())
     return store, launcher, job.id
 
 

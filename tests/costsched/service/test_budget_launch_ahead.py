@@ -15,6 +15,7 @@ import yaml
 
 from costsched.config import BudgetsConfig
 from costsched.service.jobs import caps
+from costsched.service.jobs.caps import raise_budget
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
 from tests.cleanup import stop_unless_ended
@@ -85,11 +86,13 @@ def test_a_stop_at_its_own_budget_says_the_span_it_charges(tmp_path: Path, price
     from costsched.service import jobs as service
 
     store, launcher = priced
-    project = _project(tmp_path, "spanned", {"budget": 0.06}, steps=2000, speed=100)
+    # Its rest (2,000 s at its 100 steps/s) longer than the interval: the interval charged.
+    project = _project(tmp_path, "spanned", {"budget": 2.1}, steps=200_000, speed=100)
     monkeypatch.chdir(project)
     [job] = service.launch(store, ["job.yaml"], launcher=launcher,
                            checkpoint_root=str(tmp_path / "ckpt"))
     try:
+        raise_budget(store, job.id, 0.06, at=datetime.now(timezone.utc))
         [event] = [e for e in caps.enforce(store, launcher, BudgetsConfig(),
                                            datetime.now(timezone.utc), 600.0)
                    if "stopped" in e]
@@ -103,7 +106,9 @@ def test_a_launch_whose_job_its_own_cap_stopped_says_the_budget_as_status_does(
     from costsched.service.jobs import budget_launch
 
     store, _ = priced
-    project = _project(tmp_path, "watched", {"budget": 0.025}, steps=2000, speed=100)
+    # Its plan ($0.02: 20 s at $3.60/h) within its budget, but not its spend and its rest
+    # (in whole seconds, and one more) at the watch of its wait: the watch stops it.
+    project = _project(tmp_path, "watched", {"budget": 0.0205}, steps=2000, speed=100)
     monkeypatch.chdir(project)
     # A launch that checked nothing: the watch of its wait stops the job at its cap.
     monkeypatch.setattr(budget_launch, "launch_fits", lambda *args, **kwargs: [])
@@ -113,4 +118,4 @@ def test_a_launch_whose_job_its_own_cap_stopped_says_the_budget_as_status_does(
     assert store.jobs.list()["state"].tolist() == ["stopped"]
     assert "no longer configured" not in said, said  # its own budget is configured
     assert "stopped at its own budget: " in said, said  # the stop's own reason
-    assert "would pass the budget of $0.025" in said, said
+    assert "would pass the budget of $0.0205" in said, said

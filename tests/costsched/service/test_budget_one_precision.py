@@ -55,14 +55,15 @@ def _refusal(store: PriceStore, budget: float, seconds: float, interval: float,
 
 
 def test_the_trial_s_line_reads_its_spend_at_one_precision(priced: PriceStore) -> None:
-    """$0.0478 spent (172 s at $1/h), $0.0572 for the next 206 s, a budget of $0.08 and a
-    rest of $0.0025: the stop read '$0.05 spent' beside the hint's '$0.0478 spent'."""
-    said = _refusal(priced, 0.08, 172, 206, rest=0.0025, steps=1333, start=0.00003)
+    """$0.0478 spent (172 s at $1/h), a rest of $0.0025 (9 s: charged ahead as 10 s,
+    $0.0028, not the next 206 s) and a budget of $0.05: one precision, '$0.0478 spent' in
+    both halves."""
+    said = _refusal(priced, 0.05, 172, 206, rest=0.0025, steps=1333, start=0.00003)
     assert said == (
-        "job N (ar) is at its budget: $0.0478 spent + $0.0572 for the next watch interval "
-        "would pass the budget of $0.08; give it enough: `costsched start ar --budget 0.11` "
+        "job N (ar) is at its budget: $0.0478 spent + $0.0028 for the next watch interval "
+        "would pass the budget of $0.05; give it enough: `costsched start ar --budget 0.06` "
         "($0.0478 spent + $0.0025* expected for its 1,333 steps left + <$0.0001 to start it "
-        "+ $0.0572 for the next watch interval; their exact sum rounded up to the cent); "
+        "+ $0.0028 for the next watch interval; their exact sum rounded up to the cent); "
         + PLAN), said
 
 
@@ -85,8 +86,8 @@ def _amounts(text: str) -> list[tuple[str, Decimal]]:
 
 
 CASES = [  # spent for (seconds at $1/h), interval, rest, start, budget
-    (172, 206, 0.0025, 0.00003, 0.08),
-    (172, 206, 0.0025, 0.0, 0.08),
+    (172, 206, 0.0025, 0.00003, 0.05),
+    (172, 206, 0.0025, 0.0, 0.05),
     (3 * 3600, 72, 0.4, 0.25, 3.01),
     (54, 60, 0.015, 0.015, 0.03),
     (3614.4, 1705, 4.504, 0.0, 1.2),

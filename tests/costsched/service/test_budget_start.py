@@ -17,7 +17,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from costsched import measured
+from costsched import measured, own_budget
 from costsched.config import BudgetsConfig
 from costsched.dashboard.app import create_app
 from costsched.service import jobs as service
@@ -57,8 +57,11 @@ def _stopped_at_cap(store, launcher, tmp_path: Path, monkeypatch: pytest.MonkeyP
         return record.state == "stopped" or record.steps_done >= STEPS / 3
 
     wait_for(third_done, seconds=60, poll=0.2)
-    caps.enforce(store, launcher, BudgetsConfig(), _now(),
-                 interval_seconds=BUDGET * 3600 / USD_PER_HOUR)
+    # (A check that charges the whole interval, not its rest: it stops the job.)
+    with monkeypatch.context() as patched:
+        patched.setattr(own_budget, "REST_MARGIN_SECONDS", math.inf)
+        caps.enforce(store, launcher, BudgetsConfig(), _now(),
+                     interval_seconds=BUDGET * 3600 / USD_PER_HOUR)
     assert store.jobs.get(job.id).state == "stopped"
     said = [e.detail for e in store.jobs.event_rows([job.id], kinds=["budget"])]
     assert any(d.startswith("stopped at its own budget") for d in said)
@@ -128,7 +131,11 @@ def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
     assert parts[1] == pytest.approx(left / pace * USD_PER_HOUR / 3600, rel=0.1, abs=0.006)
     restart_hours = _running(store, job_id).resolved.restart_hours
     assert parts[2] == pytest.approx(restart_hours * USD_PER_HOUR, abs=0.01)  # a restart
-    assert parts[3] == pytest.approx(30 * USD_PER_HOUR / 3600)  # one watch interval ahead
+    # the watch's charge ahead: its rest (as written, to the cent: a second at most) and a
+    # second, shorter than one watch interval
+    assert parts[3] == pytest.approx(
+        own_budget.ahead_usd(USD_PER_HOUR, 30, parts[1] * 3600 / USD_PER_HOUR), abs=0.011)
+    assert parts[3] < 30 * USD_PER_HOUR / 3600
     # Rounded up to the cent (each part as written is within half a cent of its own).
     assert sum(parts) - 0.02 <= amount <= sum(parts) + 0.03
 

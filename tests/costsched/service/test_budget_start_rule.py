@@ -90,6 +90,7 @@ def test_a_budget_says_stopped_at_its_cap_only_while_the_cap_keeps_the_job_stopp
     launcher, job, _ = launched
     monkeypatch.setattr(caps, "CHECKPOINT_WAIT_SECONDS", 0.0)
     now = datetime.now(timezone.utc)
+    own_budget.raise_budget(store, job, 0.5, at=now)  # less than its rest (an hour, $1)
     events = caps.enforce(store, launcher, BudgetsConfig(), now, interval_seconds=6 * 3600)
     # The daemon's log ('job 3: ...') names a job's own budget in words.
     assert [str(e).split(": ")[1] for e in events if e.kind == "budget"][-1:] == [

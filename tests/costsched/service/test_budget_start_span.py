@@ -6,13 +6,14 @@ a real SQLite store)."""
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from costsched import measured
+from costsched import measured, own_budget
 from costsched.config import BudgetsConfig
 from costsched.service.jobs import caps
 from costsched.store.leases import holder_name
@@ -34,6 +35,8 @@ def test_a_start_charges_the_next_interval_as_long_as_the_watchs_passes_are_apar
         tmp_path: Path, local, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     store, launcher = local
     monkeypatch.setattr(measured, "MIN_TRAINING_SECONDS", 1.0)  # its pace, measured soon
+    # Its rest (a few seconds) charged as no shorter than the interval: the span is said.
+    monkeypatch.setattr(own_budget, "REST_MARGIN_SECONDS", math.inf)
     job_id = _stopped_at_cap(store, launcher, tmp_path, monkeypatch)
 
     # No daemon: one configured interval (30 s) ahead.

@@ -21,7 +21,9 @@ from tests.costsched.service.test_budget_launch_ahead import priced  # noqa: F40
 def test_the_command_the_stop_line_prints_starts_the_job_as_printed(
         tmp_path: Path, priced, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     store, launcher = priced
-    project = _project(tmp_path, "watched", {"budget": 0.025}, steps=2000, speed=100)
+    # Its plan ($0.02: 20 s at $3.60/h) within its budget, but not its spend and its rest
+    # (in whole seconds, and one more) at the watch of its wait: the watch stops it.
+    project = _project(tmp_path, "watched", {"budget": 0.0205}, steps=2000, speed=100)
     monkeypatch.chdir(project)
     # A launch that checked nothing: the watch of its wait stops the job at its cap.
     monkeypatch.setattr(budget_launch, "launch_fits", lambda *args, **kwargs: [])
@@ -34,7 +36,7 @@ def test_the_command_the_stop_line_prints_starts_the_job_as_printed(
         assert shown.exit_code == 0, shown.output
         said = " ".join(shown.output.split())
         assert "stopped at its own budget: " in said, said  # the stop's own reason
-        assert "would pass the budget of $0.025" in said, said
+        assert "would pass the budget of $0.0205" in said, said
         assert " else " not in said and "if that covers" not in said, said  # one command
         found = re.search(r"`costsched start (watched --budget [0-9.]+)`", said)
         assert found, said

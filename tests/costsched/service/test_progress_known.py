@@ -56,7 +56,7 @@ def test_a_stopped_job_is_at_its_newest_checkpoint(launched) -> None:
     [shown] = service.status(store, launcher, job, reconcile_first=False)
     assert shown.record.state == "stopped" and shown.reported
     assert shown.steps_left == 2000 - 834
-    assert cli_jobs._progress(shown) == "42%"
+    assert cli_jobs._progress(shown) == "41%"  # 834 of 2,000, rounded down
     assert steps_left(store, _running(store, job), now) == 2000 - 834
 
 
