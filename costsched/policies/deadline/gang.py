@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from costsched.lazy import numpy as np
 from costsched.optimize.decision import Overheads, move_price
-from costsched.policies.deadline.base import DeadlineState, MarketNow
+from costsched.policies.deadline.state import DeadlineState, MarketNow
 
 HOUR = 3600.0
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from costsched.lazy import numpy as np
-from costsched.policies.deadline.base import DeadlineState, MarketNow
 from costsched.policies.deadline.gang import move_usd, priced
+from costsched.policies.deadline.state import DeadlineState, MarketNow
 
 HOUR = 3600.0
 
