@@ -211,11 +211,7 @@ def _stopped_next(s: service.JobStatus) -> str:
     if s.record.state != "stopped" or s.steps_not_reached \
             or own_budget.stopped_at(s.stopped_why, s.record.id) is not None:
         return ""
-    at = s.record.checkpoint_step
-    where = ("from its newest verified checkpoint" if at is None else
-             "from step 0: it published no checkpoint" if at == 0 else
-             f"from step {at:,.0f}, its newest verified checkpoint's")
-    return f"`costsched start {s.record.id}` starts it again {where}"
+    return _starts_again(s.record.id, s.record.checkpoint_step)
 
 
 def _failed_next(s: service.JobStatus) -> str:
@@ -224,13 +220,18 @@ def _failed_next(s: service.JobStatus) -> str:
     that failed before it was placed (nothing to start again)."""
     if s.record.state != "failed" or s.failure is None or not s.record.checkpoint_location:
         return ""
-    at = s.failure.resumes_at
+    code = (f", with the code it ran (`costsched start {s.record.id} --repack` packs its "
+            "workdir again, as it is now)" if s.record.spec.get("code") else "")
+    return _starts_again(s.record.id, s.failure.resumes_at) + code
+
+
+def _starts_again(job_id: int, at: float | None) -> str:
+    """'`costsched start 5` starts it again from step 644, its newest verified
+    checkpoint's' (`at`: that step; 0: it published none; None: not known)."""
     where = ("from its newest verified checkpoint" if at is None else
              "from step 0: it published no checkpoint" if at == 0 else
              f"from step {at:,.0f}, its newest verified checkpoint's")
-    code = (f", with the code it ran (`costsched start {s.record.id} --repack` packs its "
-            "workdir again, as it is now)" if s.record.spec.get("code") else "")
-    return f"`costsched start {s.record.id}` starts it again {where}{code}"
+    return f"`costsched start {job_id}` starts it again {where}"
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:
