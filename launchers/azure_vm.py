@@ -170,13 +170,7 @@ SDKS = {"azure.identity": "azure-identity", "azure.mgmt.compute": "azure-mgmt-co
 def require_sdks() -> None:
     """InvalidInput naming the packages of SDKS that are not installed, and the extra that
     installs them (checked before the subscription: `costsched check`'s order)."""
-    from importlib.util import find_spec
-
-    def installed(module: str) -> bool:
-        try:
-            return find_spec(module) is not None
-        except (ImportError, ValueError):  # a parent package missing
-            return False
+    from costsched.clouds.base import installed
 
     missing = [package for module, package in SDKS.items() if not installed(module)]
     if missing:
