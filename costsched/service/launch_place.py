@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from costsched.model import InvalidInput
-from costsched.service.deadline_terms import uses_deadline_policy
+from costsched.service.deadline_terms import DEFAULT_DEADLINE_POLICY, uses_deadline_policy
 
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
@@ -54,24 +54,23 @@ def launch_placements(store: PriceStore, jobs: Sequence[ResolvedJob], at: dateti
     plan's order; () for more than PLACED_UP_TO jobs, or none such)."""
     if len(jobs) > PLACED_UP_TO or not any(map(uses_deadline_policy, jobs)):
         return ()
+    from costsched.passes import one_pass
     from costsched.service.jobs.launches import first_placement
     from costsched.service.jobs.reasons import label
     from launchers import make_launcher
 
     backend = make_launcher(launcher)  # as `launch` makes it
-
     out: list[LaunchPlacement | None] = []
-    for job in jobs:
-        if not uses_deadline_policy(job):
-            out.append(None)
-            continue
-        try:
-            policy, d, _ = first_placement(store, backend, job, at)
-        except InvalidInput as exc:  # (launch refuses it in these words)
-            from costsched.service.deadline_terms import DEFAULT_DEADLINE_POLICY
-
-            out.append(LaunchPlacement(DEFAULT_DEADLINE_POLICY, refused=str(exc)))
-            continue
-        out.append(LaunchPlacement(policy, tuple(d.choice), label(d.choice),
-                                   float(d.usd_per_hour), float(d.choice_usd), d.reason))
+    with one_pass():  # the market of `at` read once for every job (a sweep's)
+        for job in jobs:
+            if not uses_deadline_policy(job):
+                out.append(None)
+                continue
+            try:
+                policy, d, _ = first_placement(store, backend, job, at)
+            except InvalidInput as exc:  # (launch refuses it in these words)
+                out.append(LaunchPlacement(DEFAULT_DEADLINE_POLICY, refused=str(exc)))
+                continue
+            out.append(LaunchPlacement(policy, tuple(d.choice), label(d.choice),
+                                       float(d.usd_per_hour), float(d.choice_usd), d.reason))
     return tuple(out)
