@@ -484,6 +484,14 @@ def placement_times(span: float, usd_per_hour: float, amount: float, places: int
                  product_hours([([span], [amount])], places, least))
 
 
+def block_hours(lines: Iterable[tuple[float, float, float, bool]], places: int, least: int) -> int:
+    """One `least` for `placement_times` of a job's placements read together ((hours, price,
+    amount, running) each): ended ones' `product_hours` together, running ones' steady."""
+    found = list(lines)
+    return max([product_hours([([h], [a]) for h, _, a, on in found if not on], places, least),
+                *(steady_hours(p, places, least) for _, p, _, on in found if on)])
+
+
 def placement_hours(span: float, amount: float, places: int, least: int,
                     live: bool = False) -> float:
     """A placement's (or a part of one's) hours as `placement_times` writes them, at its

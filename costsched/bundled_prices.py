@@ -27,7 +27,12 @@ from costsched.amounts import age, per_hour
 from costsched.catalog_version import CATALOG_VERSION
 from costsched.kept import kept
 from costsched.model import CLOUDS, MARKETS, InvalidInput
-from costsched.spot_market import PARTIAL, bundled_place_holds, bundled_spot_holds
+from costsched.spot_market import (
+    PARTIAL,
+    SPOT_OFFERING,
+    bundled_place_holds,
+    bundled_spot_holds,
+)
 from costsched.vocabulary import choose, did_you_mean
 
 # The GPU models, named as SkyPilot users write them (older first within a family).
@@ -429,7 +434,8 @@ def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict],
     newer than its newest stored spot price (`spot_markets`, `costsched.spot_market`) are
     left out, and at each place those no newer than a stored spot price there; per (cloud,
     region, type) the newer on-demand price of the list and the store's wins; a snapshot
-    price replaces the store's spot prices of its (cloud, region, type)."""
+    price replaces the store's spot prices of its place (a spot price's place: its
+    offering's cloud, region, zone and type, `spot_market.SPOT_OFFERING`)."""
     spot = [r for r in spot if bundled_spot_holds(r["cloud"], r["effective_at"], spot_markets)]
     if not stored:
         return stored, on_demand, spot
@@ -437,16 +443,20 @@ def _with_stored(stored: list[dict], on_demand: list[dict], spot: list[dict],
     def key(r: dict) -> tuple[str, str, str]:
         return r["cloud"], r["region"], r["instance_type"]
 
-    stored_at = _newest_times(stored, "spot", key)  # a partial update's places among them
-    spot = [r for r in spot if bundled_place_holds(r["effective_at"], stored_at.get(key(r)))]
+    def place(r: dict) -> tuple[str, ...]:
+        return tuple(r[c] for c in SPOT_OFFERING)
+
+    stored_at = _newest_times(stored, "spot", place)  # a partial update's places among them
+    spot = [r for r in spot if bundled_place_holds(r["effective_at"],
+                                                   stored_at.get(place(r)))]
     listed_at = _newest_times(stored, "on_demand", key)
     if listed_at and on_demand:
         on_demand = [r for r in on_demand
                      if key(r) not in listed_at or r["effective_at"] > listed_at[key(r)]]
         replaced = {key(r) for r in on_demand} & listed_at.keys()
         stored = [r for r in stored if r["market"] != "on_demand" or key(r) not in replaced]
-    places = {key(r) for r in spot}
-    stored = [r for r in stored if r["market"] != "spot" or key(r) not in places]
+    places = {place(r) for r in spot}
+    stored = [r for r in stored if r["market"] != "spot" or place(r) not in places]
     return stored, on_demand, spot
 
 

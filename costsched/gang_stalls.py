@@ -28,7 +28,8 @@ from costsched.store.job_rows import EventRow, PlacementRow
 GANG_EVENT = "gang"  # the job log's kind for the rest of a gang's repair (`jobs.gangs`)
 KINDS = (NODE_RECOVERY, GANG_EVENT)
 NODE_LINE = re.compile(r"instance (\S+): node ([\d, ]+) was ")
-REPAIR_OVER = ("the gang resumes from its newest checkpoint", "the gang was ended")
+RESUMES = "the gang resumes from its newest checkpoint"  # a repair's line, once it resumed
+REPAIR_OVER = (RESUMES, "the gang was ended")
 # The end of a NODE_RECOVERY line: the step the gang reported last before the loss, and
 # when it wrote it (its training stopped there: the stall begins).
 LAST_STEP = re.compile(r"; it last reported step [\d,]+ at "
@@ -44,6 +45,38 @@ def last_step_words(step: float | None, at: datetime | None, seen: datetime) -> 
         return ""
     return (f"; it last reported step {float(step):,.0f} at "
             f"{at.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC")
+
+
+def resumed_note(nodes: str, words: str) -> str:
+    """The words of a RECOVERY_NOTE (after 'instance ID: ') for a gang resumed once its
+    nodes `nodes` ('1', '1, 2') were replaced in place: 'node 1: ' and the step it resumed
+    from, as a single job's recovery says it (`resumed_words`): 'node 1: resumes from
+    step 304 (its checkpoint's): no step lost'."""
+    return f"node {nodes}: {words}"
+
+
+def resumes_of(node_events: Iterable[EventRow], notes: Iterable[EventRow]
+               ) -> dict[int, EventRow]:
+    """Of a job's NODE_RECOVERY events, those whose gang resumed since, by event id: the
+    RECOVERY_NOTE of its resume (`resumed_note`, of the same instance and nodes, after it
+    and before that instance's next node recovery). A note of a whole gang's recovery
+    (its instance lost) is none of them."""
+    nodes = sorted(node_events, key=lambda e: e.id)
+    notes = sorted(notes, key=lambda e: e.id)
+    out: dict[int, EventRow] = {}
+    for n, event in enumerate(nodes):
+        line = NODE_LINE.match(str(event.detail or ""))
+        if line is None:
+            continue
+        head = f"instance {line.group(1)}: "
+        until = next((e.id for e in nodes[n + 1:]
+                      if str(e.detail or "").startswith(head)), math.inf)
+        mark = head + resumed_note(line.group(2), "resumes from ")
+        found = next((e for e in notes if event.id < e.id < until
+                      and str(e.detail or "").startswith(mark)), None)
+        if found is not None:
+            out[event.id] = found
+    return out
 
 
 def _stall_start(event: EventRow) -> float:

@@ -269,6 +269,59 @@ def _enough(group: tuple) -> bool:
     return seconds >= MIN_TRAINING_SECONDS and steps > 0
 
 
+def trained(job_speeds: Sequence[Speed]) -> list[Speed]:
+    """One job's rows of `speed_rows` on the GPUs it trained on, the longest first (the
+    first met of equal hours): those with a measured speed and hours; beside another, a
+    GPU trained on under MIN_TRAINING_SECONDS is left out (its speed is carried there by
+    the table's ratio: no measure of it)."""
+    ran = [s for s in job_speeds if not math.isnan(s.measured_sps) and s.hours > 0]
+    return [s for s in sorted(ran, key=lambda s: -s.hours)
+            if len(ran) < 2 or s.hours * 3600 >= MIN_TRAINING_SECONDS]
+
+
+class ShownSpeed(NamedTuple):
+    """A job's measured speed as every view shows it (`shown_speed`): the figure on the
+    GPU it trained on longest, or the words of why there is none yet."""
+
+    steps_per_second: float | None  # None: `words` says why
+    gpu_model: str
+    gpu_count: int
+    nodes: int  # a gang's instances at once, each with gpu_count GPUs
+    words: str  # being measured, or too short to judge (with why); '' with a figure
+
+    @property
+    def line(self) -> str:
+        """'measured 30.2 steps/s on 1xL4', or its words."""
+        if self.steps_per_second is None:
+            return self.words
+        shape = f"{self.gpu_count}x{self.gpu_model}"
+        where = f"{self.nodes} nodes of {shape}" if self.nodes > 1 else shape
+        return f"measured {sps(self.steps_per_second)} steps/s on {where}"
+
+
+def shown_speed(job_speeds: Sequence[Speed], stored: Mapping, final: bool,
+                step: float) -> ShownSpeed | None:
+    """The one measured speed of a job (its rows of `speed_rows`; `stored`: its stored
+    spec; `final`: it ended; `step`: its steps done) that `status`, `report` and the
+    dashboard show: its speed on the GPU it trained on longest (`trained`); while it has
+    not trained long enough to judge, MEASURING, or `too_short` once it ended; None when
+    it has no step to measure."""
+    rows = list(job_speeds)
+    if not rows:
+        return None
+    nodes = spec_nodes(stored)  # type: ignore[arg-type]
+    if measuring(rows):
+        top = first_longest(rows)
+        words = too_short(stored, sum(s.hours for s in rows), step) if final else MEASURING
+        return ShownSpeed(None, str(top.gpu_model), int(top.gpu_count), nodes, words)
+    ran = trained(rows)
+    if not ran:
+        return None
+    top = ran[0]
+    return ShownSpeed(float(top.measured_sps), str(top.gpu_model), int(top.gpu_count),
+                      nodes, "")
+
+
 def speeds(placements: pd.DataFrame, steps_done: Mapping[int, float],
            read_at: Mapping[int, pd.Timestamp], rates: Mapping[int, Rate | None],
            readings: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched import checkpoint_sizes
-from costsched.amounts import apart, decimals, decimals_kept, given, usd
+from costsched.amounts import MAX_DECIMALS, NOISE, apart, decimals, decimals_kept, given, usd
 from costsched.costs import charge, egress_rows, job_costs
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
@@ -140,8 +140,21 @@ def ahead_usd(usd_per_hour: float, seconds: float, rest_seconds: float = math.na
     nodes) over the next watch interval of `seconds`, or its rest's (`ahead_seconds`) where
     that is shorter. A job's own budget must hold what it spent, what its rest is expected
     to cost and this charge (`enough_usd`), or the watch stops it: a launch's check
-    (`LaunchFit`) and a start's count it as the watch does."""
+    (`LaunchFit`), a start's and a move's count it as the watch does (`charged_ahead`)."""
     return usd_per_hour * ahead_seconds(seconds, rest_seconds) / 3600
+
+
+def charged_ahead(usd_per_hour: float, interval_seconds: float,
+                  rest_seconds: float = math.nan, configured: float | None = None
+                  ) -> tuple[float, str]:
+    """What the watch charges a job ahead at `usd_per_hour` (all its nodes) where its rest
+    takes `rest_seconds` (`ahead_usd`: the interval, or its rest where that is shorter),
+    and that span in words (`ahead_said`; `configured`: the configured interval, where
+    `interval_seconds` is the watch's span): one rule for the watch, a launch's check and
+    a move's."""
+    seconds = ahead_seconds(interval_seconds, rest_seconds)
+    return (ahead_usd(usd_per_hour, interval_seconds, rest_seconds),
+            ahead_said(seconds, usd_per_hour, configured, rest=seconds < interval_seconds))
 
 
 def rest_seconds(rest_usd: float, usd_per_hour: float) -> float:
@@ -168,18 +181,32 @@ def ahead_said(seconds: float, usd_per_hour: float, interval_seconds: float | No
     return f"{seconds:g} s at {price}"
 
 
+def passes(parts: Sequence[float], cap_usd: float) -> bool:
+    """Whether `parts` (what was spent, the charge ahead, ...) summed pass `cap_usd`: by
+    more than a float's rounding error (`amounts.NOISE`), as an amount that reaches the
+    cap exactly does not pass it ($0.0199 + $0.0049 against $0.0248, though the floats
+    add to a hair above it). The one test of a stop at a cap and of a start's check."""
+    return math.fsum(parts) - cap_usd > NOISE
+
+
 def enough_usd(spent_usd: float, rest_usd: float, start_usd: float,
                ahead_usd: float) -> tuple[float, int]:
     """The own budget a job needs to run and finish (the one rule of a launch's check, a
     start's check and their hints, which the watch's cap keeps): what it spent, what its
     steps left are expected to cost, its start and the watch's charge ahead for its next
-    interval (`ahead_usd`), rounded up to the amount's last decimal as a budget is given;
-    and those decimals."""
+    interval (`ahead_usd`), rounded up at its decimals (`amounts.decimals`, and two
+    significant digits at least); and those decimals."""
     need = spent_usd + rest_usd + start_usd + ahead_usd
-    places = decimals([need])
+    # two significant digits at least, so that rounding up never asks for much more than
+    # is needed (0.0109: 0.011, not 0.02)
+    least = decimals([need])
+    significant = -math.floor(math.log10(need)) + 1 if need > 0 else 0
+    places = max(least, min(significant, MAX_DECIMALS))
     amount = float(f"{math.ceil(need * 10 ** places) / 10 ** places:.{places}f}")
     if amount - 10 ** -places >= need:  # the product rounded up a last digit too many
         amount = float(f"{amount - 10 ** -places:.{places}f}")
+    while places > least and float(f"{amount:.{places - 1}f}") == amount:  # 0.05, not 0.050
+        places -= 1
     return amount, places
 
 
@@ -428,7 +455,9 @@ class LaunchFit:
         one (`apart`)."""
         places = decimals_kept([self.expected_usd, self.pessimistic_usd, self.left_usd,
                                 self.start_usd])
-        over = [v + self.ahead_usd for v in (self.expected_usd, self.pessimistic_usd)
+        # each cost and the charge ahead, summed as they are written ('$0.0030 + $0.0030'
+        # of a $0.006 budget reads as fitting: '$0.00302 + $0.00302' does not)
+        over = [[v, self.ahead_usd] for v in (self.expected_usd, self.pessimistic_usd)
                 if v + self.ahead_usd > self.left_usd]
         # and a pessimistic cost above the expected one reads above it, where two more
         # decimals show it (a difference below that is no risk worth a longer line: the
@@ -442,24 +471,31 @@ class LaunchFit:
         verdict = ("fits" if self.safe else "may not fit" if self.fits else "does not fit")
         places = self.places()
         mark, words = self.estimate
-        expected, pessimistic = (usd(v, places) + mark
-                                 for v in (self.expected_usd, self.pessimistic_usd))
+        expected = usd(self.expected_usd, places) + mark
         start = usd(self.start_usd, places)
         left = given(self.left_usd, places)  # what is left of a budget reads as the budget
         said = f"; {self.start_said}" if self.start_said else ""
         started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
-        # The watch's charge ahead, said where it weighs on the verdict.
-        ahead = "".join(f" + {usd(v, places)} for the first watch interval"
-                        + (f" ({self.ahead_said})" if self.ahead_said else "")
-                        for v in self._ahead())
         fix = self.fix
         if self.budget == OWN and fix.startswith("raise "):  # its own: to how much
             amount, digits = self.enough()
             fix = f"{fix} to {amount:.{digits}f}"
-        return (f"job {self.job}: expected {expected}{started}, pessimistic {pessimistic} "
-                f"(preemptions at the {PERCENTILE:.0%} quantile){ahead} against {left} "
-                f"left of {self.budget}: {verdict}{words}"
-                + (f"; {fix}" if not self.fits and fix else ""))
+        return (f"job {self.job}: expected {expected}{started}, pessimistic "
+                f"{self.worst_said(places)} against {left} left of {self.budget}: "
+                f"{verdict}{words}" + (f"; {fix}" if not self.fits and fix else ""))
+
+    def worst_said(self, places: int | None = None) -> str:
+        """'$1.4210 (preemptions at the 95% quantile) + $0.0034 for the first watch
+        interval (30 s at $0.4028/h)': the pessimistic cost and, where it weighs on the
+        verdict, the watch's charge ahead; the figures a budget is checked by and
+        `enough` adds up, in the words of the launch's line and of a plan refused for its
+        budget (at `places`, by default the line's `places`)."""
+        places = self.places() if places is None else places
+        ahead = "".join(f" + {usd(v, places)} for the first watch interval"
+                        + (f" ({self.ahead_said})" if self.ahead_said else "")
+                        for v in self._ahead())
+        return (f"{usd(self.pessimistic_usd, places)}{self.estimate[0]} (preemptions at "
+                f"the {PERCENTILE:.0%} quantile){ahead}")
 
     def _ahead(self) -> list[float]:
         """The watch's charge ahead where the line says it: where it is not safe."""

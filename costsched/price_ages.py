@@ -12,6 +12,10 @@ from datetime import datetime
 
 from costsched.amounts import age
 
+# What brings newer prices than stale ones, said after the note of their age.
+NEWER = ("`costsched collect` or `costsched prices import` brings newer ones "
+         "(prices.stale_after in the configuration)")
+
 
 def stale_after_hours(config_path: str | None = None) -> float:
     """The configured `prices.stale_after`, in hours."""
@@ -32,7 +36,8 @@ class Stale:
 
     def note(self) -> str:
         """'2 of the 5 prices are older than 7 days (the oldest from 2020-02-29, 2,094
-        days old)'; 'all 3 prices are ...', 'both prices are ...', 'the price is ...'."""
+        days old)'; 'all 3 prices are ...', 'both prices are ...', 'the price is older
+        than 7 days (from 2020-02-29, ...)'."""
         if self.total == 1:
             which = "the price is"
         elif self.count == self.total == 2:
@@ -42,7 +47,8 @@ class Stale:
         else:
             which = (f"{self.count} of the {self.total} prices "
                      + ("is" if self.count == 1 else "are"))
-        return (f"{which} older than {_duration(self.stale_after_hours)} (the oldest from "
+        oldest = "from" if self.total == 1 else "the oldest from"
+        return (f"{which} older than {_duration(self.stale_after_hours)} ({oldest} "
                 f"{self.oldest_at:%Y-%m-%d}, {age(self.oldest_hours * 3600)} old)")
 
 

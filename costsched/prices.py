@@ -12,7 +12,12 @@ from costsched.lazy import pandas as pd
 from costsched.list_prices import TYPE_KEY, listed_on_demand, on_demand_reference
 from costsched.model import utc
 from costsched.passes import frozen, memo
-from costsched.spot_market import PARTIAL, bundled_place_holds, bundled_spot_holds
+from costsched.spot_market import (
+    PARTIAL,
+    SPOT_OFFERING,
+    bundled_place_holds,
+    bundled_spot_holds,
+)
 from costsched.store import OBSERVATION_COLUMNS, PriceStore
 
 
@@ -41,8 +46,9 @@ def prices_at(
       price is newer;
     - spot: a cloud's bundled prices no newer than its newest stored spot price (of any
       offering, whatever is asked: `costsched.spot_market`) are left out (a collection
-      reads every type of a cloud: what it did not find is not offered), and the newer
-      bundled prices that remain replace the store's of the same (cloud, region, type).
+      reads every type of a cloud: what it did not find is not offered); at each offering
+      (cloud, region, zone, type: a zone's price and its region's are two offerings, each
+      kept), the newer of the store's and the bundled price.
 
     Bundled prices hold from their date while the type is not retired. A bundled price
     superseded by a change of its type's price since (`bundled_prices.superseded`) is left
@@ -55,14 +61,17 @@ def prices_at(
     filters = dict(cloud=list(clouds), region=list(regions), gpu_model=list(gpu_models),
                    market=list(markets), instance_type=list(instance_types), os=[os])
     where = None if store is None else store.url
-    return memo(("prices_at", where, utc(at), frozen(filters), use_catalog, include_cpu,
-                 superseded),
-                lambda: _prices_at(store, at, filters, use_catalog, include_cpu, superseded))
+    key = (where, utc(at), frozen(filters), use_catalog, include_cpu)
+    return memo(("prices_at", *key, superseded),
+                lambda: _prices_at(at, memo(("price parts", *key), lambda: _parts(
+                    store, at, filters, use_catalog, include_cpu), shared=True), superseded))
 
 
-def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[str]],
-               use_catalog: bool, include_cpu: bool = False,
-               keep_superseded: bool = False) -> pd.DataFrame:
+def _parts(store: PriceStore | None, at: datetime, filters: dict[str, list[str]],
+           use_catalog: bool, include_cpu: bool = False) -> list[pd.DataFrame]:
+    """The prices `prices_at` combines, each marked `superseded`, before the superseded
+    ones are left out (the same for both: in a pass, a plan, which keeps them, and
+    launch's market, which does not, read them once)."""
     stored = store.as_of(at, **filters) if store is not None else pd.DataFrame()
     if not include_cpu and not stored.empty:
         stored = stored[stored["gpu_count"] > 0]
@@ -78,12 +87,18 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
         if not stored.empty:
             listed, stored = _newer_on_demand(listed, stored)
             if not snapshot.empty:  # the store's spot prices the snapshot's newer ones replace
-                stored = _anti_join(stored, snapshot[SPOT_PLACE], SPOT_PLACE,
+                stored = _anti_join(stored, snapshot[SPOT_REPLACED], SPOT_REPLACED,
                                     stored["market"] == "spot")
         frames = [_marked(listed, when), _marked(snapshot, when)]
     if not stored.empty:
         frames.insert(0, stored.assign(superseded=False))
-    frames = [f for f in frames if not f.empty]
+    return frames
+
+
+def _prices_at(at: datetime, parts: list[pd.DataFrame], keep_superseded: bool = False
+               ) -> pd.DataFrame:
+    """`prices_at` of the `parts` read (`_parts`; read only)."""
+    frames = [f for f in parts if not f.empty]
     if not keep_superseded:
         frames = [f[~f["superseded"]] for f in frames]
     frames = [f for f in frames if not f.empty]
@@ -104,7 +119,12 @@ def _prices_at(store: PriceStore | None, at: datetime, filters: dict[str, list[s
                              ignore_index=True)
 
 
+# A spot offering's place by region (a type stored in zones of a region is listed there):
+# how much of a cloud's spot market an import lists (`service.prices.spot_readings`).
 SPOT_PLACE = ["cloud", "region", "instance_type", "os"]
+# Where a stored and a bundled spot price replace each other: the offering (its zone too),
+# as billing prices it (`spot_market.SPOT_OFFERING`).
+SPOT_REPLACED = [*SPOT_OFFERING, "os"]
 SOURCE_CHARACTERS = 128  # the store's limit on a price's source
 
 
@@ -176,9 +196,10 @@ def _spot_snapshot(at: datetime, stored_markets: Mapping[str, datetime],
     """The bundled spot prices that held by `at`, the newest of each place, less those of a
     cloud whose spot market the store holds (`stored_markets`, `spot_market.
     bundled_spot_holds`), and less those no newer than a price `stored` at their place
-    (`spot_market.bundled_place_holds`: an import as a partial update replaces the
-    bundled prices of its own places only). A cloud's stored spot prices are never mixed
-    with older snapshot prices of its other types or regions."""
+    (`SPOT_REPLACED`, zone too; `spot_market.bundled_place_holds`: an import as a
+    partial update replaces the bundled prices of its own places only). A cloud's
+    stored spot prices are never mixed with older snapshot prices of its other types or
+    regions."""
     snapshot = catalog.spot_observations(include_cpu)
     for name, values in filters.items():
         if values:
@@ -195,8 +216,8 @@ def _spot_snapshot(at: datetime, stored_markets: Mapping[str, datetime],
         snapshot = snapshot[pd.Series(holds, index=snapshot.index, dtype=bool)]
     spot = stored[stored["market"] == "spot"] if not stored.empty else stored
     if not spot.empty and not snapshot.empty:
-        updated = spot.groupby(SPOT_PLACE)["effective_at"].max().rename("stored_at")
-        newest = snapshot.join(updated, on=SPOT_PLACE)["stored_at"]
+        updated = spot.groupby(SPOT_REPLACED)["effective_at"].max().rename("stored_at")
+        newest = snapshot.join(updated, on=SPOT_REPLACED)["stored_at"]
         holds = [bundled_place_holds(e.to_pydatetime(), None if pd.isna(t) else t
                                      .to_pydatetime())
                  for e, t in zip(snapshot["effective_at"], newest, strict=True)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -79,6 +80,9 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     path = spec.task.checkpoint_mount or "/checkpoints"
     if fields.is_bucket(spec.checkpoint.location) and not taken and path not in mounts:
         mounts[path] = {"source": bucket_source(spec.checkpoint.location), "mode": "MOUNT"}
+    unset = checkpoint_names_unset(spec) if fields.is_bucket(spec.checkpoint.location) else []
+    if unset:  # costsched sets them for its jobs, SkyPilot does not: the bucket's mount
+        task.setdefault("envs", {}).update(dict.fromkeys(unset, path))
     if mounts:
         task["file_mounts"] = mounts
     if spec.task.config:
@@ -107,6 +111,18 @@ def _mounts_as_written(raw: Any, bucket_source: Callable[[str], str]) -> dict[st
     return {path: {**given, "source": named(given["source"])}
             if isinstance(given, Mapping) and "source" in given else named(given)
             for path, given in raw.items()}
+
+
+# The checkpoint folder's names costsched gives a job (`launchers.agent`'s environment).
+CHECKPOINT_NAMES = re.compile(r"\$\{?((?:COSTSCHED_)?CHECKPOINT_DIR)\b")
+
+
+def checkpoint_names_unset(spec: JobSpec) -> list[str]:
+    """The checkpoint folder's names (`CHECKPOINT_DIR`, `COSTSCHED_CHECKPOINT_DIR`) that
+    the job's setup or run reads and its envs do not give: costsched sets them, SkyPilot
+    does not."""
+    used = CHECKPOINT_NAMES.findall(f"{spec.setup or ''}\n{spec.run or ''}")
+    return sorted({n for n in used if n not in spec.envs})
 
 
 def secret_like_envs(spec: JobSpec) -> list[str]:

@@ -7,9 +7,13 @@ takes the store's prices as its whole spot market: its bundled spot prices no ne
 the store's newest are left out (a collection reads every type of a cloud: what it did not
 find is not offered). Prices imported as a partial update stand for no cloud's market: they
 replace the bundled spot prices of their own places only. At any place, a bundled spot
-price no newer than a stored one there is left out. The store's newest spot price of each
-cloud is read over every spot offering of the store, never only those a caller asks about:
-`plan` of a V100 task and `launch` of it must see one market whatever else the store holds.
+price no newer than a stored one there is left out. A place is an offering's: its zone
+too (`SPOT_OFFERING`), as billing prices it. A zone's price replaces that zone's and no
+other: the bundled price of its region (no zone) is another offering's, the one a job
+placed on the region runs on and is billed at, and stays beside it. The store's newest
+spot price of each cloud is read over every spot offering of the store, never only those
+a caller asks about: `plan` of a V100 task and `launch` of it must see one market
+whatever else the store holds.
 
 An import is read as a cloud's whole spot market only when it lists most of that cloud's
 bundled spot offerings (`taken_whole`), or when told so (`prices import --whole`); else, or
@@ -27,6 +31,10 @@ from datetime import datetime, timezone
 # --partial`): they stand for no cloud's whole spot market, and replace the bundled spot
 # prices of their own places only (`bundled_place_holds`).
 PARTIAL = "partial update: "
+
+# The columns of a spot price's place, the one each stored or bundled price replaces the
+# other's at (`bundled_place_holds`): the offering's, zone included ('' for a region's).
+SPOT_OFFERING = ("cloud", "region", "zone", "instance_type")
 
 # The share of a cloud's bundled spot offerings (places: cloud, region, type) an import must
 # list to be read as that cloud's whole spot market when no reading is asked for: more than
@@ -70,6 +78,6 @@ def bundled_spot_holds(cloud: str, effective_at: datetime,
 
 def bundled_place_holds(effective_at: datetime, stored_at: datetime | None) -> bool:
     """Whether a bundled spot price dated `effective_at` holds at its place (cloud, region,
-    type), given the newest stored spot price there (`stored_at`, None for none): the newer
-    of the two is the place's price."""
+    zone, type: `SPOT_OFFERING`), given the newest stored spot price there (`stored_at`,
+    None for none): the newer of the two is the place's price."""
     return stored_at is None or effective_at > stored_at

@@ -226,10 +226,3 @@ def trained_seconds(readings: Iterable[Sequence[Any]], step: float, total: float
     if span is None:
         return None
     return steps_done(step, total, succeeded, reported=bool(rows)) * span[1] / span[0]
-
-
-def measured_pace(readings: Iterable[Sequence[Any]]) -> float | None:
-    """The steps a second a job made between its step readings (`trained_span`); None
-    without readings that span a step and a second."""
-    span = trained_span(readings)
-    return span[0] / span[1] if span else None

@@ -17,13 +17,15 @@ checkpoint directory once a set is whole (`launchers.publisher`), checks the clo
 preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
 agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
 says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
-"checkpoint_error"} while the job runs, and once it has exited (after a last publish)
-{"state": "stopped" | "succeeded" | "failed", "exit_code", "checkpoint_version",
-"checkpoint_step", "detail", "step", "step_at", "checkpoint_error"}; "step_at" is when the
-job wrote that step (Unix seconds; None when not read in this run). "checkpoint_step" is
-the step of the newest version this instance published or restored: the one the job wrote
-into its commit marker, else the one it had reported when its files were written
-(`launchers.progress_readings`; None when not known): where a start from it resumes.
+"checkpoint_step_inferred", "checkpoint_error"} while the job runs, and once it has exited
+(after a last publish) {"state": "stopped" | "succeeded" | "failed", "exit_code",
+"checkpoint_version", "checkpoint_step", "checkpoint_step_inferred", "detail", "step",
+"step_at", "checkpoint_error"}; "step_at" is when the job wrote that step (Unix seconds;
+None when not read in this run). "checkpoint_step" is the step of the newest version this
+instance published or restored (where a start from it resumes; None when not known): its
+commit marker's, else its new files' names', else the one the job had reported when they
+were written ("checkpoint_step_inferred": true; `launchers.progress_readings`); a restored
+version's as the agent that published it kept it (`launchers.version_steps`).
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
@@ -31,8 +33,9 @@ group reaches every process of the job, and killing the group is killing the ins
 WORKDIR/heartbeat ({"pid", "at": Unix seconds}, written atomically) is the agent's sign of
 life: rewritten at start and every poll interval while it restores, runs setup and watches
 the job (`launchers.heartbeats`; with --attempt and --heartbeat-seconds, also beside the
-checkpoints). A launcher that finds the agent gone (its process, or its heartbeat stale)
-while the job runs knows nothing publishes the job's checkpoints any more
+checkpoints, with the job's step and its newest checkpoint's, which the cloud launchers
+read). A launcher that finds the agent gone (its process, or its heartbeat stale) while
+the job runs knows nothing publishes the job's checkpoints any more
 (`launchers.agent_recovery`).
 
 With --image, setup and the command run in containers of a Docker image
@@ -64,10 +67,11 @@ from launchers import log_masking
 from launchers.checkpoints import CheckpointStore, open_store
 from launchers.containers import Container, ContainerError
 from launchers.gang_agent import GangFile, Rounds
-from launchers.heartbeats import beat
+from launchers.heartbeats import StoreBeat, beat
+from launchers.local_env import ENV_AGENT_ONLY
 from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
-from launchers.progress_readings import ProgressReadings, read_progress
+from launchers.progress_readings import INFERRED, ProgressReadings, read_progress
 from launchers.publisher import Publisher, restore, settle_seconds
 from launchers.status_file import write_status
 
@@ -113,8 +117,7 @@ class Agent:
         self.code, self.setup = code, setup
         # The heartbeat beside the checkpoints (launchers.heartbeats), for launchers that
         # cannot see the agent's process: every `heartbeat_seconds` (0: not written).
-        self.attempt, self.heartbeat_seconds = attempt, heartbeat_seconds
-        self._next_store_beat = 0.0
+        self.store_beat = StoreBeat(store.uri, attempt, heartbeat_seconds)
         self.checkpoints = workdir / CHECKPOINTS
         self.code_dir = workdir / CODE
         self.publisher = Publisher(store, self.checkpoints, settle=settle_seconds())
@@ -124,7 +127,8 @@ class Agent:
         self.container: Container | None = None  # setup and run in a Docker image
         self._in_container = ""  # the phase whose container the job's process is client of
         self.masked: tuple[str, ...] = ()  # the job's secrets: their values kept off its log
-        self.checkpoint_step: int | None = None  # the step its newest version holds
+        self.checkpoint_step: int | None = None  # the step its newest version holds...
+        self.checkpoint_inferred = False  # ...read off the time it was saved (a floor)
         self.progress = ProgressReadings(workdir / PROGRESS)
 
     @property
@@ -142,7 +146,7 @@ class Agent:
         self._beat()
         self.publisher.version = restore(self.store, self.checkpoints)
         self.publisher.remember_all()
-        self.checkpoint_step = self.publisher.said_step  # the restored marker's, or None
+        self.checkpoint_step, self.checkpoint_inferred = self.publisher.restored_step()
         if self.stop_reason:  # asked to stop before the job started: nothing to run
             return self._status(0)
         env = {**job_environment(), "COSTSCHED_JOB_ID": str(self.job_id),
@@ -175,14 +179,17 @@ class Agent:
         exit_code = _exit_code(job.returncode)
         self._wait_for_group(job)
         self._publish(final=True)  # it has exited: its directory is whole, no settle wait
+        self._beat()  # its last version said beside the checkpoints, where a recovery reads it
         return exit_code
 
     def _publish(self, final: bool = False) -> None:
-        """Publish what changed (`final`: the job has exited); a new version's step is the
-        one its marker holds, else the one reported when its newest file was written."""
+        """Publish what changed (`final`: the job has exited); a new version's step
+        (`ProgressReadings.saved_at`) kept beside the checkpoints for the agent restoring it."""
         self.progress.sample()
         if (p := self.publisher).publish_changed(final):
-            self.checkpoint_step = self.progress.step_at(p.written_ns, p.said_step, p.named_step)
+            self.checkpoint_step, self.checkpoint_inferred = self.progress.saved_at(
+                p.written_ns, p.said_step, p.named_step)
+            p.keep_step(self.checkpoint_step, self.checkpoint_inferred)
 
     # --- what a gang's rounds use (launchers.gang_agent) ---------------------------------
 
@@ -209,7 +216,7 @@ class Agent:
         if wanted is not None and wanted != self.publisher.version:
             self.publisher.version = restore(self.store, self.checkpoints, at_most)
             self.publisher.remember_all()
-            self.checkpoint_step = self.publisher.said_step  # its marker's, else unknown
+            self.checkpoint_step, self.checkpoint_inferred = self.publisher.restored_step()
 
     def _start(self, command: str, env: dict[str, str], phase: str = "run"
                ) -> subprocess.Popen:
@@ -304,27 +311,22 @@ class Agent:
                 _kill_job()
                 kill_at = None
             if now >= next_publish:
-                self._beat()
                 self._publish()
+                self._beat()  # a version just published is said at once
                 self._report_running()
                 next_publish = time.monotonic() + self.poll
             time.sleep(_TICK)
 
     def _beat(self) -> None:
-        """WORKDIR/heartbeat; and, when asked for, the heartbeat beside the checkpoints,
-        every `heartbeat_seconds` (a store that fails is said in the log, never fatal)."""
+        """WORKDIR/heartbeat; and, when due (`heartbeats.StoreBeat`), the heartbeat beside
+        the checkpoints, with the job's step (timed as it was written) and its newest
+        checkpoint's."""
         beat(self.workdir)
-        now = time.monotonic()
-        if self.heartbeat_seconds <= 0 or not self.attempt or now < self._next_store_beat:
-            return
-        self._next_store_beat = now + self.heartbeat_seconds
-        from launchers import heartbeats
-
-        try:
-            heartbeats.publish(self.store.uri, self.attempt,
-                               {"pid": os.getpid(), "at": time.time()})
-        except Exception as exc:  # noqa: BLE001 - a store error must not end the job
-            log.warning("heartbeat to %s: %s", redact(self.store.uri), exc)
+        if self.store_beat.due(self.publisher.version):
+            self.progress.sample()
+            step = read_progress(self.workdir / PROGRESS)
+            self.store_beat.write(step, self.progress.written_at(step), self.checkpoint_step,
+                                  self.publisher.version, self.checkpoint_inferred)
 
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step and any publish failure
@@ -334,7 +336,8 @@ class Agent:
         report = {"state": "running", "step": step, "step_at": self.progress.written_at(step),
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
-                  "checkpoint_error": self.publisher.error}
+                  INFERRED: self.checkpoint_inferred,
+                  "checkpoint_error": self.publisher.trouble(self.progress.began)}
         if report != self._reported:
             write_status(self.workdir, report)
             self._reported = report
@@ -373,14 +376,14 @@ class Agent:
         return {"state": state, "exit_code": exit_code,
                 "checkpoint_version": self.publisher.version, "detail": detail,
                 "checkpoint_step": self.checkpoint_step,
+                INFERRED: self.checkpoint_inferred,
                 "step": (step := read_progress(self.workdir / PROGRESS)),
                 "step_at": self.progress.written_at(step),
                 "checkpoint_error": self.publisher.error}
 
 
-# What the agent's own environment holds only for the agent (so that it can import
-# costsched and reach its checkpoint store), named by the launcher: not passed on to the job.
-ENV_AGENT_ONLY = "COSTSCHED_AGENT_ONLY"
+# What the agent's own environment holds only for the agent (`local_env.ENV_AGENT_ONLY`,
+# so that it can import costsched and reach its checkpoint store): not passed to the job.
 
 
 def job_environment() -> dict[str, str]:
@@ -587,7 +590,8 @@ def main(argv: list[str] | None = None) -> int:
         status = {"state": "failed", "exit_code": None,
                   "checkpoint_version": agent.publisher.version,
                   "detail": f"agent: {type(exc).__name__}: {exc}"}
-    write_status(workdir, status)
+    write_status(workdir, {"checkpoint_step": agent.checkpoint_step,  # (a restored one's)
+                           INFERRED: agent.checkpoint_inferred, **status})
     log.info("%s: %s", status["state"], status["detail"])
     return status["exit_code"] if status["exit_code"] is not None else 1
 

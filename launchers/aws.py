@@ -35,6 +35,7 @@ from launchers.base import (
     QuotaError,
 )
 from launchers.cloud_errors import translate, translated
+from launchers.cloud_steps import ec2_tagged, tag_value, with_steps
 from launchers.cloud_times import transition_time, utc
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
@@ -212,7 +213,8 @@ class AwsLauncher(Launcher):
         task = spec.task
         image = (task_resources.image(task, offering.region, "aws")
                  or self.image(offering.region))
-        tags += [{"Key": k, "Value": v} for k, v in task_resources.label_pairs(task).items()]
+        tags += [{"Key": k, "Value": v} for k, v in {  # and where its heartbeat is
+            **task_resources.label_pairs(task), **tag_value(spec.checkpoint_uri)}.items()]
         request: dict[str, Any] = {
             "ImageId": image,
             "InstanceType": offering.instance_type,
@@ -411,15 +413,13 @@ class AwsLauncher(Launcher):
                         lost_at=transition_time(record.get("StateTransitionReason"))
                         if state == "preempted" else None)
 
-    def _records(self, region: str, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _describe(self, region: str, filters: list[dict[str, Any]]) -> list[Instance]:
+        """The instances found, a gang's nodes as one, with the steps their heartbeats say."""
         pages = self._client("ec2", region).get_paginator("describe_instances").paginate(
             Filters=filters)
-        return [record for page in pages for reservation in page["Reservations"]
-                for record in reservation["Instances"]]
-
-    def _describe(self, region: str, filters: list[dict[str, Any]]) -> list[Instance]:
-        """The instances found, a gang's nodes as one."""
-        return aws_gang.group(self, region, self._records(region, filters))
+        records = [record for page in pages for reservation in page["Reservations"]
+                   for record in reservation["Instances"]]
+        return with_steps(aws_gang.group(self, region, records), map(ec2_tagged, records))
 
     @staticmethod
     def _split(instance_id: str, gangs: bool = False) -> tuple[str, str]:
@@ -449,7 +449,7 @@ class AwsLauncher(Launcher):
         records = [r for res in answer["Reservations"] for r in res["Instances"]]
         if not records:
             raise InvalidInput(f"instance {instance_id!r}: not found in aws {region}")
-        return self._instance(region, records[0])
+        return with_steps([self._instance(region, records[0])], map(ec2_tagged, records))[0]
 
     def statuses(self, instance_ids: Sequence[str]) -> dict[str, Instance]:
         """Per region, describe_instances filtered on costsched's tag and on up to

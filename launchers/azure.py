@@ -36,12 +36,12 @@ from launchers.base import (
     QuotaError,
 )
 from launchers.cloud_errors import translate, translated
+from launchers.cloud_steps import tagged, with_steps
 from launchers.cloud_times import utc
 from launchers.gang import NodeState
 from launchers.userdata import DEFAULT_ROOT, startup_script
 
 DEFAULT_INSTALL = "pip install 'costsched[azure]'"
-TAG_CHECKPOINTS = "costsched-checkpoints"  # where the agent's heartbeat is (recover_agent)
 STOP_COMMAND = "pkill -TERM -f 'launchers[.]agent --job-id'"
 OPERATION_WAIT = 600.0  # seconds a create or a delete is waited for
 VNET_PREFIX, SUBNET_PREFIX = "10.8.0.0/16", "10.8.0.0/20"  # costsched's own VNets
@@ -276,8 +276,6 @@ class AzureLauncher(Launcher):
             image=self.settings.image, ssh_key=self.ssh_key(),
             identity=self.settings.identity, public_ip=self.settings.public_ip,
             security_group=security_group, placement_group=placement_group, node=node)
-        if len(given.checkpoint_uri) <= 256:
-            body["tags"][TAG_CHECKPOINTS] = given.checkpoint_uri
         if secret_refs:  # which secrets go when the VM does
             body["tags"][cloud_secrets.TAG_KEY] = cloud_secrets.key(spec.job_id, spec.attempt)
         return body
@@ -432,14 +430,14 @@ class AzureLauncher(Launcher):
             doc = self.compute.virtual_machines.get(group, name, expand="instanceView")
         except missing:
             return self.gone(instance_id)
-        return self.instance(group, doc)
+        return with_steps([self.instance(group, doc)], [tagged(doc.get("tags"))])[0]
 
     def gone(self, instance_id: str) -> Instance:
         """A VM Azure no longer has: deleted by this launcher, or by Azure (a Spot VM evicted
         with eviction policy Delete), or outside costsched."""
         location, _, name = self.split(instance_id)
         parsed = cloud_gang.parse(name)
-        job = parsed[0] if parsed else _job_of(name)
+        job = parsed[0] if parsed else azure_vm.job_of(name)
         key = ("azure", location, "", "", "", "linux")
         if instance_id in self._deleted:
             return Instance(instance_id, job, "", key, "terminated", detail="deleted by costsched")
@@ -467,13 +465,19 @@ class AzureLauncher(Launcher):
                 continue
         found: dict[str, Instance] = {}
         for group, ids in wanted.items():
-            listed = {i.id: i for i in azure_gang.group(self, group, self.listed(group))}
+            listed = {i.id: i for i in self.described(group, set(ids))}
             found.update({i: listed.get(i) or self.gone(i) for i in ids})
         return found
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
-        found = azure_gang.group(self, self.group, self.listed(self.group))
-        return [i for i in found if job_id is None or i.job_id == int(job_id)]
+        return [i for i in self.described(self.group) if job_id is None or i.job_id == int(job_id)]
+
+    def described(self, group: str, read: set[str] | None = None) -> list[Instance]:
+        """Resource group `group`'s VMs (a gang's as one), with the steps their heartbeats
+        say (read for `read` alone, when given)."""
+        docs = self.listed(group)
+        return with_steps(azure_gang.group(self, group, docs),
+                          [tagged(d.get("tags")) for d in docs], read)
 
     # -- acting ---------------------------------------------------------------------------
 
@@ -558,9 +562,8 @@ class AzureLauncher(Launcher):
         except self.errors()[0] as exc:
             log.warning("azure %s: %s: %s", location, name, error_text(exc))
             return False
-        tags = doc.get("tags") or {}
-        uri, attempt = str(tags.get(TAG_CHECKPOINTS, "")), str(tags.get(TAG_ATTEMPT, ""))
-        if not uri or not wedged.heartbeat_older(uri, attempt):
+        place = tagged(doc.get("tags"))  # where its heartbeat is
+        if place is None or not wedged.heartbeat_older(place.checkpoint_uri, place.attempt):
             return False
         self.terminate(instance_id)
         return True
@@ -593,8 +596,3 @@ def _fetch(url: str, get: Callable[..., Any] | None = None) -> str:
     answer = (get or requests.get)(url, timeout=30)
     answer.raise_for_status()
     return str(answer.text)
-
-
-def _job_of(name: str) -> int:
-    part = name.split("-")[1] if name.count("-") >= 2 else ""
-    return int(part) if part.isdigit() else -1

@@ -18,6 +18,7 @@ from costsched.clouds import azure as azure_cloud
 from costsched.model import InvalidInput
 from launchers import cloud_gang, task_resources
 from launchers.base import TAG_ATTEMPT, TAG_JOB, LaunchSpec
+from launchers.cloud_steps import tag_value
 
 TAG_OFFERING = "costsched-offering"  # the offering's key, "|"-joined
 ADMIN = "costsched"
@@ -32,6 +33,12 @@ def vm_name(job_id: int, attempt: str) -> str:
     """A VM name (and Linux computer name: 64 characters at most) unique per (job, attempt)."""
     digest = hashlib.sha256(f"costsched:{job_id}:{attempt}".encode()).hexdigest()[:12]
     return f"costsched-{job_id}-{digest}"
+
+
+def job_of(name: str) -> int:
+    """The job a VM's name (`vm_name`, `node_name`) says; -1 when it says none."""
+    part = name.split("-")[1] if name.count("-") >= 2 else ""
+    return int(part) if part.isdigit() else -1
 
 
 def node_name(job_id: int, gang_digest: str, rank: int) -> str:
@@ -52,12 +59,13 @@ def image_reference(image: str) -> dict[str, str]:
 
 
 def tags(spec: LaunchSpec, node: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The VM's tags: the job, the attempt and the offering (and a gang's digest, rank and
-    size), then the task's labels; Azure's tag values are 256 characters at most."""
+    """The VM's tags: the job, the attempt, the offering and where its checkpoints (and its
+    agent's heartbeat) are (and a gang's digest, rank and size), then the task's labels;
+    Azure's tag values are 256 characters at most."""
     out = {_TAG_NAME.sub("-", k)[:512]: v[:256]
            for k, v in task_resources.label_pairs(spec.task).items()}
     out.update({TAG_JOB: str(spec.job_id), TAG_ATTEMPT: spec.attempt,
-                TAG_OFFERING: "|".join(spec.offering.key)})
+                TAG_OFFERING: "|".join(spec.offering.key), **tag_value(spec.checkpoint_uri)})
     if node is not None:
         out.update({cloud_gang.TAG_GANG: node["digest"], cloud_gang.TAG_NODE: str(node["rank"]),
                     cloud_gang.TAG_NODES: str(node["nodes"])})

@@ -14,7 +14,8 @@ its own, with 127.0.0.1 as every node's address.
 Every node's job gets SkyPilot's variables (SKYPILOT_NODE_RANK, SKYPILOT_NUM_NODES,
 SKYPILOT_NODE_IPS one address a line, SKYPILOT_NUM_GPUS_PER_NODE) and the same as
 COSTSCHED_NODE_RANK, COSTSCHED_NUM_NODES, COSTSCHED_NODE_IPS, COSTSCHED_NUM_GPUS_PER_NODE,
-so a torchrun-style command runs unchanged; `setup` runs on every node.
+so a torchrun-style command runs unchanged; `setup` runs on every node. A job of one node
+gets them too (rank 0 of 1, its address 127.0.0.1), as SkyPilot sets them on every task.
 
 Every agent runs its node's job in rounds (`launchers.gang_agent`), from the gang's file
 `gang.json` in rank 0's folder. A gang lives and ends as one:
@@ -116,7 +117,8 @@ def node_folder(folder: Path, rank: int) -> Path:
 
 def node_envs(rank: int, nodes: int, gpus_per_node: int,
               ips: list[str] | None = None) -> dict[str, str]:
-    """What a node's job is told about the gang (SkyPilot's names and costsched's)."""
+    """What a node's job is told about the gang (SkyPilot's names and costsched's): every
+    job's, a job of one node's too (rank 0 of 1), on every launcher."""
     addresses = "\n".join(ips or [LOOPBACK] * nodes)
     values = {"NODE_RANK": str(rank), "NUM_NODES": str(nodes), "NODE_IPS": addresses,
               "NUM_GPUS_PER_NODE": str(gpus_per_node)}

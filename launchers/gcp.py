@@ -42,6 +42,7 @@ from launchers.base import (
     QuotaError,
 )
 from launchers.cloud_errors import translate, translated
+from launchers.cloud_steps import gce_scripted, with_steps
 from launchers.gang import NodeState
 from launchers.gcp_secrets import SecretManager
 from launchers.userdata import DEFAULT_ROOT, StopFlag, startup_script
@@ -441,7 +442,7 @@ class GcpLauncher(Launcher):
             record = self.client.get(project=self.project, zone=zone, instance=name)
         except exceptions.NotFound:
             return self._gone(instance_id)
-        return self._instance(zone, record)
+        return with_steps([self._instance(zone, record)], [gce_scripted(record)])[0]
 
     def _gone(self, instance_id: str) -> Instance:
         """An instance Compute Engine no longer has: deleted by this launcher, or (spot
@@ -471,15 +472,16 @@ class GcpLauncher(Launcher):
             wanted.append(instance_id)
         if not wanted:
             return {}
-        listed = {instance.id: instance for instance in self._listed(f"labels.{TAG_JOB}:*")}
+        listed = {i.id: i for i in self._listed(f"labels.{TAG_JOB}:*", set(wanted))}
         return {i: listed[i] if i in listed else self._gone(i) for i in wanted}
 
     def instances(self, job_id: int | None = None) -> list[Instance]:
         return self._listed(f'labels.{TAG_JOB}:*' if job_id is None
                             else f'labels.{TAG_JOB} = "{int(job_id)}"')
 
-    def _listed(self, wanted: str) -> list[Instance]:
-        """The project's instances matching the filter `wanted`, in every zone."""
+    def _listed(self, wanted: str, read: set[str] | None = None) -> list[Instance]:
+        """The project's instances matching the filter `wanted`, in every zone (the steps
+        their heartbeats say read for `read` alone, when given)."""
         from google.cloud import compute_v1
 
         request = compute_v1.AggregatedListInstancesRequest(project=self.project,
@@ -488,7 +490,8 @@ class GcpLauncher(Launcher):
         for scope, listed in self.client.aggregated_list(request=request):
             zone = scope.rsplit("/", 1)[-1]
             found.extend((zone, record) for record in listed.instances)
-        return gcp_gang.group(self, found)  # a gang's nodes as one
+        # a gang's nodes as one; each with the steps its heartbeat says
+        return with_steps(gcp_gang.group(self, found), (gce_scripted(r) for _, r in found), read)
 
     # -- acting --------------------------------------------------------------------------
 

@@ -5,10 +5,21 @@ rewritten every poll interval (`beat`); the local launcher reads it (`read_local
 the agent's process. Where costsched cannot look inside the instance, one small object
 beside the job's checkpoints, per instance, rewritten every minute:
 
-    <checkpoint location>/agents/<attempt>.json    {"pid", "at": Unix seconds}
+    <checkpoint location>/agents/<attempt>.json
+    {"pid", "at": Unix seconds, "step", "step_at", "checkpoint_step", "checkpoint_version",
+     "checkpoint_step_inferred"}
 
-    publish("s3://bucket/jobs/job-7", "j7-m2-0", {"pid": 812, "at": 1767225600.0})
+    publish("s3://bucket/jobs/job-7", "j7-m2-0", document(720, 1767225590.0, 708, 3))
     read("s3://bucket/jobs/job-7", "j7-m2-0")      # the document, or None
+
+"step" is the step the job last wrote to its progress file, "step_at" when it wrote it
+(Unix seconds), "checkpoint_step" the step its newest published (or restored) checkpoint
+holds, "checkpoint_version" that checkpoint's version: each None when not known;
+"checkpoint_step_inferred": true when that step was read off the time the checkpoint was
+saved (`launchers.progress_readings`: a floor of the step saved). The
+cloud launchers read them into the instances they describe (`steps`; launchers.cloud_steps):
+what a move made now loses, and where a recovery resumes. A heartbeat written before they
+were (only "pid" and "at") says none of them.
 
 The agent writes it with the instance's own access to the checkpoint store (the instance
 profile, the service account), costsched reads it with its own: EC2 and Compute Engine show
@@ -21,18 +32,92 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import time
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from launchers.checkpoints import open_store
+from launchers.progress_readings import INFERRED, inferred
 
 log = logging.getLogger("costsched.agent")
 HEARTBEAT = "heartbeat"  # WORKDIR/heartbeat
 FOLDER = "agents"
 _ATTEMPT = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+
+class Steps(NamedTuple):
+    """What a heartbeat says of the job (each None when it does not say it)."""
+
+    step: int | None  # the step the job last wrote to its progress file
+    step_at: datetime | None  # when it wrote it (UTC)
+    checkpoint_step: int | None  # the step its newest checkpoint holds: where a start resumes
+    checkpoint_version: int | None  # that checkpoint's version
+    checkpoint_inferred: bool = False  # its step read off the time it was saved
+
+
+def document(step: int | None, step_at: float | None, checkpoint_step: int | None,
+             checkpoint_version: int | None, checkpoint_inferred: bool = False) -> dict:
+    """The heartbeat beside the checkpoints, written now by this process."""
+    return {"pid": os.getpid(), "at": time.time(), "step": step, "step_at": step_at,
+            "checkpoint_step": checkpoint_step, "checkpoint_version": checkpoint_version,
+            INFERRED: checkpoint_inferred}
+
+
+def steps(doc: dict | None) -> Steps:
+    """What heartbeat `doc` says of the job; an old heartbeat (without them), a value that
+    is not a whole number >= 0 (a time that is not a finite number) says nothing of it."""
+    doc = doc if isinstance(doc, dict) else {}
+    return Steps(_count(doc.get("step")), _when(doc.get("step_at")),
+                 _count(doc.get("checkpoint_step")), _count(doc.get("checkpoint_version")),
+                 inferred(doc))
+
+
+def _when(at: object) -> datetime | None:
+    if not isinstance(at, (int, float)) or isinstance(at, bool) or not math.isfinite(at):
+        return None
+    try:
+        return datetime.fromtimestamp(at, timezone.utc)
+    except (OverflowError, OSError, ValueError):  # beyond the dates a datetime holds
+        return None
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+class StoreBeat:
+    """The agent's heartbeat beside the checkpoints of the instance of `attempt`: due every
+    `seconds` (0, or no attempt: never), and at once when the checkpoint version it holds
+    is not the one last written (a recovery then reads where the job resumes). A store that
+    fails is said in the log, never fatal; the next beat tries again."""
+
+    def __init__(self, checkpoint_uri: str, attempt: str, seconds: float) -> None:
+        self.checkpoint_uri, self.attempt, self.seconds = checkpoint_uri, attempt, seconds
+        self._next = 0.0  # time.monotonic() when it is next due
+        self._written: tuple[int | None] | None = None  # the version last written (None: none)
+
+    def due(self, checkpoint_version: int | None) -> bool:
+        if self.seconds <= 0 or not self.attempt:
+            return False
+        return time.monotonic() >= self._next or self._written != (checkpoint_version,)
+
+    def write(self, step: int | None, step_at: float | None, checkpoint_step: int | None,
+              checkpoint_version: int | None, checkpoint_inferred: bool = False) -> None:
+        from launchers.notices import redact
+
+        self._next = time.monotonic() + self.seconds
+        self._written = (checkpoint_version,)
+        try:
+            publish(self.checkpoint_uri, self.attempt,
+                    document(step, step_at, checkpoint_step, checkpoint_version,
+                             checkpoint_inferred))
+        except Exception as exc:  # noqa: BLE001 - a store error must not end the job
+            log.warning("heartbeat to %s: %s", redact(self.checkpoint_uri), exc)
 
 
 def beat(workdir: Path) -> None:

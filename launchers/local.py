@@ -14,8 +14,7 @@ launch -> migrate -> preempt -> finish cycle runs on one machine.
                         agent-lost: once the job was stopped because its agent was gone
         preempted       when preempt or notice took it away (`launchers.local_lost`)
         gang.json, nodes/   a multi-node job's rounds and its other nodes (launchers.gang)
-    base_dir/.index.json, base_dir/.jobs/   what lets a listing of many instances open
-                    only the folders that changed (launchers.local_index)
+    base_dir/.index.json, .jobs/   lets a listing open only the changed folders (local_index)
 
 Everything is in files, so a new LocalLauncher on the same base directory (costsched
 restarted) sees the same instances; the pid is checked against its start time in /proc so
@@ -52,7 +51,7 @@ from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_a
 from launchers.local_lost import last_step, lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
-from launchers.progress_readings import step_time
+from launchers.progress_readings import checkpoint_step, inferred, step_time
 from launchers.status_file import STATUS, write_status
 
 # Where the launcher keeps things, as the tests and tools know them by this module.
@@ -69,7 +68,6 @@ _WAIT = 0.05  # seconds between looks at a process group that should end
 _KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
 _SETTLE_NS = 2_000_000_000  # a folder unchanged this long is trusted to the index
 _MOVING = ("pending", "running")  # states that change without a file changing
-
 
 
 class LocalLauncher(Launcher):
@@ -287,14 +285,14 @@ class LocalLauncher(Launcher):
             state, detail, lost, replacing = view.state, view.detail, view.lost, view.replacing
             if not view.exit_code:
                 ended = {**ended, "exit_code": None}
-        step, saved = status.get("step"), status.get("checkpoint_step")
-        step, step_at = last_step(folder, step, step_time(status.get("step_at")), state)
+        step, step_at = last_step(folder, status.get("step"), step_time(status.get("step_at")),
+                                  state)
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],
                             offering_key=tuple(record["offering_key"]), state=state,
                             exit_code=ended.get("exit_code"), detail=detail,
-                            step=step, step_at=step_at,
-                            checkpoint_step=saved if isinstance(saved, int) and saved >= 0
-                            else None,
+                            step=step, step_at=step_at, ran="step" in status,
+                            checkpoint_step=checkpoint_step(status),
+                            checkpoint_step_inferred=inferred(status),
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
                             agent=agent, lost_nodes=lost, replacing=replacing,
@@ -413,7 +411,7 @@ class LocalLauncher(Launcher):
 
     def _start(self, instance_id: str, folder: Path, spec: LaunchSpec, record: dict) -> Instance:
         nodes = gang.node_count(spec.task)
-        envs = (gang.node_envs(0, nodes, spec.offering.gpu_count) if nodes > 1 else {})
+        envs = gang.node_envs(0, nodes, spec.offering.gpu_count)  # one node too, as SkyPilot
         unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
             if unapplied:  # said once, at the head of the instance's logs: the job's

@@ -27,6 +27,9 @@ _BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGN
 # The agent needs these to import costsched and launchers (and credentials, below, and the
 # stores' endpoints where they are not the clouds' own, to reach a bucket); the job does
 # not see them.
+# The names of what an instance's environment holds for its agent alone (`_AGENT_ENV`,
+# credentials), which the agent does not pass on to the job (`agent.job_environment`).
+ENV_AGENT_ONLY = "COSTSCHED_AGENT_ONLY"
 _AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
               "STORAGE_EMULATOR_HOST")
 
@@ -50,8 +53,6 @@ def instance_environment(envs: dict[str, str], python: str,
     env.update({k: os.environ[k] for k in agent_only})
     env.update(envs)
     if agent_only:
-        from launchers.agent import ENV_AGENT_ONLY  # the agent's module: loaded here
-
         env[ENV_AGENT_ONLY] = ",".join(agent_only)
     return env
 

@@ -5,13 +5,17 @@ one the job wrote into its commit marker when it saved (`saved_step`), else the 
 new files are named by (`checkpoint-600/`, `ckpt-000600.npz`) where the job reported that
 step just before, else the one it had reported by the time its newest file was written (the
 files' modification time and the progress file's are read off one clock, the file
-system's)."""
+system's). A log among them (`launchers.state_logs.is_log`: `events.csv`, appended to
+after a save) gives no step: a version whose only new bytes are a log's keeps the step of
+the state it holds. A step read off a report made before the save, not with it, is inferred
+(`ProgressReadings.saved_at`): a floor of the step saved, which costsched says as 'about'."""
 
 from __future__ import annotations
 
 import math
 import os
 import re
+import time
 from collections import deque
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -98,13 +102,14 @@ class ProgressReadings:
         self.readings: deque[tuple[int, int]] = deque(maxlen=_KEPT)
         self._before = -1  # the time of the progress file left by an earlier run (or -1)
         self.start: int | None = 0  # the step the run started from (None: not known)
+        self.began: float | None = None  # when the run began (monotonic seconds)
 
     def begin(self, start: int | None) -> None:
         """A run of the job begins from step `start` (0 with no checkpoint; None: from a
         checkpoint whose step is not known): what its progress file says now is an earlier
         run's."""
         self.readings.clear()
-        self.start = start
+        self.start, self.began = start, time.monotonic()
         first = _reading(self.path)
         self._before = first[0] if first is not None else -1
 
@@ -130,6 +135,11 @@ class ProgressReadings:
 
     def step_at(self, written_ns: int, said: int | None = None,
                 named: int | None = None) -> int | None:
+        """A checkpoint version's step (`saved_at`'s)."""
+        return self.saved_at(written_ns, said, named)[0]
+
+    def saved_at(self, written_ns: int, said: int | None = None,
+                 named: int | None = None) -> tuple[int | None, bool]:
         """A checkpoint version's step: `said`, the step the job wrote into its commit
         marker, when it did (`saved_step`); else `named`, the step its new files are named
         by (`named_step`), where it lies between the step the job had reported
@@ -138,23 +148,61 @@ class ProgressReadings:
         before the save may be read by none); else the step it had reported
         by then: its last reading written by then (or just after: REPORTED_WITH_NS, for a
         job that saves, then reports the step it saved); with none (its files were written
-        before the run's first report), the step the run started from (`begin`)."""
+        before the run's first report), the step the run started from (`begin`); None
+        where the run has reported no step at all (a job that writes none: the step it
+        saved is not known, never the step it started from). With it,
+        whether that step is inferred: neither the marker's nor its files' names', nor one
+        reported with the save (within REPORTED_WITH_NS of its newest file, as a job that
+        saves, then reports the step it saved, does) but one reported earlier, read off the
+        time its files were written: a floor of the step saved (the job may have trained
+        on, unreported, before it saved)."""
         if said is not None:
-            return said
-        timed = self._reported_by(written_ns + REPORTED_WITH_NS)
+            return said, False
+        written, timed = self._reading_by(written_ns + REPORTED_WITH_NS)
         if named is not None and timed is not None:
             before = self._reported_by(written_ns - NAMED_WITHIN_NS)
-            if (before or 0) <= named <= timed:
-                return named
-        return timed
+            # up to the step it reported next: a job saves `checkpoint-750/` at step 750,
+            # then reports 750 (its report by the save said 749)
+            after = next((step for written, step in self.readings if written > written_ns),
+                         timed)
+            if (before or 0) <= named <= max(timed, after):
+                return named, False
+        if not self.readings:  # the run reported no step: its start says nothing of it
+            return None, False
+        with_save = written is not None and abs(written - written_ns) <= REPORTED_WITH_NS
+        return timed, timed is not None and not with_save
 
     def _reported_by(self, at_ns: int) -> int | None:
         """The step of the run's last reading written by `at_ns` (the step it started from
         before its first)."""
+        return self._reading_by(at_ns)[1]
+
+    def _reading_by(self, at_ns: int) -> tuple[int | None, int | None]:
+        """(when, step) of the run's last reading written by `at_ns`; (None, the step it
+        started from) before its first."""
         for written, step in reversed(self.readings):
             if written <= at_ns:
-                return step
-        return self.start
+                return written, step
+        return None, self.start
+
+
+# A status file's (and a heartbeat's) word that its "checkpoint_step" was read off the time
+# the checkpoint was saved (`ProgressReadings.saved_at`): a floor of the step saved.
+INFERRED = "checkpoint_step_inferred"
+
+
+def checkpoint_step(status: dict) -> int | None:
+    """A status file's "checkpoint_step": the step of the version published (or restored),
+    None where it says none or nothing that is a step."""
+    saved = status.get("checkpoint_step")
+    return saved if isinstance(saved, int) and not isinstance(saved, bool) and saved >= 0 \
+        else None
+
+
+def inferred(status: dict) -> bool:
+    """Whether a status file's (or a heartbeat's) checkpoint step is inferred (`INFERRED`);
+    False where it says no step, or nothing of it (an older agent's)."""
+    return status.get("checkpoint_step") is not None and status.get(INFERRED) is True
 
 
 def step_time(value: object) -> datetime | None:

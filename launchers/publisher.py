@@ -9,33 +9,62 @@ optimizer state, and a hard preemption would restore that mix. So a new version 
 published only when the job's set is whole:
 - with the commit marker (COMMIT, at the top of the directory): the job touches it once every
   file of a set is written; a version is published while the marker is at least as new as
-  every other file, never otherwise (once a marker was seen, a missing one means "not
-  whole": a job may delete it before a save). No wait: a large or slow set is published as
-  soon as it is committed. The marker may hold the step saved: the version's step then
+  every other file but the logs (`launchers.state_logs`: appended to after a save), never
+  otherwise (once a marker was seen, a missing one means "not whole": a job may delete it
+  before a save). No wait: a large or slow set is published as soon as it is committed.
+  The marker may hold the step saved: the version's step then
   (`said_step`; launchers.progress_readings.saved_step);
 - else once the directory has stopped changing: no file's (size, mtime), temp files
   included, changed between looks for the settle period (SETTLE seconds, the job's
   $COSTSCHED_CHECKPOINT_SETTLE_SECONDS; 0: no wait). A directory of one complete file and
   nothing else is published at once: a file renamed into place is whole by itself;
 - else, with no wait, when the job saves each checkpoint as new files under new names and
-  deletes older ones (`ckpt-000650.npz`, renamed into place; the newest few kept): when the
-  change since the last version only adds files under names it did not hold (and removes
-  others), no temp file was there at this look or the one before, and the job was never
-  seen changing a complete file between two looks (a file renamed over one of the same
-  name, or written in place and seen growing: the settle rule is its from then on), the
-  files that stayed unchanged since the last look are published (`_settled_new_names`);
-  one added since waits for the next look (one look of patience: a file written in place
-  without a rename is not taken half-written). Not covered: a save of several new files
-  (a look between their renames could take one without the other: the marker is for it),
-  and a file the job deletes before two looks have seen it;
+  deletes older ones (`ckpt-000650.npz`, renamed into place; the newest few kept), in a
+  subfolder too, may point a link at the newest (`checkpoints/latest`, made under a temp
+  name and renamed over the old one) and may append to logs beside them
+  (`progress.jsonl`, launchers.state_logs): when the change since the last version only
+  adds files under names it did not hold (and removes others), moves links and appends to
+  logs, no temp file or temp link was there at this look or the one before, no link
+  moved since the last look, and the job was never seen changing a complete file that is
+  not a log between two looks (a file renamed over one of the same name, or written in
+  place and seen growing: the settle rule is its from then on), the files that stayed
+  unchanged since the last look are published with the links and each log as this look
+  saw it (`_settled_new_names`); one added since waits for the next look (one look of
+  patience: a file written in place without a rename is not taken half-written, nor a
+  file whose link is not moved yet). Only logs grown since is no save: nothing is
+  published for it. Not covered: a save of several new files (a look between their
+  renames could take one without the other: the marker is for it), and a file the job
+  deletes before two looks have seen it;
+- else, with no wait, when the job keeps one state file, replaced whole by a rename at each
+  save (`state.pkl`, written as `state.pkl.tmp`), beside logs it only appends to
+  (`metrics.jsonl`; a log is named `*.log`, `*.jsonl`, `*.csv`, `*.tsv`, `*.txt` or
+  `*.out`: launchers.state_logs): when the state file is one a look saw renamed in (a new
+  inode under its name), unchanged since, and not the last version's, no temp file was
+  there at this look or the one before, and every other complete file is a log
+  (`_state_and_logs`), the directory is published, each log as this look saw it (a copy of
+  its first bytes: a log's prefix is whole, and the job appends on meanwhile); the
+  version's step is read off the state file's time, not a log's. Not covered, and the
+  settle rule is the job's from then on once it is seen (`_beyond`): two files or more
+  that are not logs (weights, then the optimizer state, each renamed into place: a look
+  between the renames would tear the set, and the marker is for it; a file growing in
+  place under a name that is not a log's, as np.savez writes straight to its final name),
+  a file that is not a log removed (a save that clears the directory first), or a log
+  changed otherwise than by appends (its inode the same, its size only up): replaced, cut
+  or rewritten. A state file changed under the same inode (written in place) is not taken;
 - once the job has exited (`final`), at once: a job writes its checkpoint on SIGTERM, then
   exits, so the directory is complete (the marker, when the job uses one, is still its word).
 Until then the previous version stays the one restored. A settle wait that does not end
-(the job saves again before its directory settles) is said in the status after 3 settle
-periods, with the fix; a wait for the marker after _PATIENCE s (a large set takes time).
+(the job saves again before its directory settles, or a log there keeps growing: then
+named, with a fix that works) is said in the status after 3 settle periods; a wait for the
+marker after _PATIENCE s (a large set takes time).
 
-Symbolic links are left out (with a note in the log): a link may lead anywhere (a dataset, a
-folder above), and a version holds the job's regular files only.
+A version's step is its save's: a version whose only new bytes are logs' (a log alone,
+before the first save) holds no save, and keeps the step of the one before (none: the step
+the run started from, 0 when nothing was restored), never the time the log was written at.
+
+Symbolic links: a relative one that stays inside the directory (`latest` ->
+`ckpt-000450.pkl`) is published as a link and restored as one (launchers.checkpoint_links);
+any other is left out, never followed (said once in the log).
 """
 
 from __future__ import annotations
@@ -52,15 +81,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from launchers import checkpoint_links, nothing_published, version_steps
+from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import Checkpoint, CheckpointStore, CorruptCheckpoint
 from launchers.progress_readings import named_step, saved_step
+from launchers.settle_words import COMMIT, ENV_SETTLE, SaveBursts, unsettled
+from launchers.state_logs import appended, copy_prefix, grown_since, is_log, judge
 
 log = logging.getLogger("costsched.agent")
 
 KEEP = 3  # checkpoint versions kept in the store
-COMMIT = "COSTSCHED_COMMIT"  # the job's commit marker: its set of files is whole
 SETTLE = 10.0  # seconds the directory stays unchanged before a set without a marker is taken
-ENV_SETTLE = "COSTSCHED_CHECKPOINT_SETTLE_SECONDS"
 _PATIENCE = 120.0  # seconds a set may wait before the wait is said in the status
 _STAGING = ".publishing"  # hard links of the files being published, beside the checkpoints
 _noted: set[str] = set()  # symbolic links said once in the log
@@ -100,8 +131,14 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
             log.warning("%s: skipped", exc)
             continue
         names = {p.name for p in checkpoint.parts}
-        for stale in set(look(dest).complete) - names:
+        there = look(dest)
+        for stale in set(there.complete) - names:
             (dest / stale).unlink(missing_ok=True)
+        for link in there.links:
+            (dest / link).unlink(missing_ok=True)
+        if LINKS in names:  # its links, made again as links
+            checkpoint_links.restore(dest)
+        (dest / LINKS).unlink(missing_ok=True)
         _drop_empty_folders(dest)
         if COMMIT in names:  # the set is committed as restored: the marker newest of all
             os.utime(dest / COMMIT)
@@ -128,42 +165,58 @@ def _make_room(dest: Path, names: list[str]) -> None:
 @dataclass(frozen=True)
 class Look:
     """The checkpoint directory at one look: its complete files (path below it -> stat),
-    and what every regular file, temp files included, was then (the settle rule's)."""
+    its links kept (path -> target, `launchers.checkpoint_links`), what every regular file
+    and link, temp ones included, was then (the settle rule's), and whether none was a
+    temp one (`tidy`)."""
 
     complete: dict[str, os.stat_result]
     signature: frozenset[tuple[str, int, int, int]]  # (path, size, mtime_ns, inode)
+    links: dict[str, str]
+    tidy: bool
 
 
 def look(directory: Path) -> Look:
-    """Every regular file under `directory`, links not followed. Complete: no part of its
-    path starts with '.' (fetches in progress, hidden files) or contains '.tmp' (a job
-    writes "x.tmp..." and renames it; a folder "ckpt.tmp/" renamed when done)."""
+    """Every regular file and link under `directory`, links not followed (one leading
+    outside it, or absolute: left out, said once). Complete: no part of its path starts
+    with '.' (fetches in progress, hidden files) or contains '.tmp' (a job writes
+    "x.tmp..." and renames it; a folder "ckpt.tmp/" renamed when done; a link made as
+    "latest.tmp-link", renamed over "latest")."""
     complete: dict[str, os.stat_result] = {}
-    every = []
+    links: dict[str, str] = {}
+    every, tidy = [], True
     for top, folders, names in os.walk(directory):
         here = Path(top).relative_to(directory)
         for name in [*folders, *names]:
             rel = (here / name).as_posix()
             try:
                 info = os.lstat(Path(top, name))
-            except FileNotFoundError:  # gone since the listing
+                target = os.readlink(Path(top, name)) if stat.S_ISLNK(info.st_mode) else ""
+            except (FileNotFoundError, OSError):  # gone since the listing
                 continue
-            if stat.S_ISLNK(info.st_mode):
-                _note_link(rel)
-            if not stat.S_ISREG(info.st_mode):
+            parts = rel.split("/")
+            whole = not any(p.startswith(".") or ".tmp" in p for p in parts)
+            if stat.S_ISLNK(info.st_mode) and any(p.startswith(".") for p in parts):
+                continue  # a hidden link: never the job's checkpoint, nor a save under way
+            if stat.S_ISLNK(info.st_mode) and whole and not checkpoint_links.kept(rel, target):
+                _note_link(rel, target)
+                continue
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
                 continue
             every.append((rel, info.st_size, info.st_mtime_ns, info.st_ino))
-            parts = rel.split("/")
-            if not any(p.startswith(".") or ".tmp" in p for p in parts):
+            tidy = tidy and whole
+            if whole and stat.S_ISLNK(info.st_mode):
+                links[rel] = target
+            elif whole:
                 complete[rel] = info
-    return Look(complete, frozenset(every))
+    return Look(complete, frozenset(every), links, tidy)
 
 
-def _note_link(rel: str) -> None:
-    if rel not in _noted and not any(p.startswith(".") for p in rel.split("/")):
+def _note_link(rel: str, target: str) -> None:
+    if rel not in _noted:
         _noted.add(rel)
-        log.info("checkpoint: %s is a symbolic link: left out (a checkpoint holds the "
-                 "job's regular files)", rel)
+        log.warning("checkpoint: %s is a symbolic link to %s, outside the checkpoint "
+                    "directory: left out, never followed (write the file itself, or a "
+                    "relative link to a file in the directory)", rel, target)
 
 
 def _drop_empty_folders(directory: Path) -> None:
@@ -206,7 +259,16 @@ class Publisher:
         self._before: dict[str, tuple[int, int, int]] | None = None  # complete files, and
         self._tidy_before = False  # no temp file, at the last look
         self._in_place = False  # the job was seen changing a complete file between looks
+        self._renamed_in: tuple[str, tuple[int, int, int]] | None = None  # the state file
+        self._replaced: str | None = None  # last seen renamed in, and when it still is here
+        self._beyond = False  # the job was seen doing what the state-and-logs rule does not
         self._saves_waiting = 0  # looks that found complete files changed, while waiting
+        self._links: dict[str, str] = {}  # the links of version `version`
+        self._links_before: dict[str, str] | None = None  # the links at the last look
+        self._changed_at: dict[str, float] = {}  # a file seen changed between looks: when
+        self._log_states: set[str] = set()  # files named like logs seen renamed in
+        self._appended: set[str] = set()  # ...and seen appended to (logs: no save)
+        self._bursts = SaveBursts(settle)  # saves sooner than the settle time, said in waits
 
     def remember_all(self) -> None:
         """Take the files there now as published: version `version`'s (after a restore)."""
@@ -214,10 +276,32 @@ class Publisher:
         if self.version is not None:
             self._last = next((c for c in self.store.list() if c.version == self.version),
                               None)
-        for rel, info in look(self.directory).complete.items():
+        there = look(self.directory)
+        for rel, info in there.complete.items():
             self._seen[rel] = (info.st_size, info.st_mtime_ns, _sha256(self.directory / rel))
+        self._links = dict(there.links)
         self.said_step = saved_step(self.directory / COMMIT) if self.version is not None \
             else None
+
+    def restored_step(self) -> tuple[int | None, bool]:
+        """(the step of the version restored, whether it is inferred: read off the time it
+        was saved): its marker's (`said_step`), else the one the agent that published it
+        kept beside the checkpoints (`launchers.version_steps`), else (None, False)."""
+        if self.said_step is not None or self.version is None:
+            return self.said_step, False
+        return version_steps.of(self.store.uri, self.version)
+
+    def trouble(self, began: float | None) -> str:
+        """What the status says of its publishing: `error`, else of a command that ran since
+        `began` with nothing published or restored (`launchers.nothing_published`)."""
+        return self.error or nothing_published.note(began, self.version is not None
+                                                    or not self.enabled)
+
+    def keep_step(self, step: int | None, inferred: bool) -> None:
+        """Keep `step` beside the checkpoints as the step of the version just published, for
+        the agent that restores it (`restored_step`)."""
+        if step is not None and self.version is not None:
+            version_steps.keep(self.store.uri, self.version, step, inferred)
 
     def based_on(self, checkpoint: Checkpoint) -> None:
         """Take the files of `checkpoint` (in the store) as published already: a file there
@@ -267,8 +351,9 @@ class Publisher:
         marker = seen.complete.get(COMMIT)
         self._marked = self._marked or marker is not None
         if self._marked:
-            newest = max((i.st_mtime_ns for n, i in seen.complete.items() if n != COMMIT),
-                         default=0)
+            # (a log appended after the marker does not undo the commit: it is whole as is)
+            newest = max((i.st_mtime_ns for n, i in seen.complete.items()
+                          if n != COMMIT and not is_log(n)), default=0)
             if marker is not None and marker.st_mtime_ns >= newest:
                 return ""
             return (f"{COMMIT} is missing or older than the files it commits (touch it "
@@ -277,23 +362,52 @@ class Publisher:
             return ""
         if now - self._still_since >= self.settle:
             return ""
-        return (f"the directory has not stayed unchanged for {self.settle:g} s: the job "
-                f"saves again before it does (touch {COMMIT} after each save for it to be "
-                f"published at once, or set {ENV_SETTLE} below the time between saves)")
+        logs = sorted(n for n, at in self._changed_at.items()
+                      if is_log(n) and now - at < self.settle)  # each cause seen: `unsettled`
+        return unsettled(self.settle, logs, self._bursts.quick(now))
 
     def _settled_new_names(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
-                           tidy_before: bool, changed: list[str]) -> set[str] | None:
+                           tidy_before: bool, changed: list[str],
+                           links_before: dict[str, str] | None) -> set[str] | None:
         """The new-names rule (the module's doc): the complete files that stayed unchanged
-        since the last look, when the change only adds files under new names (and removes
-        others) and no temp file was there at either look; else None."""
+        since the last look, and the logs as this look saw them, when the change only adds
+        files under new names (and removes others), moves links, and appends to logs, no
+        temp file was there at either look, and no link moved since the last look; else
+        None."""
         if self._marked or self._in_place or before is None or not tidy_before \
-                or len(seen.complete) != len(seen.signature):
+                or not seen.tidy or seen.links != links_before:
             return None
-        if any(n in self._seen for n in changed):  # a name published before, rewritten
+        if any(n in self._seen and not is_log(n) for n in changed):  # published, rewritten
             return None
-        stable = {n for n, i in seen.complete.items()
-                  if before.get(n) == (i.st_size, i.st_mtime_ns, i.st_ino)}
-        return stable if stable & set(changed) else None
+        unchanged = {n for n, i in seen.complete.items()
+                     if before.get(n) == (i.st_size, i.st_mtime_ns, i.st_ino)}
+        saves = {n for n in unchanged & set(changed) if not is_log(n) or n not in self._seen}
+        if not saves and seen.links == self._links:  # only logs grew: no save since
+            return None
+        return unchanged | {n for n in seen.complete if is_log(n)}
+
+    def _state_and_logs(self, changed: list[str]) -> bool:
+        """The state-and-logs rule (the module's doc; launchers.state_logs): the state file,
+        changed since the last version, is one a look saw renamed in and unchanged since,
+        no temp file was there at this look or the one before, and the job was never seen
+        doing what the rule does not cover."""
+        return not (self._marked or self._beyond) and self._replaced in changed
+
+    def _note_changes(self, before: dict[str, tuple[int, int, int]], now: float) -> None:
+        """When each file was last seen changed between two looks (what keeps the
+        directory from settling, said in its wait), and which files named like logs were
+        seen renamed in (state files, `_publish`)."""
+        saved = False
+        for name in set(before) | set(self._before):
+            was, is_ = before.get(name), self._before.get(name)
+            if was != is_:
+                self._changed_at[name] = now
+                saved = saved or not is_log(name)
+            if was is not None and is_ is not None and was != is_ and is_log(name):
+                (self._appended if appended(was, is_) else self._log_states).add(name)
+        self._changed_at = {n: at for n, at in self._changed_at.items()
+                            if n in self._before or now - at < self.settle}
+        self._bursts.look(now, saved)
 
     def _waits(self, why: str, now: float) -> str:
         """What the status says of a set that waits: a settle wait once 3 settle periods
@@ -316,56 +430,83 @@ class Publisher:
             self._signature, self._still_since = seen.signature, now
         paths = seen.complete
         before, tidy_before = self._before, self._tidy_before
+        links_before, self._links_before = self._links_before, dict(seen.links)
         self._before = {n: (i.st_size, i.st_mtime_ns, i.st_ino) for n, i in paths.items()}
-        self._tidy_before = len(paths) == len(seen.signature)
+        self._tidy_before = seen.tidy
+        self._note_changes(before or {}, now)
         self._in_place = self._in_place or before is not None and any(
-            n in before and before[n] != self._before[n] for n in paths)
+            n in before and before[n] != self._before[n]
+            and not (is_log(n) and appended(before[n], self._before[n])) for n in paths)
+        replaced, beyond = judge(before or {}, self._before)
+        self._beyond = self._beyond or beyond
+        if replaced is not None:  # the file renamed in, as it was then
+            self._renamed_in = (replaced, self._before[replaced])
+        self._replaced = None
+        if self._renamed_in is not None and tidy_before and self._tidy_before \
+                and self._before.get(self._renamed_in[0]) == self._renamed_in[1]:
+            self._replaced = self._renamed_in[0]  # that file still: whole, however old
         self._saves_waiting += before != self._before
         changed = [n for n, i in paths.items() if (was := self._seen.get(n)) is None
                    or was[:2] != (i.st_size, i.st_mtime_ns)]
-        if not changed or set(paths) == {COMMIT}:  # (a marker alone: a job's first touch)
+        moved = seen.links != self._links  # a link made, moved or removed since
+        if not (changed or moved) or set(paths) == {COMMIT}:  # (a marker alone: first touch)
             self._marked = self._marked or COMMIT in paths
             self._waiting_since = None
             return 0, ""
         why = self._whole(seen, final, now)
-        if why:
-            settled = self._settled_new_names(seen, before, tidy_before, changed)
+        logs: set[str] = set()  # logs taken as this look saw them (state-and-logs rule)
+        if why and self._state_and_logs(changed):
+            logs = {n for n in paths if is_log(n)}
+        elif why:
+            settled = self._settled_new_names(seen, before, tidy_before, changed,
+                                              links_before)
             if settled is None:
                 return 0, self._waits(why, now)
             paths = {n: paths[n] for n in settled}  # those added since: the next version's
             changed = [n for n in changed if n in settled]
+            logs = {n for n in paths if is_log(n)}
         held = {p.name: p for p in self._base_parts()}
         staged: dict[str, Path] = {}
         try:
             # hard links pin these versions of the files while the job may rename newer in
             for n in paths:
                 if n in changed or n not in held or held[n].sha256 != self._seen[n][2]:
-                    staged[n] = self._stage(n)
-            if any(_moved(self.directory / n, paths[n]) for n in staged):
+                    staged[n] = self._stage_log(n, paths[n]) if n in logs else self._stage(n)
+            if any(not grown_since(self.directory / n, paths[n]) if n in logs
+                   else _moved(self.directory / n, paths[n]) for n in staged) \
+                    or checkpoint_links.read_now(self.directory, [*seen.links]) != seen.links:
                 self._signature = None  # a file changed as it was staged: not whole yet
                 return 0, ""
+            if seen.links:  # the links, as the look saw them, one file of the version
+                staged[LINKS] = checkpoint_links.write(seen.links, self.staging / LINKS)
             shas: dict[str, tuple[int, int, str]] = {}
             for name, path in staged.items():
                 info = path.stat()
                 shas[name] = (info.st_size, info.st_mtime_ns, _sha256(path))
             said = saved_step(self.staging / COMMIT if COMMIT in staged
                               else self.directory / COMMIT) if COMMIT in paths else None
-            if any(_rewritten(path, paths[name]) for name, path in staged.items()):
+            if any(_rewritten(path, paths[name]) for name, path in staged.items()
+                   if name != LINKS):
                 self._signature = None  # written again in place as it was read: not whole
                 return 0, ""
-            if all(shas[n][2] == self._seen.get(n, (0, 0, ""))[2] for n in changed):
+            links_held = (shas[LINKS][2] if LINKS in staged else "") == (
+                held[LINKS].sha256 if LINKS in held else "")  # the links the version held
+            if links_held and all(shas[n][2] == self._seen.get(n, (0, 0, ""))[2]
+                                  for n in changed):
                 self._seen.update((n, shas[n]) for n in changed)  # touched, same content
                 self._waiting_since = None
                 return 0, ""
             # a file whose bytes the version it builds on holds is named, not uploaded
             new = {n: path for n, path in staged.items()
                    if n not in held or held[n].sha256 != shas[n][2]}
-            carried = [held[n] for n in paths if n not in new and n in held]
+            carried = [held[n] for n in [*paths, *({LINKS} & set(staged))]
+                       if n not in new and n in held]
             checkpoint = self.store.publish_files(new, carried)
         finally:
             shutil.rmtree(self.staging, ignore_errors=True)
         stored = {p.name: p.sha256 for p in checkpoint.parts}
-        for name in staged:
+        self._links = dict(seen.links)
+        for name in set(staged) - {LINKS}:
             if stored.get(name) == shas[name][2]:
                 self._seen[name] = shas[name]
             else:
@@ -373,9 +514,24 @@ class Publisher:
                           "published again next", name, checkpoint.version)
         self._last = checkpoint
         self.version = checkpoint.version
-        self.written_ns = max(shas[name][1] for name in new)
+        # The version's step is its state's: the newest of its new files that are not logs
+        # (a log grows after a save) nor links. One whose only new bytes are logs' or links'
+        # holds the state of the one before: its time and name kept (none in this run: the
+        # step the run started from). Where every file is named like a log, those never
+        # seen appended to (`step.txt`, written once), or seen renamed in, are its state;
+        # logs seen appended to alone hold no save: the step the run started from (0 for a
+        # run that restored none), never the time a log was written at.
+        state = [n for n in paths if not is_log(n) or n in self._log_states
+                 or n not in self._appended]
+        saved = [n for n in new if n != LINKS and not is_log(n)]
+        if not saved and state and all(is_log(n) for n in paths):
+            saved = [n for n in new if n in state]
+        if saved:
+            self.written_ns = max(shas[name][1] for name in saved)
+            self.named_step = named_step(saved)
+        elif not state:
+            self.written_ns, self.named_step = 0, None
         self.said_step = said
-        self.named_step = named_step(new)
         self._waiting_since = None
         log.info("published checkpoint version %d: %s (%d bytes, %d new)",
                  checkpoint.version, checkpoint.describe(), checkpoint.size, len(new))
@@ -393,6 +549,15 @@ class Publisher:
             self._last = None
             return ()
         return self._last.parts
+
+    def _stage_log(self, name: str, seen: os.stat_result) -> Path:
+        """A copy of what the look saw of a log (`copy_prefix`): the job may append to it
+        meanwhile (a log replaced or cut since is found out by `grown_since`)."""
+        staged = self.staging / name
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        staged.unlink(missing_ok=True)
+        copy_prefix(self.directory / name, staged, seen.st_size, seen.st_mtime_ns)
+        return staged
 
     def _stage(self, name: str) -> Path:
         """A hard link to the file (a copy where links cannot be made); a file renamed over

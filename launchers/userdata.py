@@ -70,11 +70,13 @@ elif refs:  # SSM parameters, with the instance's own role (never in this script
     ssm = boto3.client("ssm", region_name=job["region"])
     for name, ref in refs.items():
         env[name] = ssm.get_parameter(Name=ref, WithDecryption=True)["Parameter"]["Value"]
-node_envs = {{}}
 if node:  # a node of a gang: wait for every node's address (launchers.cloud_gang)
     from launchers import cloud_gang
     node_envs = cloud_gang.boot_node(job)
-    env.update(node_envs)
+else:  # one node: rank 0 of 1, as SkyPilot tells every task
+    from launchers.gang import node_envs as one_node
+    node_envs = one_node(0, 1, job.get("gpus", 0))
+env.update(node_envs)
 argv = [sys.executable, "-m", "launchers.agent", "--job-id", str(job["job_id"]),
         "--checkpoint-uri", job["checkpoint_uri"], "--workdir", job["workdir"],
         "--notice-url", job["notice_url"], "--attempt", job["attempt"]]
@@ -216,7 +218,7 @@ def payload(spec: LaunchSpec, notice_url: str, root: str = DEFAULT_ROOT,
             "checkpoint_at": str(spec.task.get("checkpoint_mount") or ""),
             "stop": None if stop is None else {"url": stop.url, "headers": dict(stop.headers),
                                                "every": stop.every_seconds},
-            "gang": None if node is None else dict(node),
+            "gang": None if node is None else dict(node), "gpus": spec.offering.gpu_count,
             "image": None if not containers.image_of(spec.task) else containers.image_spec(
                 spec.task, spec.envs, gpus=spec.offering.gpu_count > 0)}
 

@@ -154,7 +154,7 @@ LONG_FILES = (
     "tests/costsched/service/test_deadline_decider_replay.py",
     "tests/costsched/service/test_gang.py", "tests/launchers/test_boot_path.py",
     "tests/price_collectors/test_aws.py", "tests/reliability/test_killed_writer_postgresql.py",
-    "tests/price_collectors/test_recorded.py", "tests/costsched/service/test_dead_agent.py",
+    "tests/price_collectors/test_recorded.py",
     "tests/reliability/test_killed_writer_sqlite.py", "tests/reliability/test_db_hang.py",
     "tests/examples/test_tinyproject.py", "tests/costsched/test_skypilot.py",
     "tests/reliability/test_moves_race.py", "tests/reliability/test_launch_race.py",

@@ -83,6 +83,9 @@ COMMANDS: dict[str, Entry] = {
                    "now."),
     "logs": Entry("costsched.cli.look", "logs",
                   "The job's output on its current (or last) instance."),
+    "fetch": Entry("costsched.cli.fetch", "fetch",
+                   "Copy a job's newest verified checkpoint, with the files the job wrote "
+                   "beside it (a model, results, logs), to a new or empty folder."),
     "report": Entry("costsched.cli.report", "report",
                     "Spend per job, cloud and day from the stored placements, savings against "
                     "on-demand and against the job's launch-time choice kept to the end, "
@@ -165,13 +168,15 @@ class LazyGroup(TyperGroup):
         return [*COMMANDS, *(n for n in loaded if n not in COMMANDS)]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from costsched.cli.help_text import reflow_help  # its paragraphs at any width
+
         found = super().get_command(ctx, cmd_name)
         entry = COMMANDS.get(cmd_name)
         if found is not None or entry is None:
-            return found
+            return reflow_help(found)
         if self._listing:
             return TyperCommand(cmd_name, help=entry.help, short_help=entry.help)
-        command = self.commands[cmd_name] = entry.load(cmd_name)
+        command = self.commands[cmd_name] = reflow_help(entry.load(cmd_name))
         return command
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -466,6 +471,12 @@ def root(
     ] = None,
 ) -> None:
     """costsched: train ML models cheaply on cloud GPUs (prices, plans, migration)."""
+    from typer._click.globals import get_current_context
+
+    from costsched.cli.logged_warnings import print_logged_warnings
+
+    # the launchers' warnings read as the command's own, while it runs
+    get_current_context().call_on_close(print_logged_warnings())
 
 
 # A command starts by importing its libraries (SQLAlchemy, pydantic's models, pandas):

@@ -42,6 +42,7 @@ from costsched.optimize.decision import Overheads
 from costsched.service import BacktestResult
 from costsched.service import backtest as run_backtest
 from costsched.service.backtest import FIT_LENGTHS, json_payload
+from costsched.vocabulary import counted
 
 FLAGS = {"days": "--days", "starts": "--starts", "first_start": "--first-start",
          "every_hours": "--every-hours", "period_hours": "--period-hours", "margin": "--margin"}
@@ -154,7 +155,7 @@ def backtest_cmd(
     if plot_path is not None:
         console.print(f"chart written to {user_text(plot_path)}", highlight=False)
     if csv_path is not None:
-        console.print(f"{len(result.results)} rows written to {user_text(csv_path)}",
+        console.print(f"{counted(len(result.results), 'row')} written to {user_text(csv_path)}",
                       highlight=False)
 
 
@@ -225,11 +226,12 @@ def _print_summary(result: BacktestResult) -> None:
         console.print(table(title, ["model", "region", *reductions.columns], rows))
     _print_costs(summary, over)
     console.print(f"trace ends {window['trace_end']:{fmt}} UTC; {result.runs_after_trace:,} "
-                  f"of {result.runs:,} runs ran past it (prices held at their last value)",
+                  f"of {counted(result.runs, 'run')} ran past it (prices held at their last value)",
                   highlight=False, markup=False)
     if result.runs > len(result.results):
-        console.print(f"identical jobs replayed once: {len(result.results):,} replays stand "
-                      f"for {result.runs:,} runs", highlight=False, markup=False)
+        console.print(f"identical jobs replayed once: "
+                      f"{counted(len(result.results), 'replay')} stand for "
+                      f"{counted(result.runs, 'run')}", highlight=False, markup=False)
     _print_calibration(calibration(result.results))
     for policy, own in errors.groupby("policy", sort=False):
         n = int(own["jobs"].sum())
@@ -265,8 +267,8 @@ def _why_none(summary: pd.DataFrame, errors: pd.DataFrame, baseline: str) -> str
     own = errors[errors["policy"] == baseline]
     ran = summary.loc[summary["policy"] == baseline, "runs"].sum()
     if ran > 0:
-        return (f"its {int(ran):,} runs replayed, but no other policy replayed the same job "
-                "from the same start")
+        return (f"its {counted(int(ran), 'run')} replayed, but no other policy replayed the "
+                "same job from the same start")
     if own.empty:
         return f"no run of {baseline} was replayed"
     return (f"none of its {int(own['jobs'].sum())} runs found a usable offering, e.g.: "

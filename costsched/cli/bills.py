@@ -83,7 +83,8 @@ def import_(
                     "rates": frame_records(result.rates)})
         return
     for source, count in result.files:
-        console.print(Text(f"read {count} lines from {user_text(source)}"), highlight=False)
+        console.print(Text(f"read {counted(count, 'line')} from {user_text(source)}"),
+                      highlight=False)
     if result.skipped:
         console.print(Text(f"skipped {counted(len(result.skipped), 'superseded file')}: older "
                            "deliveries of a billing period whose newest delivery was read"),
@@ -96,7 +97,7 @@ def import_(
     matched = ", ".join(f"{n} by {rule}" for rule, n in result.matched.items())
     billed, unmatched = usd_all(result.usd, result.unmatched_usd)
     console.print(Text(
-        f"{result.cloud}: {result.lines} lines, {billed} billed; the store's "
+        f"{result.cloud}: {counted(result.lines, 'line')}, {billed} billed; the store's "
         f"lines matched {matched}; {result.unmatched} unmatched ({unmatched}), kept"),
         highlight=False)
     if result.unmatched and not result.tagged:

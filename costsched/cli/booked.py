@@ -4,6 +4,7 @@ dollars and why."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -17,8 +18,11 @@ if TYPE_CHECKING:  # `status` shows bookings without the planner
     from costsched.optimize.booked import BookedPlans, CapacityPlan
 
 
-def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:
-    """The plans compared, then the parts of the best one."""
+def print_booked(plans: BookedPlans, at: datetime, wide: bool = False, source: str = "",
+                 launcher: str = "") -> None:
+    """The plans compared, then the parts of the best one; where booked capacity pays, the
+    launch that buys it (of the job file `source`, by the launcher that buys its market
+    where the configured `launcher` does not)."""
     base = plans.baseline
     ordered = _ordered(plans)
     places = decimals([p.usd for p in ordered if p.feasible])  # one precision down the table
@@ -46,11 +50,22 @@ def print_booked(plans: BookedPlans, at: datetime, wide: bool = False) -> None:
     if best is not base:
         saves, baseline = usd_all(plans.saves_usd, base.usd)
         console.print(f"  saves {saves} ({plans.saves_usd / base.usd:.0%}) "
-                      f"against {base.name} ({baseline}); `costsched launch "
-                      "--book` buys it (asked first)", highlight=False, markup=False)
+                      f"against {base.name} ({baseline}); `{_buying(best, source, launcher)}` "
+                      "buys it (asked first)", highlight=False, markup=False)
     else:
         console.print(f"  no booked capacity beats {base.name} ({usd(base.usd)})",
                       highlight=False, markup=False)
+
+
+def _buying(best: CapacityPlan, source: str, launcher: str) -> str:
+    """The launch that buys `best`'s booked capacity: `costsched launch FILE --book`, with
+    `--launcher` where the configured one does not buy its market."""
+    from costsched.migration.launcher import BUYERS
+
+    market = best.booked.offering.market if best.booked is not None else ""
+    buyer = BUYERS.get(market)
+    return " ".join(["costsched launch", *([shlex.quote(source)] if source else []), "--book",
+                     *([f"--launcher {buyer}"] if buyer and launcher != buyer else [])])
 
 
 def _ordered(plans: BookedPlans) -> list[CapacityPlan]:

@@ -25,6 +25,7 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.service.collect import collect_request, run_collection
+from costsched.vocabulary import counted
 
 FLAGS = {"cloud": "--cloud", "region": "--region", "since": "--since", "workers": "--workers"}
 
@@ -114,8 +115,8 @@ def collect(
             for line in (e for e in found.errors if e not in said):  # each line said once
                 err_console.print(f"[red]failed:[/red] {user_text(line)}", highlight=False,
                                   soft_wrap=True)
-            console.print(f"Booked capacity: {found.offerings:,} offerings found in "
-                          f"{found.asked:,} asks, {found.added:,} new",
+            console.print(f"Booked capacity: {counted(found.offerings, 'offering')} found in "
+                          f"{counted(found.asked, 'ask')}, {found.added:,} new",
                           highlight=False, markup=False)
     if not summary.ok:
         raise typer.Exit(1)

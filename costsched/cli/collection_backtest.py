@@ -10,6 +10,7 @@ from rich.console import Console
 from costsched.amounts import usd_all
 from costsched.cli.common import frame_records, table
 from costsched.service.collection_backtest import CollectionBacktestResult
+from costsched.vocabulary import counted
 
 DESCRIPTIONS = {
     "collection": "the collection planner, re-run every period",
@@ -24,7 +25,7 @@ def print_collection_backtest(result: CollectionBacktestResult, console: Console
     starts = (f"{w['starts']} starts, {w['first_start']:%Y-%m-%d %H:%M} to "
               f"{w['last_start']:%Y-%m-%d %H:%M} UTC" if w["starts"] > 1 else
               f"1 start, {w['first_start']:%Y-%m-%d %H:%M} UTC")
-    console.print(f"{len(result.jobs)} jobs ({', '.join(result.jobs)}) from {starts}, "
+    console.print(f"{counted(len(result.jobs), 'job')} ({', '.join(result.jobs)}) from {starts}, "
                   f"re-planned every "
                   f"{w['replan_hours']:g} h"
                   + (", instances shared" if c.share_instances else ""),
@@ -34,7 +35,8 @@ def print_collection_backtest(result: CollectionBacktestResult, console: Console
         first = result.errors.iloc[0] if len(result.errors) else None
         console.print("[yellow]No approach could be compared[/yellow]: " + (
             "no start saw every approach run" if first is None else
-            f"{len(result.errors)} runs found no usable offering, e.g.: {first['approach']} "
+            f"{counted(len(result.errors), 'run')} found no usable offering, e.g.: "
+            f"{first['approach']} "
             f"from {first['start']:%Y-%m-%d %H:%M}: {first['error']}"),
             highlight=False, soft_wrap=True, markup=True)
         return

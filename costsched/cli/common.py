@@ -260,6 +260,13 @@ def say_error(line: str) -> None:
                       soft_wrap=True)
 
 
+def say_warning(line: str) -> None:
+    """One warning line on stderr, `warning: ` first (redacted, printed as it is), beside
+    --json too: every warning a command prints, its own and its launchers' logged ones
+    (`costsched.cli.logged_warnings`)."""
+    err_console.print(f"warning: {user_text(redact(line))}", highlight=False, soft_wrap=True)
+
+
 def fail(exc: InvalidInput) -> NoReturn:
     """End the command with the error's one line: exit code 75 for a store that cannot be
     reached now or another costsched acting on what was asked (`TryAgain`), else 2."""

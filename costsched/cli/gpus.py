@@ -28,6 +28,7 @@ from costsched.cli.common import (
     split_csv,
 )
 from costsched.model import InvalidInput
+from costsched.vocabulary import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -288,7 +289,8 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int,
     shown = every[:top]
     model = shown[0]["gpu_model"] if shown else ""
     more = f"; --top {len(every)} shows all" if len(shown) < len(every) else ""
-    out = _table(f"{model}: {len(every):,} offerings priced{' ' + asked if asked else ''}, "
+    out = _table(f"{model}: {counted(len(every), 'offering')} priced"
+                 f"{' ' + asked if asked else ''}, "
                  f"{len(shown):,} shown "
                  f"(fewest GPUs first, then current before superseded, then cheapest){more}")
     for name, right in (("GPUs", True), ("market", False), ("$/h", True), ("$/GPU-h", True),

@@ -79,8 +79,8 @@ def launch(
     jobs: Annotated[list[Path], typer.Argument(help="Job spec YAML file(s).",
                                                show_default=False)],
     offering: Annotated[str | None, typer.Option(
-        help="Run on this offering (cloud:zone-or-region:instance_type:market, as `costsched "
-             "plan` shows it) instead of the decision model's pick.", show_default=False)]
+        help="Run on this offering, as `costsched plan` names it ('aws us-east-1a p3.2xlarge "
+             "spot'), instead of the decision model's pick.", show_default=False)]
     = None,
     launcher: Annotated[str | None, typer.Option(
         "--launcher", help="local (subprocesses on this machine), aws, gcp, azure, or clouds "

@@ -60,10 +60,10 @@ def env_note(names: Iterable[str]) -> str | None:
 
 def written_env_warnings(read: Iterable[tuple[str, JobSpec]],
                          given: Collection[str] = ()) -> list[str]:
-    """A warning for each file of `read` ((source, spec) pairs) whose envs give a value to
-    a name that reads like a secret's (`env_note`'s rule): stored with the job in plain
-    text, as every env's value is. It names the file and the envs, never a value. `given`:
-    the names --env gives (`env_note` says those)."""
+    """A warning's text (`say_warning` prints it) for each file of `read` ((source, spec)
+    pairs) whose envs give a value to a name that reads like a secret's (`env_note`'s
+    rule): stored with the job in plain text, as every env's value is. It names the file
+    and the envs, never a value. `given`: the names --env gives (`env_note` says those)."""
     named: dict[str, list[str]] = {}
     for source, spec in read:
         for name, value in spec.envs.items():
@@ -74,7 +74,7 @@ def written_env_warnings(read: Iterable[tuple[str, JobSpec]],
         names = list(dict.fromkeys(names))  # (a sweep's jobs share their file's)
         what = (f"envs.{names[0]} is named like a secret, and its value is" if len(names) == 1
                 else f"envs {listed(names)} are named like secrets, and their values are")
-        out.append(f"warning: {source}: {what} stored with the job in plain text; move "
+        out.append(f"{source}: {what} stored with the job in plain text; move "
                    f"{'it' if len(names) == 1 else 'them'} under secrets: (given at launch "
                    "with --secret, never stored)")
     return out
@@ -82,23 +82,23 @@ def written_env_warnings(read: Iterable[tuple[str, JobSpec]],
 
 def warn_written_envs(read: Iterable[tuple[str, JobSpec]], given: Collection[str] = ()
                       ) -> None:
-    """`written_env_warnings`, each a line on stderr (beside --json too)."""
-    from costsched.cli.common import err_console, user_text
+    """`written_env_warnings`, each a warning line on stderr (beside --json too)."""
+    from costsched.cli.common import say_warning
 
     for line in written_env_warnings(read, given):
-        err_console.print(user_text(line), highlight=False, soft_wrap=True)
+        say_warning(line)
 
 
 def local_mount_warnings(read: Iterable[tuple[str, JobSpec]], instances: Path) -> list[str]:
-    """A warning for each file mount of `read` ((source, spec) pairs), for the local
-    launcher: it places every mount under the instance's folder in `instances`
-    (launchers.mounts.local_note), never at the mount's own path, which the job then finds
-    empty."""
+    """A warning's text (`say_warning` prints it) for each file mount of `read` ((source,
+    spec) pairs), for the local launcher: it places every mount under the instance's
+    folder in `instances` (launchers.mounts.local_note), never at the mount's own path,
+    which the job then finds empty."""
     out: list[str] = []
     for source, spec in read:
         for mount in spec.task.mounts:
             inside = instances / "JOB-ATTEMPT" / "mounts" / mount.path.lstrip("/")
-            line = (f"warning: {source}: file_mounts {mount.path}: the local launcher does not "
+            line = (f"{source}: file_mounts {mount.path}: the local launcher does not "
                     f"place it at {mount.path}; the job sees it under its instance's folder "
                     f"instead, as {inside} (a job reading {mount.path} finds nothing there)")
             if line not in out:  # (a sweep's jobs share their file's)
@@ -109,17 +109,21 @@ def local_mount_warnings(read: Iterable[tuple[str, JobSpec]], instances: Path) -
 def warn_local_mounts(read: Iterable[tuple[str, JobSpec]], launcher: str,
                       instances: Path | None = None) -> None:
     """`local_mount_warnings` on stderr when `launcher` is the local one (`instances`: its
-    folder, default $COSTSCHED_INSTANCES or the user data directory's)."""
+    folder, default $COSTSCHED_INSTANCES or the user data directory's), then the note of a
+    setup that installs with pip into costsched's own environment (`local_setup`)."""
     if launcher != "local":
         return
-    from costsched.cli.common import err_console, user_text
+    from costsched.cli.common import say_warning
+    from costsched.cli.local_setup import note_local_setup
 
+    read = list(read)  # (read twice)
     if instances is None:
         from launchers.local_env import default_base_dir
 
         instances = default_base_dir()
     for line in local_mount_warnings(read, Path(instances).expanduser()):
-        err_console.print(user_text(line), highlight=False, soft_wrap=True)
+        say_warning(line)
+    note_local_setup(read, launcher)
 
 
 def _items(option: str, items: list[str] | None) -> dict[str, str | None]:

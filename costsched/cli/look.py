@@ -94,6 +94,7 @@ def print_nothing(json_out: bool) -> None:
                                             "failures": []} for t in glance.TASKS],
                     "budgets": [],  # no jobs: no budget has spent or stopped anything
                     "held_bookings": [],  # none held (glance.nothing_to_show)
+                    "costs_note": "",  # no costs
                     "recovery": {"armed": False, "live_jobs": 0, "fix": None,
                                  "daemons": [], "line": None, "blocked": [],
                                  "unscheduled": None}})

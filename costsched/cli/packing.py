@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from costsched.amounts import hours, hours_all, usd_all
+from costsched.amounts import decimals, hours_all, total_as_written, usd
 from costsched.cli.common import table
 
 if TYPE_CHECKING:
@@ -16,14 +16,16 @@ if TYPE_CHECKING:
 def instances_table(plan: CollectionPlan) -> Table:
     """One row per instance to rent: its offering, GPUs used and idle, hours, cost, jobs."""
     found = plan.instances
-    *costs, total = usd_all(*found["cost"], plan.total_cost)  # the rows add up to the total
-    spans = hours_all(*found["hours"])
+    places = decimals([*found["cost"], plan.total_cost])
+    costs = [usd(v, places) for v in found["cost"]]
+    total = usd(total_as_written(found["cost"], places), places)  # its rows as they read
+    *spans, makespan = hours_all(*found["hours"], plan.makespan_hours)
     rows = [[r.instance, r.offering, f"{r.gpus_used}/{r.gpu_count}", str(r.gpus_idle),
              span, cost, r.jobs]
             for r, span, cost in zip(found.itertuples(), spans, costs, strict=True)]
     shared = int((found["jobs"].str.count(", ") > 0).sum())
     title = (f"Instances ({plan.policy}): {len(rows)} to rent, {shared} shared, total "
-             f"{total}, makespan {hours(plan.makespan_hours)} h")
+             f"{total}, makespan {makespan} h")
     return table(title, ["instance", "offering", "GPUs used", "idle", "hours", "total $",
                          "jobs"], rows)
 

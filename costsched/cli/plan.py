@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from costsched.amounts import given, hours, hours_all, per_hour, usd
+from costsched.amounts import given, per_hour
 from costsched.cli import plan_figures as figures
 from costsched.cli.common import (
     JsonOption,
@@ -31,11 +31,11 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.cli.plan_cells import ranking_cells
-from costsched.cli.plan_placed import placed_note, placement_json, placing_launcher
+from costsched.cli.plan_placed import launched_as, placed_note, placement_json, placing_launcher
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
 from costsched.taskfile import read_jobs
-from costsched.vocabulary import canonical, did_you_mean
+from costsched.vocabulary import canonical, counted, did_you_mean
 
 # The planner, the store and the prices load once the job files are read: a bad file is
 # refused before any of them.
@@ -121,13 +121,10 @@ def plan(
                                budget=budget, weight=weight, quota=quota, availability=availability,
                                progress=report, share_instances=share_instances,
                                launcher=placing_launcher(explain, emit))
-        from costsched.cli.launch_given import warn_local_mounts, warn_written_envs
-        from costsched.cli.plan_launch_needs import note_unrunnable
+        from costsched.cli.plan_left_out import note_left_out, warn_before
         from costsched.config import effective
 
-        warn_written_envs(specs)  # an env's value named like a secret's: stored at launch
-        warn_local_mounts(specs, effective().launch.launcher)  # a mount not at its path
-        note_unrunnable(specs, effective().launch.launcher)  # a Docker image it cannot run
+        warn_before(specs, effective().launch.launcher)  # secrets written, mounts, images
         if explain is not None:
             overheads = effective().migration.overheads()
             explain = _offering_of(result, explain, "--explain", top)
@@ -165,10 +162,18 @@ def plan(
                 err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
             if result.collection is not None:
                 _print_collection(result.collection, budget, result.jobs)
+        if emit is None:  # booked markets not weighed, a launcher that goes elsewhere
+            note_left_out(result, effective().launch.launcher, top)
+        from costsched.cli.plan_named_budgets import named_budget_lines
+
+        named = named_budget_lines(store, specs, result.jobs, result.at)
+        for line, refuses in named:  # what launch checks the named budgets by, said before it
+            err_console.print(f"{'error' if refuses else 'note'}: {user_text(line)}",
+                              highlight=False, soft_wrap=True)
         if result.quota_note and not json_out and emit is None and result.ok:
             err_console.print(f"note: {user_text(result.quota_note)}", highlight=False,
                               soft_wrap=True)
-        if not result.ok:
+        if not result.ok or any(refuses for _, refuses in named):
             raise typer.Exit(1)
 
 
@@ -313,7 +318,7 @@ def _print_groups(result: PlanResult) -> None:
         names = first.job.name + ("" if len(members) == 1 else f" ... {last.job.name}")
         best, work = first.best, first.job.work
         if best is None:
-            reasons.append(f"{len(members)} jobs ({names}): {first.reason}")
+            reasons.append(f"{counted(len(members), 'job')} ({names}): {first.reason}")
         if work is not None and work.assumed:
             notes.setdefault(work.assumption(), None)
         interval = result.interval(members[0])
@@ -326,7 +331,8 @@ def _print_groups(result: PlanResult) -> None:
                      "-" if best is None else per_hour(best["usd_per_hour"])])
         bests.append((best, work))
     rows = [[*r, *c] for r, c in zip(rows, figures.group_cells(bests), strict=True)]
-    console.print(table(f"{len(result.jobs):,} jobs in {len(rows):,} groups of identical jobs; "
+    console.print(table(f"{counted(len(result.jobs), 'job')} in "
+                        f"{counted(len(rows), 'group')} of identical jobs; "
                         f"best by {result.per_job_objective} (--json gives every job)",
                         ["jobs", "count", "model", "work", "best offering", "$/h", "hours",
                          "total $ each"], rows))
@@ -390,7 +396,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *filter(None, [figures.rate_note(shown, p.job.nodes),
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown),
-                            placed_note(result.launch_of(index), p.ranked, shown)])]
+                            placed_note(result.launch_of(index), p.ranked, shown,
+                                        *launched_as(p, result.jobs))])]
     if baseline:
         notes.append(baseline)
     old = stale(shown, result.at, stale_after)
@@ -403,7 +410,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
         why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
-        notes.append(f"{n_excluded} offerings left out: "
+        notes.append(f"{counted(n_excluded, 'offering')} left out: "
                      + ", ".join(f"{n} {reason}" for reason, n in why.items()))
     gone = superseded_offerings(p)
     if gone:  # which, and why: a bundled price its type's newer price superseded
@@ -416,8 +423,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     booked = result.booked[index] if result.booked else None
     if booked is not None:  # capacity booked ahead that fits the job: weighed apart
         from costsched.cli.booked import print_booked
+        from costsched.config import effective
 
-        print_booked(booked, result.at, wide)
+        print_booked(booked, result.at, wide, p.job.source, effective().launch.launcher)
 
 
 
@@ -471,21 +479,12 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
                               "them all)", highlight=False, soft_wrap=True, markup=True)
         return
     a = c.assignment
-    total, cap = usd(c.total_cost), given(budget)  # the budget as the user set it
-    title = (f"Collection plan ({c.policy}): {len(a):,} jobs, total {total}, "
-             f"makespan {hours(c.makespan_hours)} h" + (f", budget {cap}" if budget else ""))
-    if len(a) > TABLES_UP_TO:  # one row per offering used
-        used = a.groupby("offering", sort=False).agg(
-            jobs=("job", "size"), hours=("hours", "max"), cost=("cost", "sum"))
-        rows = [[offering, f"{r.jobs:,}", span, cost] for (offering, r), span, cost in zip(
-            used.iterrows(), hours_all(*used["hours"]), figures.totals(list(used["cost"])),
-            strict=True)]
-        console.print(table(title, ["offering", "jobs", "longest h", "total $"], rows))
-        return
-    rows = [[r.job, r.offering, span, cost] for r, (span, cost) in zip(
-        a.itertuples(), figures.product_cells(a["hours"], a["cost"]), strict=True)]
-    console.print(table(title, ["job", "offering", "hours", "total $"], rows))
-    if c.instances is not None:
+    heads, rows, costs = figures.collection_rows(a, by_offering=len(a) > TABLES_UP_TO)
+    total, makespan = figures.heading_figures(rows, costs, c.makespan_hours)
+    title = (f"Collection plan ({c.policy}): {counted(len(a), 'job')}, total {total}, "
+             f"makespan {makespan} h" + (f", budget {given(budget)}" if budget else ""))
+    console.print(table(title, heads, rows))
+    if c.instances is not None and len(a) <= TABLES_UP_TO:
         from costsched.cli.packing import instances_table
 
         console.print(instances_table(c))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from costsched.amounts import given
 from costsched.cli import plan_figures as figures
-from costsched.cli.common import console, err_console, user_text
+from costsched.cli.common import console, err_console, printable, user_text
 from costsched.model import InvalidInput
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.taskfile import read as read_yaml
@@ -25,7 +25,8 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
     """Each planned job (`read`: as read from their files) as a SkyPilot task pinned to
     its best offering, as YAML documents on stdout; on stderr, why a job has none, and
     what of each job its task leaves out."""
-    from costsched.skypilot_emit import emit_task, secret_like_envs
+    from costsched.skypilot_emit import checkpoint_names_unset, emit_task, secret_like_envs
+    from costsched.skypilot_fields import is_bucket
 
     specs = {spec.name: (source, spec) for source, spec in read}
     docs = []
@@ -43,11 +44,12 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
                 + figures.times_line(b["expected_hours"], b["usd_per_hour"],
                                      b["expected_cost"], mark=mark)
                 + (f" ({mark} from an estimated speed: `costsched plan "
-                   f"{shlex.quote(user_text(p.job.source))}` says which)" if mark else "")
+                   f"{shlex.quote(printable(p.job.source))}` says which)" if mark else "")
                 + ".")
         if p.job.work is not None and p.job.work.assumed:
             note = note.removesuffix(".") + f" for {p.job.work.describe()}."
-        note += "".join(f"\n{user_text(n)}." for n in p.passed_over)  # its order's skipped
+        # (the task is written as text, never through markup: nothing escaped for it)
+        note += "".join(f"\n{printable(n)}." for n in p.passed_over)  # its order's skipped
         source, spec = specs[p.job.name]
         if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
             note += (f"\nRelative paths as {source} wrote them: from "
@@ -65,6 +67,11 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
             note += (f"\n{_values(source, 'env', hidden)} left out (named like a "
                      f"secret's): give {'it' if len(hidden) == 1 else 'them'} with "
                      + " ".join(f"`--secret {n}`" for n in hidden) + " to `sky launch`.")
+        unset = checkpoint_names_unset(spec)
+        if unset and not is_bucket(spec.checkpoint.location):
+            note += (f"\nIts {_and(['$' + n for n in unset])} {'is' if len(unset) == 1 else 'are'}"
+                     " set by costsched, not by SkyPilot: give it under envs: a folder on a "
+                     "bucket mounted with file_mounts, or a recovery starts from nothing.")
         if isinstance(written, dict) and "costsched" in written:
             note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
                      f"not know); costsched reads it from {source}.")

@@ -26,6 +26,7 @@ from costsched.amounts import (
     hours_times,
     per_hour,
     ratio,
+    total_as_written,
     usd,
     usd_all,
 )
@@ -36,11 +37,12 @@ from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
+from costsched.price_ages import NEWER
 from costsched.service.plan_explain import RATE_MARK, REAL_RATES, rate_assumed
 from costsched.service.plan_interval import Interval
 from costsched.spec_errors import as_written
 from costsched.throughput import MEASURED_BY_COSTSCHED, model_key
-from costsched.vocabulary import prefixed
+from costsched.vocabulary import counted, prefixed
 from costsched.work import CPU_REFERENCE, Work
 
 MEASURED_MARK = "+"  # a throughput costsched measured on earlier runs
@@ -219,6 +221,35 @@ def product_cells(spans: pd.Series, costs: pd.Series) -> list[tuple[str, str]]:
     return [(hours_of(h, digits), usd(c, places)) for h, c in zip(spans, costs, strict=True)]
 
 
+def collection_rows(a: pd.DataFrame, by_offering: bool
+                    ) -> tuple[list[str], list[list[str]], list[float]]:
+    """A collection plan's table (its heads, its rows, each row's cost): a row per job, or
+    (`by_offering`: a large collection) a row per offering used, with its jobs, longest
+    hours and total."""
+    if by_offering:
+        used = a.groupby("offering", sort=False).agg(
+            jobs=("job", "size"), hours=("hours", "max"), cost=("cost", "sum"))
+        costs = list(used["cost"])
+        return ["offering", "jobs", "longest h", "total $"], [
+            [offering, f"{r.jobs:,}", span, cost] for (offering, r), span, cost in zip(
+                used.iterrows(), hours_all(*used["hours"]), totals(costs), strict=True)], costs
+    return ["job", "offering", "hours", "total $"], [
+        [r.job, r.offering, span, cost] for r, (span, cost) in zip(
+            a.itertuples(), product_cells(a["hours"], a["cost"]), strict=True)], list(a["cost"])
+
+
+def heading_figures(rows: list[list[str]], costs: list[float],
+                    makespan: float) -> tuple[str, str]:
+    """A collection's total and makespan at the decimals of its table's last two columns
+    (hours, total $), the total the sum of its rows as they read: 'total $0.0808, makespan
+    0.254 h' over four rows of 0.254 h and $0.0202 (never '$0.08, 0.25 h')."""
+    def places(cell: str) -> int:
+        return len(cell.rpartition(".")[2]) if "." in cell else 0
+
+    money, span = max(places(r[-1]) for r in rows), max(places(r[-2]) for r in rows)
+    return usd(total_as_written(costs, money), money), hours_of(makespan, span)
+
+
 def total_places(shown: pd.DataFrame, costs: list[float]) -> int:
     """A cost the user weighs: under a dime at MAX_DECIMALS, as launch writes it, and more
     where two of the offerings' totals would read alike ($0.0103, never $0.01)."""
@@ -296,8 +327,7 @@ def stale_note(said: str, shown: pd.DataFrame, at: object, stale_after: float) -
     the PRICE_OF column where the table has it, and what brings newer prices."""
     where = (f", each one's date under '{PRICE_OF}'"
              if price_dates(shown, at, stale_after) is not None else "")
-    return (f"{said}{where}: `costsched collect` or `costsched prices import` brings newer "
-            "ones (prices.stale_after in the configuration)")
+    return f"{said}{where}: {NEWER}"
 
 
 def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
@@ -435,9 +465,9 @@ def covered(names: list[str]) -> str:
         return names[0]
     base = names[0].rpartition("-")[0]
     if base and names == [f"{base}-{i}" for i in range(1, len(names) + 1)]:
-        return f"{len(names):,} jobs of sweep {base} ({base}-1..{len(names)})"
+        return f"{counted(len(names), 'job')} of sweep {base} ({base}-1..{len(names)})"
     shown = ", ".join(names) if len(names) <= 6 else f"{names[0]}, ..., {names[-1]}"
-    return f"{len(names):,} jobs ({shown})"
+    return f"{counted(len(names), 'job')} ({shown})"
 
 
 def notes(shown: pd.DataFrame, work: Work | None, hint: str,

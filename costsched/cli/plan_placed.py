@@ -4,13 +4,17 @@ multiplied out, and how to take the table's first row instead."""
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from costsched.amounts import times, usd
+from costsched.vocabulary import counted
 
 if TYPE_CHECKING:  # (a task refused as it is read loads nothing heavy)
     import pandas as pd
 
+    from costsched.optimize.planner import JobPlan
     from costsched.service.launch_place import LaunchPlacement
 
 
@@ -30,11 +34,20 @@ def placement_json(placed: LaunchPlacement | None) -> dict | None:
     return None if placed is None else placed.as_dict()
 
 
+def launched_as(plan: JobPlan, plans: Sequence[JobPlan]) -> tuple[str, str]:
+    """(the job's file as typed, its name where the file holds other jobs of `plans`, else
+    ''): what a hint to launch it names."""
+    source = str(plan.job.source)
+    several = sum(p.job.source == source for p in plans) > 1
+    return source, plan.job.name if several else ""
+
+
 def placed_note(placed: LaunchPlacement | None, ranked: pd.DataFrame,
-                shown: pd.DataFrame) -> str:
+                shown: pd.DataFrame, source: str = "", job: str = "") -> str:
     """The line under a job's table saying where `launch` places it ('' when launch takes
     the table's order). `ranked`: every offering of the job's plan, `shown`: the rows the
-    table shows, best first."""
+    table shows, best first; `source`, `job`: the job's file as typed and its name where
+    the file holds several (`launched_as`), which the hint to take #1 names."""
     if placed is None:
         return ""
     if placed.refused:
@@ -49,7 +62,19 @@ def placed_note(placed: LaunchPlacement | None, ranked: pd.DataFrame,
                 "deadline needs it now"))
     return (f"launch places it {policy}, not by this table's order: on {placed.offering} "
             f"({_where(placed.offering, ranked, shown)}){_cost(placed, spot)}{later}; "
-            f"`costsched launch --offering '{first}'` takes #1 instead")
+            f"{_take_first(first, source, job)}")
+
+
+def _take_first(first: str, source: str, job: str) -> str:
+    """'`costsched launch job.yaml --offering 'LABEL'` takes #1 instead', for the job's
+    file as typed; of a file of several jobs, for which job, and that the file's others go
+    there too (`--offering` places each job of its files)."""
+    file = shlex.quote(source) if source and not source.startswith("<") else "JOB.yaml"
+    command = f"`costsched launch {file} --offering {shlex.quote(first)}`"
+    if not job:
+        return f"{command} takes #1 instead"
+    return (f"{command} takes #1 for job {job} instead (it places each job of "
+            f"{source} there)")
 
 
 def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame) -> str:
@@ -62,7 +87,7 @@ def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame) -> str:
     why = str(mine["excluded"].iloc[0]) if len(mine) else ""
     if why:
         return f"left out of this table: {why}, on spot alone"
-    return f"below the {len(rows)} rows shown"
+    return f"below the {counted(len(rows), 'row')} shown"
 
 
 def _cost(placed: LaunchPlacement, spot: bool) -> str:

@@ -135,11 +135,12 @@ def import_(
                           soft_wrap=True)
         if result.availability:
             console.print(f"Spot availability: {counted(len(result.availability), 'file')}, "
-                          f"{result.intervals:,} intervals, {result.intervals_inserted:,} new.",
+                          f"{counted(result.intervals, 'interval')}, "
+                          f"{result.intervals_inserted:,} new.",
                           highlight=False, markup=False)
         if result.booked_files:
             console.print(f"Booked capacity: {counted(len(result.booked_files), 'file')}, "
-                          f"{result.booked:,} offerings, {result.booked_inserted:,} new "
+                          f"{counted(result.booked, 'offering')}, {result.booked_inserted:,} new "
                           "(`costsched plan` weighs them).", highlight=False, markup=False)
     if result.errors:  # bad input when no file was imported, else done in part
         raise typer.Exit(1 if result.files else 2)
@@ -264,7 +265,7 @@ def history(
              word(r.market), per_hour(r.usd_per_hour),
              "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
              r.source] for r in frame.itertuples()]
-    console.print(table(f"Price history of {instance} ({len(frame):,} changes)",
+    console.print(table(f"Price history of {instance} ({counted(len(frame), 'change')})",
                         ["time (UTC)", "cloud", "region", "zone", "market", "$/h",
                          "seen until", "source"],
                         rows, detail=["source", "cloud", "seen until"], wide=wide),
@@ -285,7 +286,7 @@ def export(
     if json_out:
         print_json({"path": str(path), "rows": rows})
     else:
-        console.print(f"Wrote {rows:,} observations to {user_text(path)}", highlight=False)
+        console.print(f"Wrote {counted(rows, 'observation')} to {user_text(path)}", highlight=False)
 
 
 app.command("availability")(availability_cmd)

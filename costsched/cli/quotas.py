@@ -34,6 +34,7 @@ from costsched.service.quotas import (
 )
 from costsched.service.stores import open_store
 from costsched.service.values import as_time
+from costsched.vocabulary import counted
 
 TABLE_COLUMNS = ["cloud", "region", "quota", "unit", "limit", "used", "free", "age h", "refused"]
 
@@ -129,8 +130,8 @@ def print_table(facts: QuotaFacts, at: datetime, *, clouds: list[str] = (),
     if rows:
         console.print(table(title, TABLE_COLUMNS, rows, detail=["refused", "unit"]))
     if hidden:
-        console.print(f"  {hidden:,} quotas at 0 not shown (`costsched quotas --all` lists "
-                      "them)", highlight=False, markup=False)
+        console.print(f"  {counted(hidden, 'quota')} at 0 not shown (`costsched quotas --all` "
+                      "lists them)", highlight=False, markup=False)
     for _, line in cloud_lines(facts, clouds):
         err_console.print(user_text(line), highlight=False, soft_wrap=True)
 

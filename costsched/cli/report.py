@@ -75,6 +75,10 @@ def report(
 
         print_billed(db, since=since, until=until, job=job, json_out=json_out, html=html_out)
         return
+    if html_out is not None:  # refused before the report is built, not after
+        from costsched.report.html import writable
+
+        writable(html_out)
     with using(db) as store:  # one store for the report and its budgets
         with options(since="--since", until="--until", job="--job"):
             _known_job(store, job)

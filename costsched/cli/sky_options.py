@@ -9,7 +9,7 @@ _WHERE = ("reads where the job may run from the job file: resources.infra (aws/u
           "cloud, region and zone in a SkyPilot task, constraints.clouds, regions and zones "
           "in a costsched job")
 _MARKET = ("reads the market from the job file: resources.use_spot in a SkyPilot task, "
-           "constraints.markets in a costsched job ([spot], [on_demand] or both)")
+           "constraints.markets in a costsched job ([spot], [on-demand] or both)")
 _ENDS = ("costsched terminates a job's instances once the job ends (as its supervisor or the next "
          "`costsched status` sees it), so none is left to idle; `costsched stop JOB` ends "
          "it sooner")

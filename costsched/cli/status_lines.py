@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from costsched.amounts import (
     NOISE,
     Scale,
+    block_hours,
     charged_hours,
     charged_usd,
     charging,
@@ -33,7 +34,8 @@ from costsched.cli.common import (
     table,
 )
 from costsched.cli.long_table import Lines, print_table
-from costsched.model import GANG_RESUMED, GANG_RESUMES, failure_words
+from costsched.cli.status_gangs import lost_lines, node_notices
+from costsched.model import failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.jobs.restarts import is_restart
@@ -123,7 +125,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         elif undecided(s) and recovery is not None:
             out.print(printable(f"  job {s.record.id} next: "
                                 f"{recovery.undecided(s.record.id, now, scheduled)}"))
-        flag = [f"throughput: {flags[s.record.id]}"] if s.record.id in flags else []
+        # Its measured speed: far from its plan's, else as every view shows it.
+        speed = flags.get(s.record.id) or (None if brief or s.speed is None else s.speed.line)
+        flag = [f"throughput: {speed}"] if speed else []
         short = [words] if (words := short_work(s)) else []
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
             f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s),
@@ -138,46 +142,13 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         if lists_placements(s):  # each placement as charged, then egress and bookings
             for line in part_lines(s, places, spans) + repriced_lines(s):
                 out.print(printable(f"  job {s.record.id}: {line}"))
-    from costsched.service.staleness import charges_note  # (the charges' prices' age)
+    from costsched.service.views import costs_note  # (the charges' prices' age)
 
-    stale = charges_note([s.cost for s in shown], now, "the costs above")
+    stale = costs_note(list(shown), now)
     if stale:
         out.print(printable(stale), soft_wrap=True)
     out.flush()
     return places
-
-
-def node_notices(s: service.JobStatus) -> list[str]:
-    """What happened to a gang's nodes replaced in place (its NODE_RECOVERY events): while
-    the gang is not whole again (its instance has nodes lost or being replaced), those of
-    the placement it runs on now as they stand ('instance ID: node 1 was preempted:
-    replaced where it ran'); once whole, or the job ended, and those of placements before,
-    at the time each came, as a recovery with a move is said ('recovered at 2026-12-01
-    05:10 UTC: instance ID: node 1 was preempted: ...'), and counted with its recoveries."""
-    out_now = not s.record.final and bool(s.nodes_out) and s.open_placement is not None
-    since = s.open_placement.get("start_at") if out_now else None
-    # Once whole, what the line said would come came, for a gang running or done since.
-    came = f"; {GANG_RESUMED}" if s.record.state in ("running", "succeeded") else ""
-    return [str(e.detail) if out_now and (since is None or e.at >= since) else
-            f"recovered at {e.at:%Y-%m-%d %H:%M} UTC: "
-            + str(e.detail).replace(f"; {GANG_RESUMES}", came)
-            for e in s.node_recoveries]
-
-
-def lost_lines(s: service.JobStatus) -> list[str]:
-    """The steps each of its recoveries lost, as its log keeps them (`steps.resume_from`'s
-    words): 'recovered at 2026-11-30 17:56 UTC: instance ID: resumes from step 300 (its
-    checkpoint's): 78 steps lost' ('at least' for a cloud's instance, gone with its last
-    steps), at the time its recovery began; one that waits to start (a secret), 'preempted
-    at ...: will resume from ..., once its recovery starts' (`recovered.recovery_line`).
-    A restart on error's line too: 'restarted at ... UTC: exited 2 (...): restarted from
-    step 300, 1 of 3 restarts on errors used'."""
-    from costsched.service.jobs.recovered import recovery_line
-
-    placed = [c.placement for c in s.cost.charged]
-    return [f"restarted at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}" if e in s.restarted else
-            recovery_line(e, s.moves, placed, s.waits)
-            for e in sorted((*s.recovered, *s.restarted), key=lambda e: e.id)]
 
 
 def _secrets_for_start(s: service.JobStatus, said: list[str]) -> list[str]:
@@ -192,11 +163,16 @@ def _secrets_for_start(s: service.JobStatus, said: list[str]) -> list[str]:
 
 
 def _short_next(s: service.JobStatus) -> str:
-    """What a job that ended short does next: `start` does the rest, unless a start of it
-    ended at no further step (its command stops there by itself)."""
+    """What a job that ended short does next: `start` does the rest (from step 0 where it
+    published no checkpoint: `steps.resume_step`), unless a start of it ended at no
+    further step (its command stops there by itself)."""
     if not s.start_went_nowhere:
-        return (f"`costsched start {s.record.id}` does the rest from its newest verified "
-                "checkpoint")
+        from costsched.service.jobs.steps import resume_step
+
+        none = resume_step(None, s.record.checkpoint_location or "") == 0
+        return (f"`costsched start {s.record.id}` does the rest "
+                + ("from step 0: it published no checkpoint" if none
+                   else "from its newest verified checkpoint"))
     return (f"its start made no progress: it exited 0 at step {s.step:,.0f}, no further than "
             "its run before, so its command stops there by itself (check its `run` against "
             f"`steps: {s.own_total:,.0f}`)")
@@ -214,23 +190,37 @@ def _stopped_next(s: service.JobStatus) -> str:
     return _starts_again(s.record.id, s.record.checkpoint_step)
 
 
+# The shell's exit codes of a command it could not run: not executable, not found.
+COMMAND_NOT_RUN = (126, 127)
+
+
 def _failed_next(s: service.JobStatus) -> str:
     """How a failed job starts again, and from which step (`Failure.resumes_at`: its
     newest verified checkpoint's; 0 when it published none); '' for any other job, or one
     that failed before it was placed (nothing to start again)."""
     if s.record.state != "failed" or s.failure is None or not s.record.checkpoint_location:
         return ""
+    if s.failure.exit_code in COMMAND_NOT_RUN:  # its job file's command: a start runs it again
+        from costsched.service.jobs.launches import launch_again
+
+        return (f"its command (the job file's `run`, as launched) could not run (exit code "
+                f"{s.failure.exit_code}): `costsched start {s.record.id}` runs the same "
+                f"command again; fix the file, then {launch_again(s.record)}")
     code = (f", with the code it ran (`costsched start {s.record.id} --repack` packs its "
             "workdir again, as it is now)" if s.record.spec.get("code") else "")
-    return _starts_again(s.record.id, s.failure.resumes_at) + code
+    return _starts_again(s.record.id, s.failure.resumes_at, s.failure.resumes_inferred) + code
 
 
-def _starts_again(job_id: int, at: float | None) -> str:
+def _starts_again(job_id: int, at: float | None, inferred: bool = False) -> str:
     """'`costsched start 5` starts it again from step 644, its newest verified
-    checkpoint's' (`at`: that step; 0: it published none; None: not known)."""
+    checkpoint's' (`at`: that step; 0: it published none; None: not known; `inferred`:
+    read off the time it was saved, 'from about step 644')."""
+    from costsched.service.jobs.resumed_words import READ_OFF_TIME
+
     where = ("from its newest verified checkpoint" if at is None else
              "from step 0: it published no checkpoint" if at == 0 else
-             f"from step {at:,.0f}, its newest verified checkpoint's")
+             f"from about step {at:,.0f}, its newest verified checkpoint's, {READ_OFF_TIME}"
+             if inferred else f"from step {at:,.0f}, its newest verified checkpoint's")
     return f"`costsched start {job_id}` starts it again {where}"
 
 
@@ -293,6 +283,8 @@ def part_lines(s: service.JobStatus, places: int, spans: int) -> list[str]:
     add up to the cost column's figure, which is their sum as written."""
     restarted = {m.target_instance for m in s.moves if is_restart(m)}  # on an error
     capped = _cap_moves(s)
+    spans = block_hours([x for p in s.cost.charged if (x := _product(p, places))], places,
+                        spans)  # one precision for the job's hours, read together
     out = [_placement_line(p, places, spans, str(p.instance) in restarted,
                            capped.get(str(p.instance), ""))
            for p in s.cost.charged]
@@ -321,6 +313,15 @@ def cap_move_lines(s: service.JobStatus) -> list[str]:
         return []
     said = _cap_moves(s).get(str(s.open_placement.get("instance", "")), "")
     return [said] if said else []
+
+
+def _product(p: Any, places: int) -> tuple[float, float, float, bool] | None:
+    """(hours, price, amount, running) of a placement its line writes as a product."""
+    live, price = p.end_at is None, p.charged_usd_per_hour * max(int(p.nodes), 1)
+    if (not live and abs(p.hours) < NOISE) or not math.isfinite(price) or \
+            "<" in charged_usd(charging(p.usd, live), places):
+        return None
+    return (p.hours, price, p.usd, live)
 
 
 def _placement_line(p: Any, places: int, spans: int, restart: bool = False,
@@ -388,8 +389,10 @@ def undecided(s: service.JobStatus) -> bool:
 
 def lists_placements(s: service.JobStatus) -> bool:
     """Whether `status` lists the job's placements under the table: one that moved, or
-    ended."""
-    return len(s.cost.charged) > 1 or s.record.final
+    ended, or whose cost column is more than its placement (egress, capacity booked):
+    every part the column adds up is then listed, running or not."""
+    return len(s.cost.charged) > 1 or s.record.final or bool(s.cost.egress_usd) or \
+        bool(s.booked_usd)
 
 
 def progress(s: service.JobStatus) -> str:

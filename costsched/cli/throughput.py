@@ -26,6 +26,7 @@ from costsched.jobspec import parse_gpu
 from costsched.model import InvalidInput
 from costsched.service import throughputs
 from costsched.validation import MAX_GPUS
+from costsched.vocabulary import counted
 
 app = typer.Typer(help="Throughput (steps/s) of models on GPUs: bundled, measured, estimated.",
                   no_args_is_help=True)
@@ -88,7 +89,8 @@ def show(
             frame = frame[frame["gpu_model"].isin(gpus)]
         if count:
             frame = frame[frame["gpu_count"].isin(count)]
-        title = f"Measured throughputs: {frame['model'].nunique()} models, {len(frame)} rows"
+        title = (f"Measured throughputs: {counted(frame['model'].nunique(), 'model')}, "
+                 f"{counted(len(frame), 'row')}")
     else:
         name = table_.canonical(model)
         rows = []
@@ -134,7 +136,7 @@ def _show_runs(db: str | None, model: str | None, json_out: bool) -> None:
     rows = [[r.model, r.gpu_model, str(r.gpu_count), r.precision, f"{r.steps_per_second:.4g}",
              f"{r.steps:,.0f} in {r.seconds / 60:,.1f} min", f"{r.measured_at:%Y-%m-%d %H:%M}",
              f"job {r.job_id}", r.instance] for r in frame.itertuples()]
-    console.print(table(f"Throughputs {tp.MEASURED_BY_COSTSCHED}: {len(frame)} runs",
+    console.print(table(f"Throughputs {tp.MEASURED_BY_COSTSCHED}: {counted(len(frame), 'run')}",
                         ["model", "GPU", "GPUs", "precision", "steps/s", "steps", "measured",
                          "job", "instance"], rows))
     if note:
@@ -232,4 +234,5 @@ def import_(
     if json_out:
         print_json({"file": str(path), "imported": len(rows)})
         return
-    console.print(f"imported {len(rows)} measurements to {user_text(path)}", highlight=False)
+    console.print(f"imported {counted(len(rows), 'measurement')} to {user_text(path)}",
+                  highlight=False)

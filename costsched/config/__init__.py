@@ -156,8 +156,42 @@ def _validated(data: dict[str, Any]) -> Config:
 
 def effective() -> Config:
     """The configuration in effect for this process ($COSTSCHED_CONFIG or the default file,
-    with the environment's overrides)."""
-    return load().config
+    with the environment's overrides). Read once while they are the same: a command asks
+    for it a dozen times (a launch, 14), and each later call hands back the one read
+    (frozen); a change of the file's content, of its name or of an override is read at
+    the next call, and a bad configuration is refused at every call."""
+    global _effective_last
+    key, last = _effective_key(), _effective_last  # (one pair: threads may call it)
+    if key is not None and last is not None and last[0] == key:
+        remember(last[1].secrets())  # (as a load does: a test may forget them)
+        return last[1]
+    config = load().config
+    _effective_last = None if key is None else (key, config)
+    return config
+
+
+# The configuration `effective` read last, with what it was read from (`_effective_key`).
+_effective_last: tuple[tuple, Config] | None = None
+_KEY_BYTES = 1 << 20  # a larger file is never kept (`load` refuses it: file_limits)
+
+
+def _effective_key() -> tuple | None:
+    """What `effective` reads the configuration from: the file's path and content (None:
+    no file) and every COSTSCHED_* variable; None when the file cannot be read whole (a
+    directory, unreadable, larger than a config file may be: `load` says what it is)."""
+    env = os.environ
+    file = Path(env.get(ENV_CONFIG) or default_path()).expanduser()
+    content: bytes | None = None
+    try:
+        if file.stat().st_size > _KEY_BYTES:
+            return None
+        content = file.read_bytes()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    return (str(file), content, tuple(sorted((k, v) for k, v in env.items()
+                                             if k.startswith(ENV_PREFIX))))
 
 
 def _read(file: Path) -> dict[str, Any]:

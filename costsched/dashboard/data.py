@@ -127,8 +127,8 @@ def job_document(store: PriceStore, job: int | str, at: datetime | None = None) 
 
     job_id = service.job_ids(store, job, states=())[0]
     launcher = views.job_launcher(store, job_id)
-    [status] = views.status_document(service.status(store, launcher, job_id,
-                                                    reconcile_first=False))
+    shown = service.status(store, launcher, job_id, reconcile_first=False)
+    [status] = views.status_document(shown)
     record = store.jobs.get(job_id)
     status = masked(status, record.spec)
     advice = _advice(store, launcher, job_id) if record.state == "running" else []
@@ -147,6 +147,7 @@ def job_document(store: PriceStore, job: int | str, at: datetime | None = None) 
                                           if e["kind"] == "progress" else str(e["detail"]))}
                    for e in views.frame_records(events.tail(200))],
         "price_changes": price_changes(store, job_id),
+        "costs_note": views.costs_note(shown),  # its prices' age, as `status` notes it
         "checkpoints": checkpoints(record.checkpoint_location),
         "log_tail": _log_tail(store, launcher, job_id, record.spec),
     }

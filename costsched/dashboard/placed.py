@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from costsched.amounts import (
     NOISE,
+    block_hours,
     charged_hours,
     charging,
     per_hour,
@@ -29,10 +30,24 @@ def _number(value: Any) -> float:
 
 
 def spans(placements: list[dict], places: dict[str, int]) -> int:
-    """The fewest decimals of the placements' hours, as `status` and the report read them:
-    the store's (`places["hours"]`); each placement's the fewest from them at which its
-    product reads as its amount (`amounts.placement_times`)."""
-    return places["hours"]
+    """The fewest decimals of a job's placements' hours, read together as `status` reads
+    them (`amounts.block_hours`): from the store's (`places["hours"]`), those at which each
+    placement's product reads as its amount (`amounts.placement_times`), one for all."""
+    return block_hours([x for p in placements if (x := _product(p, places))], places["usd"],
+                       places["hours"])
+
+
+def _product(p: dict, places: dict[str, int]) -> tuple[float, float, float, bool] | None:
+    """(hours, price, amount, running) of a placement its row writes as a product."""
+    live = not p.get("end_at")
+    hours, amount = _number(p.get("hours")), _number(p.get("usd"))
+    price = _number(p.get("charged_usd_per_hour")) * max(int(p.get("nodes") or 1), 1)
+    money = format_cell("usd", charging(amount, live) if math.isfinite(amount) else None,
+                        places)
+    if not (math.isfinite(price) and math.isfinite(hours) and money.startswith("$")
+            and (live or abs(hours) >= NOISE)):
+        return None
+    return (hours, price, amount, live)
 
 
 def rows(job: dict, places: dict[str, int], unit: str = "") -> list[Placed]:

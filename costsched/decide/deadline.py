@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from costsched.amounts import hours, hours_all
+from costsched.decide.deadline_market import DeadlineMarket
+from costsched.decide.deadline_why import on_demand_why
 from costsched.decide.price import Decision
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, Job, Offering
-from costsched.optimize.decision import Overheads, Place, price_move
+from costsched.optimize.decision import MovePrice, Overheads, Place, price_move
 from costsched.policies import OfferingKey
 from costsched.policies.deadline.base import NONE, DeadlinePolicy, DeadlineState, MarketNow
 from costsched.policies.deadline.on_demand_pick import cheapest_on_demand
@@ -37,16 +39,12 @@ class DeadlineDecision(Decision):
     "gpu_count", "usd_per_hour"}) each."""
 
     fallbacks: tuple[tuple[OfferingKey, dict], ...] = ()
-
-
-@dataclass(frozen=True)
-class DeadlineMarket:
-    """One job's market: per zone, the spot and on-demand offerings of one instance type
-    (`offerings`: columns spot_<KEY>, od_<KEY>, their USD/h, the GPU), and the arrays a
-    deadline policy reads (`market`, a batch of one)."""
-
-    offerings: pd.DataFrame
-    market: MarketNow
+    # Why it runs on on-demand where spot is offered, in the policy's terms and figures
+    # ('' when on spot, or where the job already ran on on-demand: `deadline_why`).
+    why: str = ""
+    # Where it stays: a spot offering cheaper than `other` that has no spot now, (key,
+    # expected USD of the rest there with the move, the move's price, why it has none).
+    left_out: tuple[OfferingKey, float, MovePrice, str] | None = None
 
 
 def next_placements(policy: DeadlinePolicy, state: DeadlineState, market: MarketNow, *,
@@ -146,13 +144,53 @@ def decide_now(chosen: DeadlinePolicy, found: DeadlineMarket, job: Job, *, name:
                            lost_work_hours)
         other = (alt, hours_left * nodes * float(facts["usd_per_hour"]) + float(there.total),
                  there)
+    left_out = None
+    if current is not None and move is None and here is not None:
+        left_out = _left_out(found, current, other, stay, hours_left, nodes, gang_price,
+                             overheads, size_gb, job.checkpoint_hours, lost_work_hours)
+    why = ""
+    if choice >= len(zones) and (current is None or current[4] != key[4]):
+        why = on_demand_why(chosen, state, market, found, _spot_key)
     return DeadlineDecision(at, chosen.name, current, key, _offering(target), price, stay,
-                            hours_left * gang_price + start, fallbacks,
+                            hours_left * gang_price + start, fallbacks, why, left_out,
                             alternatives=tuple(
                                 (_offering(pd.Series({**dict(zip(KEY, k, strict=True)),
                                                       **facts})), facts["usd_per_hour"])
                                 for k, facts in fallbacks),
                             move=move, other=other)
+
+
+def _left_out(found: DeadlineMarket, current: OfferingKey,
+              other: tuple[OfferingKey, float, MovePrice] | None, stay: float,
+              hours_left: float, nodes: int, gang_price: float, overheads: Overheads,
+              size_gb: float, checkpoint_hours: float, lost_work_hours: float | None
+              ) -> tuple[OfferingKey, float, MovePrice, str] | None:
+    """The spot offering without spot now (`DeadlineMarket.gone` says why) that would cost
+    least to finish the job on, the move included, where that is less than its best
+    alternative (`other`; else than staying): what a stay leaves out. None when none is."""
+    zones = found.offerings
+    best = None
+    for z in range(len(zones)):
+        why = found.gone_at(z)
+        if not why:
+            continue
+        key = _spot_key(zones, z)
+        price = float(zones["spot_usd_per_hour"].iloc[z])
+        if key == tuple(current) or not np.isfinite(price):
+            continue
+        move = price_move(overheads, Place(current[0], current[1], current[2] or ""),
+                          Place(key[0], key[1], key[2] or ""), gang_price, nodes * price,
+                          size_gb, checkpoint_hours, lost_work_hours)
+        there = hours_left * nodes * price + float(move.total)
+        if best is None or there < best[1]:
+            best = (key, there, move, why)
+    bar = stay if other is None else other[1]
+    return best if best is not None and best[1] < bar else None
+
+
+def _spot_key(zones: pd.DataFrame, zone: int) -> OfferingKey:
+    """The spot offering of the market's `zone`."""
+    return tuple(zones[f"spot_{k}"].iloc[zone] for k in KEY)  # type: ignore[return-value]
 
 
 def _check_reachable(name: str, job: Job, state: DeadlineState, due: datetime,

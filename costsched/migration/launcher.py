@@ -111,10 +111,16 @@ class Instance:
     # The step the job had reported when its newest checkpoint here was published: where a
     # start resumes (None: the backend does not say, or nothing was published yet).
     checkpoint_step: int | None = None
+    # That step read off the time its checkpoint was saved (neither its commit marker nor
+    # its files' names say it): a floor of the step saved, said as "about".
+    checkpoint_step_inferred: bool = False
     # When an instance that is gone (preempted, or stopped or terminated behind costsched's
     # back) was lost, where the backend knows it: its placement is charged until then, not
     # until the pass that saw it gone. None: it does not say.
     lost_at: datetime | None = None
+    # Whether the job's command began running on it (False: lost in its setup); None: the
+    # backend does not say.
+    ran: bool | None = None
 
     @property
     def live(self) -> bool:
@@ -217,6 +223,10 @@ class CarryError(RuntimeError):
     str() is one line saying what and why."""
 
 
+# The launcher that buys each market of booked capacity (`Launcher.purchase`).
+BUYERS = {"capacity_block": "aws"}
+
+
 class Launcher(ABC):
     name: ClassVar[str]
     # Whether `status` says by itself when an instance's agent is gone (it sees the agent's
@@ -244,8 +254,11 @@ class Launcher(ABC):
     def purchase(self, booked: BookedOffering, token: str, job_id: int | None) -> Purchased:
         """Buy booked capacity (a capacity block) tagged with `token`; CapacityError when it
         is no longer for sale. Backends that cannot buy any say so (InvalidInput)."""
-        raise InvalidInput(f"the {self.name} launcher cannot buy "
-                           f"{booked.offering.market.replace('_', ' ')}s")
+        what = f"{booked.offering.market.replace('_', ' ')}s"
+        buyer = BUYERS.get(booked.offering.market)
+        raise InvalidInput(f"the {self.name} launcher cannot buy {what}: " + (
+            f"the {buyer} launcher buys them (`--launcher {buyer}`), or " if buyer else "")
+            + "launch it without --book")
 
     def purchased(self, booked: BookedOffering, token: str) -> Purchased | None:
         """What was bought under `token` already (None: nothing): asked before buying, so

@@ -133,10 +133,11 @@ class Mover:
     def step(self, move: MoveRecord) -> MoveRecord:
         """One transition of `move` (or none when it waits on an instance); a move of a job
         that was stopped is wound down instead (`wind_down`)."""
-        if self._stopped():
+        state = self.store.jobs.state(self.job.job_id)
+        if state == "stopped":
             return self.wind_down(move)
         try:
-            return self._transition(move)
+            return self._transition(move, state)
         except StaleState:
             # Another writer changed the job or the move under this step: a stop, when the
             # job is stopped now (whatever this step launched is ended); else re-raised.
@@ -176,9 +177,13 @@ class Mover:
     def _stopped(self) -> bool:
         return self.store.jobs.state(self.job.job_id) == "stopped"
 
-    def _transition(self, move: MoveRecord) -> MoveRecord:
+    def _transition(self, move: MoveRecord, job_state: str) -> MoveRecord:
+        """The step of `move`'s state; `job_state`: the job's, as the step just read it
+        (a planned move moves the job on from it: a stop since fails its write)."""
+        if move.state == "planned":
+            return self._planned(move, job_state)
         handler = {
-            "planned": self._planned, "checkpointing": self._checkpointing,
+            "checkpointing": self._checkpointing,
             "checkpoint_verified": self._launch_target, "target_launched": self._target_launched,
             "target_running": self._target_running, "source_terminated": self._finish,
         }[move.state]
@@ -186,9 +191,10 @@ class Mover:
 
     # --- states -----------------------------------------------------------------------
 
-    def _planned(self, move: MoveRecord) -> MoveRecord:
+    def _planned(self, move: MoveRecord, job_state: str) -> MoveRecord:
         now = self.clock()
-        self._job_state(JOB_STATE[move.kind], now, f"move {move.id} ({move.kind})")
+        self._job_state(JOB_STATE[move.kind], now, f"move {move.id} ({move.kind})",
+                        current=job_state)
         if move.kind == "migration" and move.source_instance:
             self.launcher.request_stop(move.source_instance)
             return self.store.moves.advance(move, "checkpointing", at=now,
@@ -411,8 +417,12 @@ class Mover:
 
     # --- job state ----------------------------------------------------------------------
 
-    def _job_state(self, state: str, at: datetime, detail: str) -> None:
-        current = self.store.jobs.state(self.job.job_id)
+    def _job_state(self, state: str, at: datetime, detail: str,
+                   current: str | None = None) -> None:
+        """The job moved on to `state` from `current` (read here when not given; a write
+        from a state since changed fails: `StaleState`), unless it is there or ended."""
+        if current is None:
+            current = self.store.jobs.state(self.job.job_id)
         if current != state and current not in FINAL_STATES:
             self.store.jobs.transition(self.job.job_id, state, at=at, expect=current,
                                        detail=detail)

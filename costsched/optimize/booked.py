@@ -12,7 +12,9 @@ window of T hours. Preemptions come at the offering's hazard (`optimize.hazard`)
 them over the run, Poisson with mean rate x `decision.expected_hours`. Each costs, in
 time, the restart, half a checkpoint interval of work done again and the wait for spot to
 come back (`dry_hours`: the mean spell without spot the store saw, else an hour); in
-billed spot hours, the restart and the work done again. The slack T - W - restart (one
+billed spot hours, the restart and the work done again. The part's first start (getting
+its instance up: the restart's time) is billed on spot too, as the rankings and the
+on-demand plan bill theirs. The slack T - W - restart (one
 restart is kept for on-demand) absorbs k = floor(slack / loss) of them; at the k+1-th,
 the part goes on-demand: by then the work done is W (k+1) / (N+1) (preemptions fall
 uniformly over the work), the rest and the lost half interval run on-demand. Expected
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from costsched.amounts import hours as hours_text
-from costsched.amounts import per_hour, usd
+from costsched.amounts import hours_times, per_hour, usd
 from costsched.model import BookedOffering
 from costsched.optimize.decision import expected_hours
 from costsched.vocabulary import counted
@@ -199,13 +201,13 @@ def spot_part(work: float, window: float | None, market: HourlyMarket, job: JobS
     mean = rate * float(expected_hours(work, rate, tau, restart)) if rate > 0 else 0.0
     spot = od = preempted = fallback = 0.0
     for n, p in _poisson(mean):
-        if n <= absorbed:
-            spot += p * (work + n * loss_bill)
+        if n <= absorbed:  # its first start, its work and each preemption's loss
+            spot += p * (restart + work + n * loss_bill)
             preempted += p * n
             continue
         k = int(absorbed)
         done = work * (k + 1) / (n + 1)
-        spot += p * (done + k * loss_bill + tau / 2)
+        spot += p * (restart + done + k * loss_bill + tau / 2)
         od += p * (work - done + tau / 2 + restart)
         preempted += p * (k + 1)
         fallback += p
@@ -241,14 +243,14 @@ def _spot_parts(kind_start: float, work: float, window: float | None, market: Ho
     parts = []
     if market.spot_label is not None:
         usd = found.spot_hours * market.spot_usd_per_hour
+        spot_hours, price, _ = hours_times(found.spot_hours, market.spot_usd_per_hour, usd)
         parts.append(Part("spot", market.spot_label, kind_start, end, work, usd,
                           f"{what}: {hours_text(work)} h of work on spot, "
                           f"{found.preemptions:.1f} preemptions expected at "
                           f"{market.preemptions_per_hour:.3f}/h, each losing "
                           f"{hours_text(job.restart_hours + job.checkpoint_hours / 2)} h "
-                          f"billed and {hours_text(market.dry_hours)} h without spot; "
-                          f"{hours_text(found.spot_hours)} h at "
-                          f"{per_hour(market.spot_usd_per_hour)}/h"))
+                          f"billed and {hours_text(market.dry_hours)} h without spot, "
+                          f"its start included; {spot_hours} h at {price}/h"))
     if found.on_demand_hours > 0:
         usd = found.on_demand_hours * market.on_demand_usd_per_hour
         why = (f"{what}: on-demand if spot is lost too often to finish in time "

@@ -247,9 +247,9 @@ def _hazards(frame: pd.DataFrame, evidence: Evidence) -> pd.DataFrame:
                          "measured in region", what) if name == "zone" and "zone" in frame else \
             np.full(len(frame), what, dtype=object)
         # Whole hours in this narrow column, but never "0 h" for minutes observed.
-        basis = np.where(seen, [f"{ww}: {kk:g} in "
-                                f"{hours(tt) if tt < 1 else f'{tt:,.0f}'} h"
-                                for ww, kk, tt in zip(whats, k, t, strict=True)], basis)
+        for row in np.flatnonzero(seen):  # (the words of the rows seen at this level alone)
+            kk, tt = k[row], t[row]
+            basis[row] = f"{whats[row]}: {kk:g} in {hours(tt) if tt < 1 else f'{tt:,.0f}'} h"
         out[f"k {name}"], out[f"t {name}"], out[f"e {name}"] = k, t, e
     rate = r0 * theta
     out["preemptions_per_hour"] = np.where(spot, rate, 0.0)

@@ -5,11 +5,16 @@ place, GPUs and market under `resources:`, its limits under `costsched:`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import TypeVar
 
 from costsched.instance_sizes import SIZES, read
 from costsched.optimize.job import Workload
 from costsched.spec_errors import as_written
+
+W = TypeVar("W", bound=Workload)
 
 # Where a SkyPilot task writes a filter costsched reads into `Constraints`, when it wrote
 # none (a filter it wrote is named as written: the job's `filter_keys`; its own
@@ -62,3 +67,23 @@ def change(job: Workload, fields: Sequence[str], verb: str = "change") -> str:
     `fields` (each once, in order), '' for none."""
     keys = list(dict.fromkeys(key(job, f) for f in fields))
     return f"{verb} {' or '.join(keys)}{in_file(job)}" if keys else ""
+
+
+_ENTRY = re.compile(r"\.(?:any_of|ordered)\[(\d+)\]\.")
+
+
+def of_alternative(job: W, i: int) -> W:
+    """`job` with the keys of its file narrowed to its alternative `i` (from 0): a filter
+    its alternatives each write ('resources.ordered[0].use_spot or
+    resources.ordered[1].use_spot') named by that alternative's own key alone, one written
+    beside them kept; a filter that alternative does not write, by where it would."""
+    keys = getattr(job, "filter_keys", None)
+    if not keys:
+        return job
+    narrowed = {}
+    for f, written in keys.items():
+        own = [k for k in written.split(" or ")
+               if (m := _ENTRY.search(k)) is None or int(m.group(1)) == i]
+        if own:
+            narrowed[f] = " or ".join(own)
+    return replace(job, filter_keys=narrowed)  # type: ignore[type-var]

@@ -292,15 +292,16 @@ def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> Jo
         missing = explain(plan.job)
         reason = missing.line(plan.job.name) if missing is not None else reason
     notes = []
+    over = passed_over(plan.job, plan.ranked, offerings, explain) if not reason else []
     passing = plan.ranked[plan.ranked["excluded"].isin(PASSING)]
     for shape, narrowed in shapes(plan.job, offerings):
         has = passing[_has_shape(passing, narrowed)]
         if has.empty:
             job = replace(plan.job, job=replace(plan.job.job, constraints=narrowed))
             missing = explain(job)
-            if missing is not None:
+            # said once: an `ordered:` alternative passed over names it with its reason
+            if missing is not None and not any(missing.what in line for line in over):
                 notes.append(missing.note(shape))
-    over = passed_over(plan.job, plan.ranked, offerings, explain) if not reason else []
     return replace(plan, reason=reason, notes=tuple(notes), passed_over=tuple(over))
 
 

@@ -6,7 +6,9 @@ holds:
 
 1. no price at all as of that time;
 2. a value of a filter that no priced offering has (a region, a GPU model, an instance
-   type, ...): named, with the values that exist and the closest spelling;
+   type, ...): named, with the values that exist and the closest spelling, and where the
+   value is a price missing (a region of the job's clouds, a market, a GPU costsched
+   knows), the line that gets it (`unmatched_prices.place_line`, `unmatched_booked`);
 3. every value exists, but not together. A SkyPilot task's cpus / memory that leave out
    every instance type its GPUs are priced on at its place and market are said first
    (`unmatched_sizes`), then the shape (GPU model and count, the instance
@@ -14,7 +16,9 @@ holds:
    regions, zones), then the market: "no spot price known for A100:1", with what exists
    instead (the shape in the other market, the same GPUs at other counts in the market
    asked, the shape in the market asked elsewhere) and the `costsched collect` line that
-   fetches today's prices of the shape (`unmatched_collect`);
+   fetches today's prices of the shape (`unmatched_collect`), or, where costsched's
+   catalog lists a region's offerings and the GPU is not among them, that it is not
+   offered there and where it is (`unmatched_prices`);
 4. every offering that fits is over the job's price cap.
 
 Each ends with the key of the job's file that gets it a plan (`no_plan_keys`): the filter
@@ -26,7 +30,7 @@ Pure: frames in, words out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from costsched import catalog, clouds
@@ -35,44 +39,32 @@ from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
-from costsched.optimize.no_plan_keys import FIELD_OF, change
+from costsched.optimize.no_plan_keys import FIELD_OF, change, key, of_alternative
 from costsched.optimize.rank import zone_allowed
-from costsched.optimize.unmatched_collect import collect_line, there_line
+from costsched.optimize.unmatched_booked import booked_line
 from costsched.optimize.unmatched_deadline import deadline_missed as deadline_missed
 from costsched.optimize.unmatched_deadline import faster_left_out as faster_left_out
+from costsched.optimize.unmatched_prices import by_market, no_price, place_line
 from costsched.optimize.unmatched_sizes import sized_out
+from costsched.optimize.unmatched_words import Missing as Missing
+from costsched.optimize.unmatched_words import (
+    counts_priced,
+    in_market,
+    in_place,
+    in_shape,
+    is_number,
+    named_types,
+    offerings_said,
+    shape_words,
+    values_listed,
+    where_words,
+)
 from costsched.throughput import GPU_SPECS
 from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, word
 
-SHOWN = 3  # offerings named as what exists instead
-VALUES_SHOWN = 12  # values named as those priced
 # A plan of a time older than this is of the past: today's prices would not fill it.
 RECENT = timedelta(days=2)
 
-
-@dataclass(frozen=True)
-class Missing:
-    """What no priced offering has (`what`), what exists instead, and how to get it."""
-
-    what: str
-    instead: list[str] = field(default_factory=list)
-    fix: str = ""
-    dropped: list[str] = field(default_factory=list)  # a task's alternatives left out
-    # The key of the job's file that gets it a plan ('change constraints.regions in
-    # job.yaml', `no_plan_keys.change`): said of the job, not of a shape of its set.
-    change: str = ""
-
-    def line(self, job: str) -> str:
-        """The one line `plan` and `launch` print: 'job NAME: what; instead; fix; change',
-        then the task's alternatives dropped as it was read ('note: ...')."""
-        return "; ".join([f"job {job}: {self.what}", *self.instead,
-                          *filter(None, [self.fix, self.change]),
-                          *(f"note: {d}" for d in self.dropped)])
-
-    def note(self, shape: str) -> str:
-        """A shape of a job's set left out: 'A100:1 left out: what; instead; fix'."""
-        return "; ".join([f"{shape} left out: {self.what}", *self.instead,
-                          *filter(None, [self.fix])])
 
 
 def with_dropped(missing: Missing | None, notes: Sequence[str]) -> Missing | None:
@@ -103,14 +95,14 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     if c.alternatives:  # a task's alternatives: each one's own reason
         return _each_alternative(job, market, at, now, spot_markets, limits)
     cpu = isinstance(job.table, CpuWork)
-    missing = _retired(job, market, at, when) or _unknown_value(job, market, when)
+    recent = pd.Timestamp(at) >= pd.Timestamp(now or datetime.now(timezone.utc)) - RECENT
+    missing = _retired(job, market, at, when) or _unknown_value(job, market, when, recent)
     if missing is not None:
         return missing
-    recent = pd.Timestamp(at) >= pd.Timestamp(now or datetime.now(timezone.utc)) - RECENT
     missing = _apart(job, market, when, cpu, recent, at, spot_markets or {}, limits or {})
     if missing is not None:
         return missing
-    left = market[_shape(market, c, cpu) & _place(market, c) & _market(market, c)]
+    left = market[in_shape(market, c, cpu) & in_place(market, c) & in_market(market, c)]
     limit = c.max_price_per_hour
     if limit is not None and (left["usd_per_hour"] > limit).all():
         cheapest = left.loc[left["usd_per_hour"].idxmin()]
@@ -127,7 +119,7 @@ def _label(row: pd.Series) -> str:
         return row["offering"]
     zone = row.get("zone")
     where = zone if isinstance(zone, str) and zone else row["region"]
-    return f"{row['cloud']} {where} {row['instance_type']} {str(row['market']).replace('_', '-')}"
+    return f"{row['cloud']} {where} {row['instance_type']} {word(row['market'])}"
 
 
 def _raise(job: Workload, field: str) -> str:
@@ -149,8 +141,9 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
     kept = [(i, own) for i, alt in enumerate(c.alternatives, 1)
             if (own := within(c, alt)) is not None]
     for i, own in kept or [(0, replace(c, alternatives=()))]:
-        missing = unmatched(replace(job, job=replace(job.job, constraints=own)), market, at,
-                            now, spot_markets, limits)
+        alone = of_alternative(job, i - 1) if kept else job  # its own keys
+        missing = unmatched(replace(alone, job=replace(job.job, constraints=own)), market,
+                            at, now, spot_markets, limits)
         if not kept:  # none is within the job's filters (a shape of its set): those say it
             return missing
         if missing is None:
@@ -163,8 +156,8 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
 def alternative_said(i: int, own: Constraints, missing: Missing, market: pd.DataFrame,
                      cpu: bool) -> str:
     """'alternative 2 (L4:1 spot in gcp): WHY; FIX': alternative `i` (`own`) and `missing`."""
-    asked = " ".join(filter(None, [_shape_words(own, market, cpu), " or ".join(
-        word(m) for m in own.markets), _where_words(own)]))
+    asked = " ".join(filter(None, [shape_words(own, market, cpu), " or ".join(
+        word(m) for m in own.markets), where_words(own)]))
     return f"alternative {i} ({asked}): " + "; ".join(
         [missing.what, *missing.instead, *filter(None, [missing.fix, missing.change])])
 
@@ -267,23 +260,25 @@ def _retired(job: Workload, market: pd.DataFrame, at: datetime,
     day = max(days)
     clouds = " and ".join(sorted({str(r["cloud"]) for r in rows if r is not None}))
     alive = replace(c, instance_types=(), clouds=(), regions=(), zones=())
-    shape = market[_shape(market, alive) & _market(market, alive)] if c.gpu_models \
+    shape = market[in_shape(market, alive) & in_market(market, alive)] if c.gpu_models \
         else market.iloc[:0]
     markets = " or ".join(word(m) for m in c.markets)
-    instead = [f"{markets} {_shape_words(alive, market, False)} on other types: "
-               f"{_offerings(shape.sort_values('usd_per_hour', kind='stable'))}"] \
+    instead = [f"{markets} {shape_words(alive, market, False)} on other types: "
+               f"{offerings_said(shape.sort_values('usd_per_hour', kind='stable'))}"] \
         if not shape.empty else []
-    return Missing(f"{_types(c.instance_types)} retired by {clouds} "
+    return Missing(f"{named_types(c.instance_types)} retired by {clouds} "
                    f"{'on' if len(days) == 1 else 'by'} {day:%Y-%m-%d}: not rented as of "
                    f"{when}", instead,
                    change=change(job, ["gpu_models", "clouds"] if getattr(job, "sky", False)
                                  else ["instance_types"]))  # (a task's come of those)
 
 
-def _unknown_value(job: Workload, market: pd.DataFrame, when: str) -> Missing | None:
+def _unknown_value(job: Workload, market: pd.DataFrame, when: str,
+                   recent: bool = False) -> Missing | None:
     """A filter none of whose values any priced offering has, with those that exist (for
-    a GPU count, those of the GPUs the job allows) and the filter's key."""
-    c = job.job.constraints
+    a GPU count, those of the GPUs the job allows) and the filter's key; markets in the
+    users' words, and for booked ones, of a plan of now (`recent`), how to get them."""
+    c, cpu = job.job.constraints, isinstance(job.table, CpuWork)
     checks: Sequence[tuple[str, str, Sequence]] = (
         ("cloud", "cloud", c.clouds), ("region", "region", c.regions),
         ("market", "market", c.markets), ("gpu_model", "GPU model", c.gpu_models),
@@ -295,21 +290,38 @@ def _unknown_value(job: Workload, market: pd.DataFrame, when: str) -> Missing | 
         hit = (zone_allowed(market, accepted) if column == "zone"
                else market[column].isin(list(accepted)))
         if not hit.any():
-            wanted = ", ".join(str(v) for v in accepted)
+            said = word if column == "market" else str  # 'on-demand', as users write it
+            wanted = ", ".join(said(v) for v in accepted)
             fix = change(job, [FIELD_OF[column]])
             if column == "region":
                 return Missing(f"no offering priced as of {when} has {what} {wanted}",
-                               _regions_instead(c, market), change=fix)
-            found = sorted({str(v) for v in market[column] if str(v)},
-                           key=lambda v: (0, float(v), "") if _is_number(v) else (1, 0.0, v))
+                               _regions_instead(c, market),
+                               place_line(c, cpu) if recent else "", change=fix)
+            found = sorted({said(v) for v in market[column] if str(v)},
+                           key=lambda v: (0, float(v), "") if is_number(v) else (1, 0.0, v))
             # A GPU costsched knows, unpriced here, is no typo: no look-alike is offered.
             typo = "" if column == "gpu_model" and str(accepted[0]) in GPU_SPECS else (
                 did_you_mean(str(accepted[0]), found))
             # a count: those of the GPUs it allows, not every GPU's
-            counts = _counts_priced(c, market) if column == "gpu_count" else []
+            counts = counts_priced(c, market) if column == "gpu_count" else []
             return Missing(f"no offering priced as of {when} has {what} {wanted}",
-                           counts or [f"priced: {_listed(found)}{typo}"], change=fix)
+                           counts or [f"priced: {values_listed(found)}{typo}"],
+                           recent and _got_by(job, column, cpu) or "", change=fix)
     return None
+
+
+def _got_by(job: Workload, column: str, cpu: bool) -> str:
+    """How the prices a filter of the job (`column`) asks for, and none has, are got: of
+    booked markets, their `collect --booked` (`booked_line`); of spot or on-demand, or of
+    a GPU model or instance type the catalog knows, the collect of the job's place
+    (`place_line`); '' for a value that is no price missing (a cloud, a count, a zone, a
+    GPU or type costsched does not know)."""
+    c = job.job.constraints
+    if column == "market":
+        return booked_line(c, key(job, "markets")) or place_line(c, cpu)
+    known = (column == "gpu_model" and any(g in GPU_SPECS for g in c.gpu_models)) or (
+        column == "instance_type" and any(map(catalog.lookup_any, c.instance_types)))
+    return place_line(c, cpu) if known else ""
 
 
 def _regions_instead(c: Constraints, market: pd.DataFrame) -> list[str]:
@@ -320,17 +332,17 @@ def _regions_instead(c: Constraints, market: pd.DataFrame) -> list[str]:
     aws's, unpriced: no typo), never a region of another cloud."""
     own = market[market["cloud"].isin(list(c.clouds))] if c.clouds else market
     on = f" on {', '.join(c.clouds)}" if c.clouds else ""
-    shaped = own[_shape(own, c) & _market(own, c)] if (
+    shaped = own[in_shape(own, c) & in_market(own, c)] if (
         c.gpu_models or c.gpu_counts or c.instance_types) else own.iloc[:0]
     if not shaped.empty:
         cheapest = shaped.groupby("region", sort=False)["usd_per_hour"].min()
         found = [str(r) for r in cheapest.sort_values(kind="stable").index]
         market_words = f" {word(c.markets[0])}" if len(c.markets) == 1 else ""
-        line = (f"{_shape_words(c, own, False)}{market_words}{on} is priced in "
-                f"{_listed(found)}")
+        line = (f"{shape_words(c, own, False)}{market_words}{on} is priced in "
+                f"{values_listed(found)}")
     else:
         found = sorted({str(v) for v in own["region"] if str(v)})
-        line = f"priced{on}: {_listed(found)}"
+        line = f"priced{on}: {values_listed(found)}"
     known = {r for name in (c.clouds or clouds.NAMES) if name in clouds.CLOUDS
              for r in clouds.get(name).regions}
     typos = [r for r in c.regions if r not in known]
@@ -341,254 +353,24 @@ def _apart(job: Workload, market: pd.DataFrame, when: str, cpu: bool, recent: bo
            at: datetime, stored: Mapping[str, datetime],
            limits: Mapping[str, str]) -> Missing | None:
     """Each value is priced, but not together: a task's sizes that leave out its GPUs
-    where they are priced (`sized_out`), the shape, then the place, then the market; each
-    with the keys of the filters that keep the job from what is priced."""
+    where they are priced (`sized_out`), the shape, then the place and the market
+    (`unmatched_prices`); each with the keys of the filters that keep the job from what is
+    priced."""
     c = job.job.constraints
-    shape = market[_shape(market, c, cpu)]
-    asked = _shape_words(c, market, cpu)
+    shape = market[in_shape(market, c, cpu)]
+    asked = shape_words(c, market, cpu)
     gpus = replace(c, instance_types=())  # (a task's sizes narrow them: weighed first)
-    sized = None if cpu else sized_out(job, market[_shape(market, gpus) & _place(market, c)
-                                                   & _market(market, c)], " ".join(
-        [*(word(m) for m in c.markets), _shape_words(gpus, market, cpu)]), c.clouds)
+    sized = None if cpu else sized_out(
+        job, market[in_shape(market, gpus) & in_place(market, c) & in_market(market, c)],
+        " ".join([*(word(m) for m in c.markets), shape_words(gpus, market, cpu)]), c.clouds)
     if sized is not None:
-        other = shape[_place(shape, c) & ~_market(shape, c)]
-        return Missing(sized[0], _by_market(other, c), change=change(
+        other = shape[in_place(shape, c) & ~in_market(shape, c)]
+        return Missing(sized[0], by_market(other, c), change=change(
             job, [*sized[1], *(["markets"] if not other.empty else [])]))
     if shape.empty:
-        counts = _counts_priced(c, market)
+        counts = counts_priced(c, market)
         fields = ["gpu_counts"] if counts and c.gpu_counts else [
             f for f in ("gpu_models", "gpu_counts", "instance_types") if getattr(c, f)]
         return Missing(f"no instance type priced as of {when} is {asked}", counts,
                        change=change(job, fields))
-    placed = shape[_place(shape, c)]
-    where = _where_words(c)
-    if placed.empty and _market(shape, c).any():  # priced in its market, elsewhere only
-        elsewhere = shape[_market(shape, c)]
-        types = catalog.instance_types()
-        return Missing(f"no price known as of {when} for {asked} {where}",
-                       [*_by_market(elsewhere, c, " elsewhere"),
-                        *_kept_out(c, elsewhere, limits)],
-                       there_line(types, _shape(types, c), c, cpu) if recent else "",
-                       change=change(job, _keeping_out(c, elsewhere, limits)))
-    if not _market(placed, c).any():  # (nor elsewhere, where nothing is priced here)
-        markets = " or ".join(word(m) for m in c.markets)
-        found = placed if not placed.empty else shape
-        instead = _by_market(found, c, "" if not placed.empty else " elsewhere")
-        if placed.empty:
-            instead += _kept_out(c, found, limits)
-        instead += _other_counts(c, market, cpu)
-        far = shape[_market(shape, c) & ~_place(shape, c)]
-        fields = ["markets", *_keeping_out(c, found, limits)] if placed.empty else ["markets"]
-        if not far.empty:
-            instead.append(f"{markets} {asked} elsewhere: "
-                           f"{_offerings(far.sort_values('usd_per_hour', kind='stable'))}")
-            instead += _kept_out(c, far, limits)
-            fields += _keeping_out(c, far, limits)
-        return Missing(f"no {markets} price known as of {when} for {asked}"
-                       + (f" {where}" if where else ""),
-                       instead + _untyped(c, market, when) + _stored_market(c, at, stored),
-                       collect_line(found, c, cpu, placed.empty) if recent else "",
-                       change=change(job, fields))
-    return None
-
-
-def _by_market(rows: pd.DataFrame, c: Constraints, where: str = "") -> list[str]:
-    """The offerings of `rows`, cheapest first, one line per market, the job's markets
-    first, then the cheapest: 'spot elsewhere: aws us-west-2 g5.xlarge $0.3600/h, ...'."""
-    groups = rows.sort_values("usd_per_hour", kind="stable").groupby("market", sort=True)
-    ordered = sorted(groups, key=lambda g: (g[0] not in c.markets,
-                                            float(g[1]["usd_per_hour"].iloc[0])))
-    return [f"{word(m)}{where}: {_offerings(group)}" for m, group in ordered]
-
-
-def _kept_out(c: Constraints, elsewhere: pd.DataFrame, limits: Mapping[str, str]) -> list[str]:
-    """Each place filter of the job that leaves out offerings of `elsewhere` (its shape
-    priced outside its place), with why the job has it: `limits`' words for one costsched
-    derived (a data bucket's cloud), else the filter as the job's file gives it."""
-    out = [limits.get(f"{column}s") or f"its file keeps it in {column}"
-           f"{'s' * (len(accepted) > 1)} {', '.join(accepted)}"
-           for column, accepted in _leaving_out(c, elsewhere)]
-    return [f"not there because {'; and '.join(out)}"] if out else []
-
-
-def _keeping_out(c: Constraints, elsewhere: pd.DataFrame,
-                 limits: Mapping[str, str]) -> list[str]:
-    """The fields of `_kept_out`'s filters the job's file writes (not those in `limits`)."""
-    return [FIELD_OF[column] for column, _ in _leaving_out(c, elsewhere)
-            if f"{column}s" not in limits]
-
-
-def _leaving_out(c: Constraints, elsewhere: pd.DataFrame) -> list[tuple[str, Sequence[str]]]:
-    """The place filters (column, values) of the job that leave out some of `elsewhere`."""
-    out = []
-    for column, accepted in (("cloud", c.clouds), ("region", c.regions), ("zone", c.zones)):
-        if not accepted:
-            continue
-        hit = (zone_allowed(elsewhere, accepted) if column == "zone"
-               else elsewhere[column].isin(list(accepted)))
-        if not hit.all():
-            out.append((column, accepted))
-    return out
-
-
-def _stored_market(c: Constraints, at: datetime, stored: Mapping[str, datetime]) -> list[str]:
-    """For each cloud whose spot market the store holds (`stored`) and whose bundled spot
-    prices have the shape at the place asked: that the store's prices leave those out
-    (`costsched.spot_market`), and how quotes are imported without that."""
-    if "spot" not in (c.markets or ("spot",)) or not stored:
-        return []
-    bundled = catalog.spot_observations(include_cpu=True)
-    bundled = bundled[(bundled["effective_at"] <= pd.Timestamp(at))
-                      & bundled["cloud"].isin(list(stored))]
-    hidden = bundled[_shape(bundled, c) & _place(bundled, c)]
-    return [f"{cloud}'s spot prices are the store's (collected or imported, newest "
-            f"{stored[cloud]:%Y-%m-%d}), which leave out its bundled spot prices; "
-            "`costsched prices import --partial FILE` imports quotes without that (a file "
-            "imported before, imported again with it, stops standing for the whole market)"
-            for cloud in sorted(set(hidden["cloud"].astype(str)))]
-
-
-def _untyped(c: Constraints, market: pd.DataFrame, when: str) -> list[str]:
-    """The GPU models of a set (a task's [H100:1, A100:1] on aws) that none of the job's
-    instance types has, which the shape's words leave out, each with why: no type of its
-    place has it (and the counts the place prices it at), or its types have no price."""
-    if not c.instance_types or not c.gpu_models:
-        return []
-    priced = set(market.loc[market["instance_type"].isin(list(c.instance_types)), "gpu_model"])
-    listed = {r["gpu_model"] for r in map(catalog.lookup_any, c.instance_types) if r}
-    where = f" on {', '.join(c.clouds)}" if c.clouds else ""
-    out = []
-    for g in (g for g in c.gpu_models if priced and g not in priced):
-        asked = " or ".join(f"{g}:{n}" for n in c.gpu_counts) if c.gpu_counts else g
-        if g in listed:
-            out.append(f"{asked}: its instance types have no price as of {when}")
-            continue
-        there = market[(market["gpu_model"] == g) & _place(market, c)]
-        counts = sorted({int(n) for n in there["gpu_count"]})
-        # (in the market asked, `_other_counts` has named them with their prices already)
-        sold = (f" ({g} is priced there at {', '.join(map(str, counts))} GPUs)"
-                if counts and not _market(there, c).any() else "")
-        out.append(f"{asked}: no instance type{where} has it{sold}")
-    return out
-
-
-# --- filters -------------------------------------------------------------------------------
-
-
-def _shape(frame: pd.DataFrame, c: Constraints, cpu: bool = False) -> pd.Series:
-    """The offerings of the shape asked: CPU instance types (no GPU) for CPU work."""
-    ok = (frame["gpu_count"].fillna(0) == 0) if cpu else pd.Series(True, index=frame.index)
-    for column, accepted in (("gpu_model", c.gpu_models), ("gpu_count", c.gpu_counts),
-                             ("instance_type", c.instance_types)):
-        if accepted:
-            ok &= frame[column].isin(list(accepted))
-    return ok
-
-
-def _place(frame: pd.DataFrame, c: Constraints) -> pd.Series:
-    ok = pd.Series(True, index=frame.index)
-    for column, accepted in (("cloud", c.clouds), ("region", c.regions)):
-        if accepted:
-            ok &= frame[column].isin(list(accepted))
-    if c.zones:
-        ok &= zone_allowed(frame, c.zones)
-    return ok
-
-
-def _market(frame: pd.DataFrame, c: Constraints) -> pd.Series:
-    return (frame["market"].isin(list(c.markets)) if c.markets
-            else pd.Series(True, index=frame.index))
-
-
-# --- words ---------------------------------------------------------------------------------
-
-
-def _shape_words(c: Constraints, market: pd.DataFrame, cpu: bool) -> str:
-    """'A100:1', 'A100:1 or V100:1', 'p3.2xlarge', 'a CPU instance type'."""
-    if cpu:
-        return "CPU instance types" + (f" {_types(c.instance_types)}"
-                                       if c.instance_types else "")
-    if c.gpu_models:
-        counts = c.gpu_counts
-        if c.instance_types:  # the pairs the instance types have, as the catalog says
-            typed = market[market["instance_type"].isin(list(c.instance_types))]
-            pairs = sorted({f"{g}:{int(n)}" for g, n in zip(typed["gpu_model"],
-                                                              typed["gpu_count"], strict=True)
-                            if g in c.gpu_models and (not counts or int(n) in counts)})
-            if pairs:
-                return " or ".join(pairs)
-        if counts:
-            return " or ".join(f"{g}:{n}" for g in c.gpu_models for n in counts)
-        return " or ".join(c.gpu_models)
-    if c.instance_types:
-        return _types(c.instance_types)
-    if c.gpu_counts:
-        return " or ".join(f"{n} GPUs" for n in c.gpu_counts)
-    return "a GPU instance type"
-
-
-def _types(types: Sequence[str]) -> str:
-    """'p3.2xlarge or g4dn.xlarge', 'c6i.2xlarge, c6i.4xlarge, ... (15 in all)'."""
-    types = sorted(types)
-    if len(types) <= 3:
-        return " or ".join(types)
-    return ", ".join(types[:3]) + f", ... ({len(types)} in all)"
-
-
-def _where_words(c: Constraints) -> str:
-    parts = [*c.clouds, *c.regions, *c.zones]
-    return "in " + ", ".join(parts) if parts else ""
-
-
-def _is_number(text: str) -> bool:
-    """Whether `text` is a number (GPU counts list in numeric order: 2 before 16)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _listed(values: Sequence[str]) -> str:
-    return ", ".join(values[:VALUES_SHOWN]) + (f", ... ({len(values)} in all)"
-                                               if len(values) > VALUES_SHOWN else "")
-
-
-def _offerings(rows: pd.DataFrame) -> str:
-    """The first few offerings of `rows` priced: 'gcp us-central1 a2-highgpu-1g $3.67/h, ...'."""
-    shown = [f"{r.cloud} {r.zone or r.region} {r.instance_type} {per_hour(r.usd_per_hour)}/h"
-             for r in rows.head(SHOWN).itertuples()]
-    return ", ".join(shown) + (f" ({len(rows)} in all)" if len(rows) > SHOWN else "")
-
-
-def _counts_priced(c: Constraints, market: pd.DataFrame) -> list[str]:
-    """Each GPU model asked at the counts priced on the job's clouds (else any that do)."""
-    out = []
-    for g in c.gpu_models:
-        rows = market[market["gpu_model"] == g]
-        own = rows[rows["cloud"].isin(list(c.clouds))] if c.clouds else rows
-        rows = own if not own.empty else rows
-        counts = sorted({int(n) for n in rows["gpu_count"]})
-        if counts:
-            on = f" on {', '.join(sorted(set(rows['cloud'].astype(str))))}" if c.clouds else ""
-            out.append(f"{g} is priced at {', '.join(map(str, counts))} "
-                       f"{'GPU' if counts == [1] else 'GPUs'}{on}")
-    return out
-
-
-def _other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
-    """The GPU models asked, in the market and place asked, at the counts not asked."""
-    if cpu or not c.gpu_models or not c.gpu_counts:
-        return []
-    rows = market[market["gpu_model"].isin(list(c.gpu_models))
-                  & ~market["gpu_count"].isin(list(c.gpu_counts))
-                  & _place(market, c) & _market(market, c)]
-    if rows.empty:
-        return []
-    markets = " or ".join(word(m) for m in c.markets)
-    out = [f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].min())}/h "
-           f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
-           f" {group['instance_type'].iloc[0]})"
-           for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
-               ["gpu_model", "gpu_count"], sort=True)]
-    return [f"{markets} at other counts: " + ", ".join(out)]
+    return no_price(job, market, shape, when, cpu, recent, at, stored, limits)

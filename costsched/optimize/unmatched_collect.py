@@ -36,7 +36,7 @@ def collect_line(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool
     regions = c.regions if elsewhere else sorted(set(found["region"].astype(str)))
     # the GPUs of the shape that is priced there (not a set's other GPUs, which it lacks)
     gpus = sorted(set(c.gpu_models) & set(found["gpu_model"].astype(str)))
-    return f"`{_command(clouds, regions if c.regions else (), gpus)}` {FETCHES}"
+    return f"`{collect_command(clouds, regions if c.regions else (), gpus)}` {FETCHES}"
 
 
 def there_line(types: pd.DataFrame, shaped: pd.Series, c: Constraints, cpu: bool) -> str:
@@ -59,16 +59,20 @@ def there_line(types: pd.DataFrame, shaped: pd.Series, c: Constraints, cpu: bool
     return (f"costsched's catalog has no instance type with {' or '.join(c.gpu_models)} in "
             f"{', '.join(asked)} (`costsched catalog refresh --cloud {','.join(asked)}` "
             "finds new GPU instance types; "
-            f"`{_command(asked, c.regions, sorted(c.gpu_models))}` then fetches their prices)")
+            f"`{collect_command(asked, c.regions, sorted(c.gpu_models))}` then fetches their "
+            "prices)")
 
 
-def _command(clouds: Sequence[str], regions: Sequence[str], gpus: Sequence[str]) -> str:
-    """The collect command, after the `pip install` of the extras its clouds' collectors
-    need and this machine lacks ('pip install 'costsched[azure]'`, then `costsched
-    collect ...': the backticks around the whole stay the caller's)."""
+def collect_command(clouds: Sequence[str], regions: Sequence[str], gpus: Sequence[str],
+                    booked: bool = False) -> str:
+    """The collect command (with `--booked`: the booked capacity too), after the `pip
+    install` of the extras its clouds' collectors need and this machine lacks ('pip install
+    'costsched[azure]'`, then `costsched collect ...': the backticks around the whole stay
+    the caller's)."""
     extras = sorted({extra for cloud in clouds
                      for module, extra in [COLLECTS_WITH.get(cloud, ("", ""))]
                      if module and not installed(module)})
     first = (f"pip install 'costsched[{','.join(extras)}]'`, then `" if extras else "")
     return (first + "costsched collect" + "".join(f" --cloud {x}" for x in clouds)
-            + "".join(f" --region {r}" for r in regions) + "".join(f" --gpu {g}" for g in gpus))
+            + "".join(f" --region {r}" for r in regions) + " --booked" * booked
+            + "".join(f" --gpu {g}" for g in gpus))

@@ -16,6 +16,7 @@ from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
+from costsched.optimize.no_plan_keys import of_alternative
 from costsched.optimize.rank import UNFILTERED, zone_allowed
 from costsched.optimize.unmatched import Missing, alternative_said, within
 from costsched.vocabulary import counted
@@ -41,7 +42,8 @@ def passed_over(job: Workload, ranked: pd.DataFrame, market: pd.DataFrame,
         own = _alternative(c, job.order, i)
         if own is None:
             continue
-        missing = explain(replace(job, job=replace(job.job, constraints=own))) or \
+        alone = of_alternative(job, i)  # its own keys ('resources.ordered[0].use_spot')
+        missing = explain(replace(alone, job=replace(job.job, constraints=own))) or \
             _left_out(ranked[in_alternative(ranked, job.order[i])])
         if missing is None:
             continue

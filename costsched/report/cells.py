@@ -33,7 +33,9 @@ from costsched.amounts import (
     usd,
 )
 from costsched.measured import sps
+from costsched.report.failed import failed_said
 from costsched.report.written import PART_COLUMNS, SCALED_TABLES, parts_of, scale_of
+from costsched.step_share import percent_down
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -480,8 +482,7 @@ def missing(value: object) -> bool:
     return value is None or (not isinstance(value, str) and value != value)
 
 
-def format_cell(column: str, value: object, places: Mapping[str, int] | None = None
-                ) -> str:
+def format_cell(column: str, value: object, places: Mapping[str, int] | None = None) -> str:
     """A value of `column` as the report's tables show it (the CLI's too); `places`: the
     table's precision of dollars, hours and ratios (`table_places`; else each figure's
     own)."""
@@ -502,8 +503,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
         if places.get("charged"):
             return charged_hours(float(value), places["hours"])  # type: ignore[arg-type]
         return hours(float(value), places.get("hours"))  # type: ignore[arg-type]
-    if column in ("used", "done") or column.endswith("_share"):
-        return f"{value:.0%}"
+    if column in ("used", "done") or column.endswith("_share"):  # steps done: as status's
+        return percent_down(float(value)) if column == "done" else f"{value:.0%}"  # type: ignore[arg-type]
     if column.endswith("_sps"):
         return sps(float(value))  # type: ignore[arg-type]
     if is_ratio(column):
@@ -561,8 +562,7 @@ def totals_figures(totals: Mapping[str, float | None], tables: object = None,
     instance = figures.get("instance_hours")
     out["instance_hours"] = spans(figures["billed_hours"] if instance is None else instance,
                                   hour_places)
-    failed = totals.get("failed_usd")  # said apart: no saving (`report.data.saves`)
-    return out | ({"failed_usd": money(failed, usd_places)} if failed else {})
+    return out | failed_said(totals, tables, usd_places, money)  # apart: `data.saves`
 
 
 def period_words(since: str | None, until: str, placed: bool) -> str:
@@ -586,7 +586,7 @@ def totals_line(totals: Mapping[str, float | None], tables: object = None,
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
             f"{over}; " + _saved_words([(f["saved_vs_on_demand_usd"], "on-demand"),
                                     (f["saved_vs_static_usd"], "the launch-time choice kept")])
-            + (f"; failed runs cost {f['failed_usd']}" if "failed_usd" in f else ""))
+            + f.get("failed_runs", ""))  # '; failed runs cost $X (each run: $Y, ...)'
 
 
 def _saved_words(against: list[tuple[str, str]]) -> str:

@@ -44,6 +44,7 @@ from costsched.report.columns import (
     DAY_COLUMNS,
     JOB_COLUMNS,
 )
+from costsched.report.failed import failed_runs
 from costsched.report.moves import gang_events, move_table, target_running_times
 from costsched.report.paces import estimated_lines, placement_paces
 from costsched.report.pieces import (
@@ -200,15 +201,19 @@ class Report:
         """USD over every job (a baseline or saving over the jobs it applies to, None when
         none: `saves`), its billed hours (the placements') and instance-hours (N nodes: N
         instances an hour), and what its failed runs cost (`failed_usd`)."""
-        return totals(self.rows["jobs"])
+        return totals(self.rows["jobs"], self.rows.get("failed_runs"))
 
 
-def totals(jobs: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    """`Report.totals` of the per-job rows `jobs` (a frame's records too)."""
+def totals(jobs: Sequence[Mapping[str, Any]],
+           runs: Sequence[Mapping[str, Any]] | None = None
+           ) -> dict[str, float | None]:
+    """`Report.totals` of the per-job rows `jobs` (a frame's records too); its failed
+    runs' spend that of `runs` (`report.failed`), else that of the failed jobs."""
     sums = {c: column_sum([_float(r[c]) for r in jobs], nan_when_none=True)
             for c in JOB_COLUMNS[4:]}
     each = column_sum([_float(r["billed_hours"]) * _float(r.get("nodes"), 1.0) for r in jobs])
-    failed = column_sum([_float(r["usd"]) for r in jobs if r.get("state") == "failed"])
+    failed = column_sum([_float(r["usd"]) for r in runs] if runs is not None
+                        else [_float(r["usd"]) for r in jobs if r.get("state") == "failed"])
     out = {**sums, "instance_hours": each, "failed_usd": failed}  # (its spend, apart)
     return {c: (None if math.isnan(v) else no_noise(v)) if c in _BASELINE_COLUMNS else
             (0.0 if math.isnan(v) else v) for c, v in out.items()}
@@ -377,6 +382,9 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     scale, parts = scaled_parts(rows, spent_on, scale, [p for p in placed if p.end_at is None])
     return Report(since=start, until=end, rows={
         **{name: rows[name] for name in NAMES}, "repriced": repriced,
+        "failed_runs": failed_runs(  # each run that failed, with its spend in the period
+            [e for e in store.jobs.event_rows(names, ["state"]) if e.at <= end],
+            [(s[0].placement, s[2]) for s in spent_on], egress, names),
         "estimated_baselines": estimated_lines(job_rows, guessed)}, stale=stale,
                   scale=scale, parts={**parts, "estimates": estimate_parts(
                       estimated, ran, run_egress, {j: made for j, (_, made) in whole.items()})})

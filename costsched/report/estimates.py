@@ -55,6 +55,7 @@ from sqlalchemy import select
 from costsched.costs import Move
 from costsched.model import FINAL_STATES
 from costsched.report.sums import by, column_sum, seconds
+from costsched.step_share import percent_down
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
 from costsched.store.schema import job_predictions
@@ -202,7 +203,7 @@ def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
     if failed:
         return "failed"
     if short is not None:
-        return f"{SHORT} (exited 0 at {short:.0%} of its declared steps)"
+        return f"{SHORT} (exited 0 at {percent_down(short)} of its declared steps)"
     return vs_estimate(hours_ratio, usd_ratio)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import io
+import os
+import warnings
 from collections.abc import Mapping
 from datetime import datetime
 from html import escape
@@ -93,6 +95,20 @@ def render(report: Report, budgets: list[list[str]] | None = None) -> str:
         parts.append(_written_table(BUDGET_HEADINGS, budgets))
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
+
+
+def writable(path: str | Path) -> Path:
+    """`path` where a report can be written, checked before the report is built: its folder
+    exists and takes files, and it is no folder; else InvalidInput in `write`'s words."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    strerror = ("Is a directory" if path.is_dir() else
+                "No such file or directory" if not folder.is_dir() else
+                "Permission denied" if not os.access(folder, os.W_OK | os.X_OK)
+                or (path.exists() and not os.access(path, os.W_OK)) else "")
+    if strerror:
+        raise InvalidInput(f"{path}: cannot write the report ({strerror})")
+    return path
 
 
 def write(report: Report, path: str | Path, budgets: list[list[str]] | None = None
@@ -276,5 +292,7 @@ def _empty(fig: Figure, ax: Axes) -> str:
 
 def _png(fig: Figure) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    with warnings.catch_warnings():  # a plot too small for its layout is drawn as it is
+        warnings.filterwarnings("ignore", "constrained_layout not applied", UserWarning)
+        fig.savefig(buffer, format="png")
     return base64.b64encode(buffer.getvalue()).decode("ascii")

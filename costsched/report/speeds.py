@@ -12,19 +12,17 @@ from datetime import datetime
 
 from costsched.gang_stalls import trained_readings as trained_readings  # (`report.data`'s)
 from costsched.measured import (
-    MEASURING,
-    MIN_TRAINING_SECONDS,
     JobRate,
     Rate,
     Speed,
     basis_words,
     checked,
     first_longest,
-    measuring,
+    shown_speed,
     spec_nodes,
     speed_rows,
     stored_readings,
-    too_short,
+    trained,
 )
 from costsched.model import FINAL_STATES
 from costsched.report.sums import by
@@ -47,10 +45,6 @@ def speeds(placements: Sequence[PlacementRow], steps_done: Mapping[int, float],
                       stored_readings(readings or ()))
 
 
-def _longest(rows: Sequence[Speed]) -> Speed | None:
-    return first_longest(rows) if rows else None
-
-
 def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
                 rates: Mapping[int, JobRate | None], plans: Mapping[int, dict],
                 factor: float) -> list[dict]:
@@ -63,24 +57,19 @@ def speed_table(jobs: Mapping[int, object], measured: Sequence[Speed],
         job = jobs[job_id]
         name = job.name  # type: ignore[attr-defined]
         rate = rates.get(int(job_id))
-        if measuring(found):  # reported steps, not trained long enough to judge (yet)
-            top = _longest(found) or found[0]
-            words = (too_short(job.spec, sum(s.hours for s in found), job.steps_done)  # type: ignore[attr-defined]
-                     if job.state in FINAL_STATES else MEASURING)  # type: ignore[attr-defined]
+        # The one speed every view shows of it (`measured.shown_speed`).
+        shown = shown_speed(found, job.spec, job.state in FINAL_STATES, job.steps_done)  # type: ignore[attr-defined]
+        if shown is not None and shown.steps_per_second is None:  # not judged (yet)
+            top = first_longest(found)
             # (A reference GPU's relative speed is not in the job's steps: no plan's.)
             planned = float(top.planned_sps) if own_steps(job.spec) else math.nan  # type: ignore[attr-defined]
             rows.append(_speed_row(int(job_id), name, top.gpu_model, int(top.gpu_count),
-                                   spec_nodes(job.spec), planned, math.nan, math.nan,  # type: ignore[attr-defined]
-                                   False, "",
-                                   f"job {job_id} ({name}): {words}"))
+                                   shown.nodes, planned, math.nan, math.nan, False, "",
+                                   f"job {job_id} ({name}): {shown.words}"))
             continue
-        # Each GPU it trained on, longest first (a GPU's speed carried from another by
-        # the table's ratio is no measure of it: left out).
-        ran = [s for s in found if s.measured_sps == s.measured_sps
-               and s.planned_sps == s.planned_sps and s.hours > 0]
-        tops = [top for top in sorted(ran, key=lambda s: -s.hours)
-                if len(ran) < 2 or top.hours * 3600 >= MIN_TRAINING_SECONDS]
-        rows.extend(_gpu_row(job, int(job_id), top, rate, plans, factor) for top in tops)
+        # Each GPU it trained on, longest first (the first is the speed every view shows).
+        rows.extend(_gpu_row(job, int(job_id), top, rate, plans, factor)
+                    for top in trained(found))
     return rows
 
 

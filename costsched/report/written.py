@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from costsched.amounts import Scale, placement_hours
+from costsched.amounts import NOISE, Scale, block_hours, placement_hours
 
 # The tables of charged figures, written at the store's scale (`costsched.amounts`).
 CHARGED_TABLES = ("jobs", "clouds", "days", "egress", "moves", "budgets")
@@ -43,15 +43,16 @@ PART_COLUMNS = {"compute_usd": "usd", "billed_hours": "hours", "usd": "usd"}
 
 
 def row_parts(rows: Mapping[str, list[dict]], spent: Sequence[tuple[Any, float, float, float]],
-              written: Callable[[float, float, bool], float] | None = None,
+              written: Callable[[float, float, bool, int], float] | None = None,
               live: Collection[int] = ()) -> dict[str, list[dict[str, list[float]]]]:
     """For each row of the spend tables (`rows`: "jobs", "clouds", "days"), the exact
     charges its compute and billed hours are made of (PART_COLUMNS), in the rows' order.
     `spent`: (piece, hours, usd, on-demand usd) of each piece of a placement. `written`:
-    (hours, usd, whether its placement is `live`) to its hours as `status` writes a
-    placement's (`amounts.placement_hours`), for each placement (a day's row: each piece)."""
+    (hours, usd, whether its placement is `live`, its id) to its hours as `status` writes
+    a placement's (`amounts.placement_hours`), for each placement (a day's row: each
+    piece)."""
     def hours_of(h: float, usd: float, placement: int) -> float:
-        return h if written is None else written(h, usd, placement in live)
+        return h if written is None else written(h, usd, placement in live, placement)
 
     placed: dict[int, list] = {}  # placement id: [job, cloud, hours, usd]
     day_of: dict[tuple, list[tuple[float, float]]] = {}
@@ -152,6 +153,26 @@ def scaled_parts(rows: Mapping[str, list[dict]],
     hours), and what its spend tables' cells are made of (`row_parts`, each placement's
     hours as `status` writes them): each cell is written as the sum of its parts as
     written at it, each total as the sum of its cells. `live`: the placements open now
-    (their figures grow)."""
-    return scale, row_parts(rows, spent, lambda h, usd, open_: placement_hours(
-        h, usd, scale.usd, scale.hours, open_), {p.id for p in live})
+    (their figures grow). A job's placements' hours read at one precision, chosen from
+    them all (`job_hours`), as `status` and the dashboard read them."""
+    opened = {p.id for p in live}
+    least = job_hours(spent, scale, opened)
+    return scale, row_parts(rows, spent, lambda h, usd, open_, placement: placement_hours(
+        h, usd, scale.usd, least.get(placement, scale.hours), open_), opened)
+
+
+def job_hours(spent: Sequence[tuple[Any, float, float, float]], scale: Scale,
+              live: Collection[int]) -> dict[int, int]:
+    """{placement id: the decimals of its hours}: its job's placements' together, from the
+    store's scale (`amounts.block_hours`), each placement's hours and dollars in the period."""
+    placed: dict[int, list] = {}  # placement id: [job, hours, usd]
+    for piece, hours, usd, _ in spent:
+        found = placed.setdefault(piece.placement.id, [piece.placement.job_id, 0.0, 0.0])
+        found[1] += hours
+        found[2] += usd
+    lines: dict[int, list[tuple[float, float, float, bool]]] = {}
+    for placement, (job, hours, usd) in placed.items():
+        if hours >= NOISE and abs(usd) >= NOISE:  # a product is written of it
+            lines.setdefault(job, []).append((hours, usd / hours, usd, placement in live))
+    block = {job: block_hours(found, scale.usd, scale.hours) for job, found in lines.items()}
+    return {p: block[job] for p, (job, _, _) in placed.items() if job in block}

@@ -27,6 +27,7 @@ from costsched.store.booked import Booking
 if TYPE_CHECKING:  # `status` reads bookings without the planner
     from costsched.jobspec import ResolvedJob
     from costsched.optimize.booked import BookedPlans
+    from costsched.optimize.planner import JobPlan
 
 HELD_STATES = ("purchasing", "scheduled", "active")  # bought, or maybe bought: paid for
 BOUGHT = ("capacity_block",)  # the markets costsched buys ahead (paid whether used or not)
@@ -175,10 +176,13 @@ def book_for_launch(store: PriceStore, launcher: Launcher, resolved: ResolvedJob
             and b.state != "purchasing" and b.token == booking_token(resolved.name, b.booked)]
     plans = booked_plans(store, plan, at, _paid(store.booked.offered(at), held))
     best = None if plans is None else plans.best
-    if plans is None or best is None or best.booked is None:
-        base = "" if plans is None else f": {plans.baseline.name} costs less"
+    if plans is None:  # none known that fits: what is missing, and what collects it
+        raise InvalidInput(f"{source}: job {resolved.name!r}: {no_booked_known(plan)}; or "
+                           "launch it without --book")
+    if best is None or best.booked is None:
         raise InvalidInput(f"{source}: job {resolved.name!r}: no booked capacity in its plan"
-                           f"{base}; launch it without --book (`costsched plan` shows why)")
+                           f": {plans.baseline.name} costs less; launch it without --book "
+                           f"(`costsched plan {source}` shows why)")
     b = best.booked
     if not confirm(plans):
         raise InvalidInput(f"job {resolved.name!r}: not booked: nothing bought, nothing "
@@ -193,3 +197,29 @@ def book_for_launch(store: PriceStore, launcher: Launcher, resolved: ResolvedJob
                                     at=at, reservation_id=b.offering_id,
                                     detail="a reservation held"), None
     return book(store, launcher, b, token=booking_token(resolved.name, b), at=at), None
+
+
+def no_booked_known(plan: JobPlan) -> str:
+    """Why a job has no plan with booked capacity when none that fits it is stored, and
+    the command that collects it for the job's best offering's cloud, region and GPU:
+    EC2's capacity blocks on sale and the reservations held (`collect --booked`), GCP's
+    flex-start prices with its prices (docs/booked-capacity.md)."""
+    choices = plan.choices
+    found = [choices[choices["cloud"] == c] for c in ("aws", "gcp")]  # where it is sold
+    choices = next((c for c in found if not c.empty), choices.iloc[:0])
+    if choices.empty and plan.reason:  # nothing priced that it allows: as plan says why
+        return plan.reason.removeprefix(f"job {plan.job.name}: ")
+    if choices.empty:
+        return ("no booked capacity known that fits it, and it may run on no cloud that "
+                "sells it (aws, gcp): docs/booked-capacity.md says where it is sold")
+    best = choices.iloc[0]
+    cloud, region, gpu = str(best["cloud"]), str(best["region"]), str(best["gpu_model"])
+    what, collects = (("capacity block or reservation", "the capacity blocks on sale and "
+                       "the reservations held") if cloud == "aws" else
+                      ("flex-start price or reservation", "GCP's prices, flex-start's among "
+                       "them, and the reservations the project holds"))
+    from costsched.optimize.unmatched_collect import collect_command
+
+    return (f"no {what} known for {gpu}:{int(best['gpu_count'])} in {cloud} {region}; "
+            f"`{collect_command([cloud], [region], [gpu], booked=True)}` "
+            f"collects {collects}, then `--book` plans with them")

@@ -14,7 +14,7 @@ from costsched import own_budget
 from costsched.config import effective
 from costsched.jobspec import ResolvedJob
 from costsched.lazy import pandas as pd
-from costsched.optimize.no_plan_keys import in_file, key
+from costsched.optimize.no_plan_keys import change, in_file, key
 from costsched.optimize.planner import JobPlan, budget_short, budget_short_said
 
 W = TypeVar("W", bound=ResolvedJob)
@@ -35,8 +35,12 @@ def with_budget_raised(plan: JobPlan[W], interval_seconds: float | None = None) 
     fit = launch_fit(job, risk)
     if fit is None:
         return plan
+    # The amount is the launch's, not the cost's plus the gap: the figures it holds said
+    # before it, in the launch's words ('launch checks a budget by the pessimistic cost ...').
+    fix = change(job, ["budget"], "raise")
+    checked = f"launch checks a budget by the pessimistic cost {fit.worst_said()}: {fix}"
     return replace(plan, reason=plan.reason.replace(
-        said, budget_short_said(job, row, raise_to(fit)), 1))
+        said, budget_short_said(job, row, raise_to(fit)).replace(fix, checked, 1), 1))
 
 
 def launch_fit(job: ResolvedJob, risk: Mapping) -> own_budget.LaunchFit | None:
@@ -50,7 +54,8 @@ def launch_fit(job: ResolvedJob, risk: Mapping) -> own_budget.LaunchFit | None:
     return own_budget.LaunchFit(job.name, own_budget.OWN, float(risk["expected_cost"]),
                                 float(risk["pessimistic_cost"]), float(budget),
                                 fix=f"raise {key(job, 'budget')}{in_file(job)}",
-                                ahead_usd=float(risk["ahead_cost"]))
+                                ahead_usd=float(risk["ahead_cost"]),
+                                ahead_said=str(risk.get("ahead_said", "") or ""))
 
 
 def raise_to(fit: own_budget.LaunchFit) -> str:
@@ -74,9 +79,10 @@ def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame,
                      interval_seconds: float | None = None) -> pd.DataFrame:
     """`shown` (rows of job `job`'s ranking) with each row's pessimistic cost, the figure a
     launch checks its budgets by (`own_budget.pessimistic_usd`), the watch's charge ahead
-    for its first interval there (`ahead_cost`, `ahead_said`: `own_budget.ahead_usd`, at
-    the row's price over `interval_seconds`, the configured `daemon.watch_seconds` when not
-    given) and whether it may not fit the job's own budget by the launch's rule
+    for its first interval there (`ahead_cost`, `ahead_said`: `own_budget.charged_ahead`,
+    at the row's price over `interval_seconds`, the configured `daemon.watch_seconds` when
+    not given, or over its work there where that is shorter) and whether it may not fit
+    the job's own budget by the launch's rule
     (`budget_may_not_fit`, `own_budget.LaunchFit.safe`: a launch there asks for --yes, or
     is refused) and whether it does not fit (`budget_does_not_fit`,
     `own_budget.LaunchFit.fits`: a launch there is refused); False without a budget."""
@@ -84,7 +90,10 @@ def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame,
         interval_seconds = effective().daemon.watch_seconds
     worst = [own_budget.pessimistic_usd(job, row) for _, row in shown.iterrows()]
     prices = [float(p) for p in shown["usd_per_hour"]]
-    ahead = [own_budget.ahead_usd(p, interval_seconds) for p in prices]
+    # At most its work there at its speed, as the watch charges it (`charged_ahead`).
+    charged = [own_budget.charged_ahead(p, interval_seconds, float(w) * 3600)
+               for p, w in zip(prices, shown["work_hours"], strict=True)]
+    ahead = [usd for usd, _ in charged]
     fits = [launch_fit(job, {"expected_cost": cost, "pessimistic_cost": pessimistic,
                              "ahead_cost": charge})
             for cost, pessimistic, charge in zip(shown["expected_cost"], worst, ahead, strict=True)]
@@ -92,8 +101,7 @@ def with_budget_risk(job: ResolvedJob, shown: pd.DataFrame,
     refused = [f is not None and not f.fits for f in fits]
     return shown.assign(pessimistic_cost=pd.Series(worst, index=shown.index, dtype=float),
                         ahead_cost=pd.Series(ahead, index=shown.index, dtype=float),
-                        ahead_said=pd.Series([own_budget.ahead_said(interval_seconds, p)
-                                              for p in prices], index=shown.index,
-                                             dtype=object),
+                        ahead_said=pd.Series([said for _, said in charged],
+                                             index=shown.index, dtype=object),
                         budget_may_not_fit=pd.Series(risky, index=shown.index, dtype=bool),
                         budget_does_not_fit=pd.Series(refused, index=shown.index, dtype=bool))

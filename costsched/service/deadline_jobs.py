@@ -21,9 +21,10 @@ tries spot in every allowed zone, cheapest first, then on-demand.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from costsched.decide.deadline import (
     KEY,
@@ -81,7 +82,8 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
                     late_ok: bool = True, offerings: pd.DataFrame | None = None,
                     checkpoint_gb: float | None = None,
                     booked: Sequence[Booking] = (), local_too: bool = False,
-                    lost_work_hours: float | None = None) -> DeadlineDecision:
+                    lost_work_hours: float | None = None,
+                    ranked: pd.DataFrame | None = None) -> DeadlineDecision:
     """The offering `policy` runs the job on now. `current`: where it runs (None when it has
     no instance, e.g. after a preemption); `unavailable`: offerings that just met no
     capacity or were preempted (no spot there now). `late_ok=False` (a new job): refuse,
@@ -92,7 +94,9 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     the job's bookings; one it can use now or later is in the policy's hands
     (`service.booked_jobs`). `local_too`: a job of the local launcher, for which what its
     simulated instances met lately counts too (never for a cloud's job).
-    `lost_work_hours`: what a move of it now loses (`lost_work`; None: the assumption)."""
+    `lost_work_hours`: what a move of it now loses (`lost_work`; None: the assumption).
+    `ranked`: the planner's ranking of `offerings` for the job, when the caller made it
+    already (its plan's, `jobs.decider.planned`); else ranked here."""
     chosen = deadline_policy(policy)
     due = deadline_at(resolved, created_at)
     if due is None:
@@ -101,7 +105,7 @@ def decide_deadline(store: PriceStore, resolved: ResolvedJob, *, created_at: dat
     job = resolved.job
     size_gb = job.checkpoint_gb if checkpoint_gb is None else checkpoint_gb
     found = _market(store, resolved, at, measured_rates, unavailable, size_gb, current,
-                    offerings, chosen.prior, local_too)
+                    offerings, chosen.prior, local_too, ranked)
     zones = found.offerings
     sps = resolved.table.get(job.model, zones["gpu_model"].iloc[0],
                              int(zones["gpu_count"].iloc[0])).steps_per_second
@@ -125,14 +129,10 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
             rates: pd.DataFrame | Evidence | None, unavailable: Collection[OfferingKey],
             checkpoint_gb: float, current: OfferingKey | None,
             offerings: pd.DataFrame | None = None,
-            prior: MarketPrior = DEFAULT_PRIOR, local_too: bool = False) -> DeadlineMarket:
-    if offerings is None:
-        frame = prices_at(store, at, include_cpu=resolved.cpu)
-        if frame.empty:
-            raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or "
-                               "collect prices first")
-        offerings = prepare(frame, rates)
-    ranked = plan_job(resolved, offerings).ranked
+            prior: MarketPrior = DEFAULT_PRIOR, local_too: bool = False,
+            ranked: pd.DataFrame | None = None) -> DeadlineMarket:
+    if ranked is None:
+        ranked = plan_job(resolved, _offerings(store, resolved, at, rates, offerings)).ranked
     # One instance's price, as every offering is quoted and a placement keeps it: the
     # ranking prices a gang's N instances (`planner.plan_job`); `decide_now` prices the
     # gang from one instance's (and the on-demand list price below is one instance's).
@@ -188,7 +188,7 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     zones["od_usd_per_hour"] = od_rows["usd_per_hour"].to_numpy(dtype=float)
     for k in KEY:
         zones[f"od_{k}"] = od_rows[k].to_numpy()
-    available, since = _spot_now(store, zones, kind, at, unavailable, local_too)
+    available, since, gone = _spot_now(store, zones, kind, at, unavailable, local_too)
     past = _market_past(store, zones, kind, at, prior)
     past.pop("available_for", None)  # spot now and since when: the observations', above
     market = MarketNow(
@@ -203,7 +203,21 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
                                                zone=zones["zone"].to_numpy(dtype=object)),
         **past,
     )
-    return DeadlineMarket(zones, market)
+    return DeadlineMarket(zones, market, gone)
+
+
+def _offerings(store: PriceStore, resolved: ResolvedJob, at: datetime,
+               rates: pd.DataFrame | Evidence | None,
+               offerings: pd.DataFrame | None) -> pd.DataFrame:
+    """`offerings` (the pass's prepared offerings), else those prepared from the prices
+    at `at`."""
+    if offerings is not None:
+        return offerings
+    frame = prices_at(store, at, include_cpu=resolved.cpu)
+    if frame.empty:
+        raise InvalidInput(f"at {at:%Y-%m-%d %H:%M} UTC: no prices known; import or "
+                           "collect prices first")
+    return prepare(frame, rates)
 
 
 def _market_past(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,
@@ -242,12 +256,15 @@ def _market_past(store: PriceStore, zones: pd.DataFrame, instance_type: str, at:
 
 def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: datetime,
               unavailable: Collection[OfferingKey], local_too: bool = False
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """Per zone: is spot available now, and for how many seconds it has been seen so,
-    this decision period included (as the deadline backtest counts its tick)."""
+              ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Per zone: is spot available now, for how many seconds it has been seen so, this
+    decision period included (as the deadline backtest counts its tick), and why a zone
+    with a spot price has none now ('' where it has: `DeadlineMarket.gone`).
+    `unavailable` may map each offering to why it is (`jobs.decider.DeadlineDecider`)."""
     n = len(zones)
     available = np.ones(n, dtype=bool)
     since = np.zeros(n)  # unknown: the policy counts one decision period
+    why = [""] * n
     observed = store.spot_availability.latest(at, zones=list(zones["zone"]),
                                               instance_type=instance_type)
     observed = observed[observed["current"]] if not observed.empty else observed
@@ -255,8 +272,11 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
     # and a loss in one region takes no spot away in another.
     by_zone = {(r.cloud, r.region, r.zone): r for r in observed.itertuples()}
     recent = recent_losses(store, at, instance_type, local_too)
-    gone = {(r.cloud, r.region, r.zone) for r in recent.itertuples()}
-    blocked = {(k[0], k[1], k[2]) for k in unavailable}
+    gone = {(r.cloud, r.region, r.zone): r for r in recent.itertuples()}  # the last one's
+    blocked: dict[tuple, str] = {}
+    for k in unavailable:
+        said = unavailable.get(k, "") if isinstance(unavailable, Mapping) else ""
+        blocked.setdefault((k[0], k[1], k[2]), said or "it met no capacity there just now")
     places = zip(zones["cloud"], zones["region"], zones["zone"], strict=True)
     for i, place in enumerate(places):
         seen = by_zone.get(place)
@@ -267,10 +287,29 @@ def _spot_now(store: PriceStore, zones: pd.DataFrame, instance_type: str, at: da
                 # is seen to have (`MarketNow.available_for`), so live equals replay.
                 since[i] = max((pd.Timestamp(at) - pd.Timestamp(seen.since)).total_seconds(),
                                0) + DECISION_PERIOD.total_seconds()
-        if place in gone or place in blocked:
+            else:
+                why[i] = (f"the availability observations have it without spot since "
+                          f"{pd.Timestamp(seen.since):%Y-%m-%d %H:%M} UTC")
+        if place in gone:
             available[i], since[i] = False, 0.0
+            why[i] = lost_said(gone[place])
+        elif place in blocked:
+            available[i], since[i] = False, 0.0
+            why[i] = blocked[place]
     available &= _offers_spot(zones)
-    return available, np.where(available, since, 0.0)
+    return (available, np.where(available, since, 0.0),
+            tuple(w if not a and o else "" for w, a, o in
+                  zip(why, available, _offers_spot(zones), strict=True)))
+
+
+def lost_said(event: Any) -> str:
+    """Why a zone has no spot after a capacity error or a preemption there (a row of
+    `recent_losses`): when, and the rule that keeps spot from it for RECENT."""
+    what = "spot there was preempted" if event.event == "preempted" else \
+        "a launch there met no capacity"
+    return (f"{what} at {pd.Timestamp(event.at):%H:%M} UTC, and no spot is taken in a zone "
+            f"for {RECENT.total_seconds() / 60:.0f} min after a preemption or a capacity "
+            "error there")
 
 
 def _offers_spot(zones: pd.DataFrame) -> np.ndarray:

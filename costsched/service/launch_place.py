@@ -67,7 +67,7 @@ def launch_placements(store: PriceStore, jobs: Sequence[ResolvedJob], at: dateti
                 out.append(None)
                 continue
             try:
-                policy, d, _ = first_placement(store, backend, job, at)
+                policy, d, _ = first_placement(store, backend, job, at, tried=False)
             except InvalidInput as exc:  # (launch refuses it in these words)
                 out.append(LaunchPlacement(DEFAULT_DEADLINE_POLICY, refused=str(exc)))
                 continue

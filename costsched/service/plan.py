@@ -37,13 +37,15 @@ from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan, Progress, plan_jobs, prepare
 from costsched.optimize.rank import OBJECTIVES
 from costsched.optimize.unmatched import unmatched, with_dropped
+from costsched.passes import one_pass
 from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
-from costsched.service.jobs.market import measured_rates
+from costsched.service.jobs.market import market_at
 from costsched.service.launch_place import LaunchPlacement, launch_placements
 from costsched.service.plan_explain import (
     assumed_rate_line,
+    cost_line,
     gang_line,
     speed_line,
     start_line,
@@ -184,7 +186,7 @@ class PlanResult:
             lines.append(interval.said(tau))
         lines.append(plan.job.restart_said(restart))
         lines.append(start_line(plan.job, start))
-        lines.append(f"expected cost = {span} h x {rate}/h = {cost}")
+        lines.append(cost_line(span, rate, cost, _price_age(row.head(1), self.at)))
         lines.extend(self._move_lines(plan, offering, moved_from, overheads))
         if r["excluded"]:  # what the arithmetic is of: an offering the plan leaves out
             lines.append(f"left out of the plan: {r['excluded']}")
@@ -341,7 +343,9 @@ def plan(
         if budget <= 0:
             raise InvalidInput(f"budget {budget}: expected a positive amount of USD")
         overrides["budget"] = budget
-    with using(store) as opened:  # once: its measured speeds, then its prices
+    # One pass: what launch's decision reads of the store at `when` (`launch_placements`:
+    # the rates, spot observations, quotas, the stored prices) is the plan's, read once.
+    with using(store) as opened, one_pass():  # once: its measured speeds, then its prices
         if table is None:  # the bundled figures, costsched's measurements, the user's
             table = table_with_measured(opened)
         resolved = resolve_all([(source, _override(spec, overrides))
@@ -366,10 +370,11 @@ def plan(
             availability = [availability]
         for path in availability or ():
             file_limits.check(path, file_limits.IMPORT, effective().files.import_mb)
-        # The preemptions costsched's own jobs met count as they do at launch (`Market`):
-        # a plan prices what the launch will.
-        rates = decision_rates(opened, when, preemption_rates(lifetimes(availability))
-                               if availability else measured_rates(opened, when))
+        # The preemptions costsched's own jobs met count as they do at launch: the rates
+        # of launch's market of `when` (`Market.rates`), read once for the plan and for
+        # launch's own decision (`launch_placements`); a plan prices what the launch will.
+        rates = (decision_rates(opened, when, preemption_rates(lifetimes(availability)))
+                 if availability else market_at(opened, when).rates)
         quotas = QuotaFacts.of(opened)
         offerings = quotas.attach(prepare(frame, rates))
         per_job = objective if objective in OBJECTIVES else "cost"
@@ -398,6 +403,16 @@ def plan(
                       for (source, spec), r in zip(specs, resolved, strict=True))
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
                       booked=booked, intervals=intervals, launch=launch)
+
+
+def _price_age(row: pd.DataFrame, at: datetime) -> str | None:
+    """How old the price of an explained offering is, where it is older than the
+    configuration's `prices.stale_after` (`price_ages.Stale.note`), else None."""
+    from costsched.price_ages import stale_after_hours
+    from costsched.service.staleness import stale
+
+    old = stale(row, at, stale_after_hours()) if "effective_at" in row else None
+    return None if old is None else old.note()
 
 
 def _step(progress: Progress | None, stage: str) -> None:

@@ -1,6 +1,7 @@
 """Lines of `plan --explain` that say what its figures are of: the work's hours (hours of
 work on the job's reference GPU, or its steps, and the hours they take on the offering
-explained) and what a gang's nodes do to its price and its preemption rate."""
+explained), what a gang's nodes do to its price and its preemption rate, and how old the
+price its cost is multiplied by is."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from costsched.amounts import per_hour
 from costsched.optimize.job import Workload
+from costsched.price_ages import NEWER
 from costsched.work import CPU_REFERENCE
 
 
@@ -108,3 +110,11 @@ def assumed_rate_line(row: Mapping[str, Any], where: str = "") -> str:
         return ""
     return (f"the rate is assumed: the {row['cloud']} default, nothing published or observed "
             f"{where.strip() + ' ' if where else ''}for this offering; {REAL_RATES}")
+
+
+def cost_line(span: str, rate: str, cost: str, old: str | None) -> str:
+    """'expected cost = 0.021 h x $0.07962/h = $0.0017', then where the price is older than
+    `prices.stale_after` (`old`: its `price_ages.Stale.note`), its age and what brings a
+    newer one, in the words of the plan's note."""
+    line = f"expected cost = {span} h x {rate}/h = {cost}"
+    return line if old is None else f"{line}; {old}: {NEWER}"

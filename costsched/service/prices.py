@@ -44,8 +44,9 @@ class SpotReading:
             return None
         return (f"{self.cloud} spot: read as a partial update, since the prices list "
                 f"{self.listed:,} of {self.cloud}'s {self.bundled:,} bundled spot offerings: "
-                "they replace the bundled prices of their own places and hide none of the "
-                f"rest; `costsched prices import --whole FILE` takes them as {self.cloud}'s "
+                "they replace the bundled prices of their own places (a zone's: not its "
+                "region's) and hide none of the rest; `costsched prices import --whole "
+                f"FILE` takes them as {self.cloud}'s "
                 "whole spot market")
 
 

@@ -10,6 +10,7 @@ job spec declares a figure, which is kept, and flagged where it is used (`plan_n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from costsched import gang_stalls
@@ -20,6 +21,7 @@ from costsched.measured import (
     JobRate,
     Placed,
     Reading,
+    ShownSpeed,
     Speed,
     SpeedCheck,
     basis_words,
@@ -31,6 +33,7 @@ from costsched.measured import (
     mismatch_factor,
     placed_rows,
     reading_rows,
+    shown_speed,
     spec_nodes,
     speed_rows,
     sps,
@@ -237,6 +240,39 @@ def status_flags(statuses: Iterable, factor: float | None = None) -> dict[int, s
         if job_id in running and measuring(rows):
             out[job_id] = MEASURING
     return out
+
+
+def shown_speeds(statuses: Iterable) -> dict[int, ShownSpeed]:
+    """{job id: its measured speed as every view shows it (`measured.shown_speed`)} for
+    the jobs of `statuses` (`service.jobs.JobStatus`) that have one, from what `status`
+    read: their charged placements, step readings and steps, as the report reads them
+    from the store (`report.speeds`), so that both say the same."""
+    shown = [s for s in statuses if s.record.steps_done > 0 and s.cost.charged]
+    if not shown:
+        return {}
+    placed = [c.placement for s in shown for c in s.cost.charged]
+    read = _read([r for s in shown for r in s.readings])
+    table = ThroughputTable.load()
+    models = table.model_keys()
+    with one_pass():  # jobs of one spec share its rate
+        rates = {s.record.id: job_rate(s.record.spec, s.record.created_at, table, models)
+                 for s in shown}
+        found = job_speeds(speed_rows(placed, {s.record.id: s.record.steps_done for s in shown},
+                                      {s.record.id: s.record.updated_at for s in shown},
+                                      rates, readings=read))
+    out = {}
+    for s in shown:
+        speed = shown_speed(found.get(s.record.id, []), s.record.spec, s.record.final,
+                            s.record.steps_done)
+        if speed is not None:
+            out[s.record.id] = speed
+    return out
+
+
+def with_speeds(statuses: Sequence) -> list:
+    """`statuses` (`service.jobs.JobStatus`), each with its `speed` (`shown_speeds`)."""
+    found = shown_speeds(statuses)
+    return [replace(s, speed=found.get(s.record.id)) for s in statuses]
 
 
 def plan_notes_for(db: StoreLike, models: Iterable[str], factor: float | None = None

@@ -1,11 +1,12 @@
 """Throughputs costsched measures from its own jobs: steps per second on each placement,
-from the job's progress records, stored per (model, GPU model, count, precision) with
-time and instance; plans use the median of the newest runs over an estimate or a bundled
-figure (never over a user's own, `costsched.throughput`)."""
+from the step readings the watch keeps on it (and the steps logged at launch and stops),
+stored per (model, GPU model, count, precision) with time and instance; plans use the
+median of the newest runs over an estimate or a bundled figure (never over a user's own,
+`costsched.throughput`)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from costsched.lazy import pandas as pd
@@ -45,10 +46,7 @@ def measure_rows(store: PriceStore, at: datetime) -> list[tuple]:
     # (a rate needs two progress records): two reads, and no look at the other jobs.
     ids = sorted({p.job_id for p in todo})
     every = len(ids) == len({p.job_id for p in placements})  # then read without ids
-    progress_of: dict[int, list[tuple[datetime, float | None]]] = {}
-    for event in store.jobs.event_rows(None if every else ids, kinds=["progress"]):
-        progress_of.setdefault(event.job_id, []).append((event.at,
-                                                         progress_steps(event.detail)))
+    progress_of = _progress_of(store, None if every else ids)
     rated = [j for j in ids if len(progress_of.get(j, ())) >= 2]
     if not rated:
         return []
@@ -69,6 +67,28 @@ def measure_rows(store: PriceStore, at: datetime) -> list[tuple]:
             rows.append((None, model, p.gpu_model, int(p.gpu_count), precision, sps, steps,
                          seconds, at, p.instance, int(job_id), int(p.id)))
     return rows
+
+
+def _progress_of(store: PriceStore, job_ids: list[int] | None
+                 ) -> dict[int, list[tuple[datetime, float | None]]]:
+    """Each job's progress records as (at, steps): the step readings the watch keeps on its
+    placements (`gang_stalls.trained_readings`: each placement's first and last, a gang's
+    repairs in place left out), from its first step on; for a job with none, the steps
+    logged at its launch and stops (`progress` events). Every job's when `job_ids` is
+    None. (The launch's step 0 is never mixed with readings: its span is set-up.)"""
+    from costsched.gang_stalls import trained_readings
+
+    read: dict[int, list[tuple[datetime, float | None]]] = {}
+    for _, job, first, first_ts, last, last_ts in trained_readings(store, job_ids):
+        read.setdefault(int(job), []).extend(
+            [(datetime.fromtimestamp(first_ts, timezone.utc), float(first)),
+             (datetime.fromtimestamp(last_ts, timezone.utc), float(last))])
+    logged: dict[int, list[tuple[datetime, float | None]]] = {}
+    for event in store.jobs.event_rows(job_ids, kinds=["progress"]):
+        if event.job_id not in read:
+            logged.setdefault(event.job_id, []).append((event.at,
+                                                        progress_steps(event.detail)))
+    return {**logged, **read}
 
 
 def learn(store: StoreLike, at: datetime | str | None = None) -> int:
@@ -93,10 +113,7 @@ def unlearned(store: StoreLike, shown: int = 3) -> str:
         placed = sorted({p.job_id for p in placements})
         if not placed:
             return ""
-        progress: dict[int, list[tuple[datetime, float | None]]] = {}
-        for event in opened.jobs.event_rows(placed, kinds=["progress"]):
-            progress.setdefault(event.job_id, []).append((event.at,
-                                                          progress_steps(event.detail)))
+        progress = _progress_of(opened, placed)
         records = opened.jobs.records(sorted(progress)) if progress else []
     measurable = {r.id for r in records
                   if any(placement_rates(progress[r.id], p.start_at, p.end_at) is not None

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import math
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import exact_money
+from costsched.step_share import percent_down
 from costsched.work import share_key
 
 if TYPE_CHECKING:
@@ -181,7 +182,18 @@ def status_document(shown: list[JobStatus], scheduled: list[Any] | None = None,
         from costsched.service.booking import held_document
 
         out["held_bookings"] = held_document(held)
+    out["costs_note"] = costs_note(shown)
     return exact_money(out)  # type: ignore[return-value]
+
+
+def costs_note(shown: list[JobStatus], now: datetime | None = None) -> str:
+    """What `status` notes under its jobs' costs where a price they are charged at is older
+    than `prices.stale_after` (`staleness.charges_note`: estimates, the oldest price's
+    age, and what brings newer ones); '' when none is."""
+    from costsched.service.staleness import charges_note
+
+    return charges_note([s.cost for s in shown], now or datetime.now(timezone.utc),
+                        "the costs above")
 
 
 def budgets_document(states: list[BudgetState]) -> list[dict]:
@@ -208,21 +220,10 @@ def progress_words(progress: float | None, source: str | None, *,
     Rounded down, never up to a step it has not reached: short of its end, past 99% it keeps
     a decimal ('99.6%' at 2,492 of 2,500 steps, never '100%')."""
     if progress is not None and source == "reported":
-        return _percent_down(progress)
+        return percent_down(progress)  # the report's share done reads so too
     if step:
         return f"step {step:,.0f}"
     return "no step yet" if live else "-"
-
-
-def _percent_down(share: float) -> str:
-    """`share` as a percentage rounded down: whole, or with one decimal past 99% short of
-    all (the last decimal that reads it short of 100%)."""
-    if share >= 1:
-        return "100%"
-    tenths = math.floor(round(share * 1000, 6))  # (0.29 * 1000 is 289.99999999999997)
-    if tenths >= 990:
-        return f"{tenths // 10}.{tenths % 10}%"
-    return f"{max(tenths // 10, 0)}%"
 
 
 def job_progress(job: Mapping[str, Any]) -> str:
@@ -258,10 +259,15 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         # Its restarts after its own errors (max_restarts_on_errors), a line each.
         "restarted": [{"at": e.at.isoformat(), "said": e.detail} for e in s.restarted],
         "progress": s.progress, "progress_source": s.progress_source,
+        # Its measured speed (`measured.shown_speed`), or why it has none (else null).
         "steps_per_second": s.pace, "progress_note": share_key(s.record.spec) or None,
+        "speed_note": None if s.speed is None or s.pace is not None else s.speed.words,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
-            "detail": s.failure.detail, "log_tail": s.failure.log_tail},
+            "detail": s.failure.detail, "log_tail": s.failure.log_tail,
+            # the step `start` resumes it from (null: not known), read off the time its
+            # checkpoint was saved or not
+            "resumes_at": s.failure.resumes_at, "resumes_inferred": s.failure.resumes_inferred},
         "checkpoint_error": s.checkpoint_error or None,
         "waits": s.waits or None, "trouble": s.trouble or None,
         "cost_usd": s.cost.total_usd,
@@ -294,11 +300,14 @@ def recovered_of(note: Any, s: JobStatus) -> dict:
     """One of `s.recovered` in --json: seen `at`, its words (`said`), whether its recovery
     waits to start (`waiting`) and, once under way, when it began (`began_at`)."""
     from costsched.service.jobs.recovered import began, waiting
+    from costsched.service.jobs.resumed_words import inferred
 
     waits = waiting(note, s.moves)
     start = None if waits else began(note, [c.placement for c in s.cost.charged])
     return {"at": note.at.isoformat(), "said": note.detail, "waiting": waits,
-            "began_at": None if start is None else start.isoformat()}
+            "began_at": None if start is None else start.isoformat(),
+            # the step it resumes from read off the time its checkpoint was saved: 'about'
+            "step_inferred": inferred(str(note.detail))}
 
 
 def decision_document(decision: StoredDecision | None) -> dict | None:

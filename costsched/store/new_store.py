@@ -41,7 +41,7 @@ def made_new(conn: Connection, lock_key: int) -> bool:
     present = set(inspect(conn).get_table_names())
     if VERSION_TABLE in present or present & set(metadata.tables):
         return False
-    metadata.create_all(conn)
+    metadata.create_all(conn, checkfirst=False)  # none of them is there: no look at each
     _stamp(conn, newest)
     return True
 

@@ -151,3 +151,24 @@ def test_a_stored_on_demand_price_yields_to_a_newer_list_price(store: PriceStore
     stored = gcp(prices_at(store, day("2024-06-01"), instance_types=["g2-standard-4"]),
                  "g2-standard-4", "us-central1", "on_demand")
     assert stored["usd_per_hour"] == 0.5 and stored["source"] == "recorded 2024"
+
+
+def test_in_one_pass_the_prices_with_and_without_superseded_ones_are_combined_once(
+        monkeypatch: pytest.MonkeyPatch, store: PriceStore) -> None:
+    """A plan keeps the superseded prices and launch's decision leaves them out: in one
+    pass, the store's and the bundled prices are combined once for both, and each reads as
+    when read alone."""
+    from costsched import prices
+    from costsched.passes import one_pass
+
+    alone = [prices_at(store, NOW, superseded=s) for s in (True, False)]
+    combined = []
+    snapshot = prices._spot_snapshot
+    monkeypatch.setattr(prices, "_spot_snapshot",
+                        lambda *a, **k: combined.append(1) or snapshot(*a, **k))
+    with one_pass():
+        together = [prices_at(store, NOW, superseded=s) for s in (True, False)]
+    assert len(combined) == 1
+    assert together[0]["superseded"].any() and not together[1]["superseded"].any()
+    for a, b in zip(alone, together, strict=True):
+        pd.testing.assert_frame_equal(a, b)

@@ -173,14 +173,18 @@ def test_a_clouds_collected_spot_prices_are_used_alone(store: PriceStore) -> Non
 
 def test_a_partial_updates_spot_prices_replace_their_own_places_only(
         store: PriceStore) -> None:
-    """Imported as a partial update, p3.2xlarge's price in us-east-1a replaces the bundled
-    price of p3.2xlarge in us-east-1 and leaves every other bundled aws spot price offered;
-    a whole collection after it covers the cloud again."""
+    """Imported as a partial update, p3.2xlarge's price in us-east-1a is that zone's, beside
+    the bundled price of p3.2xlarge in us-east-1 (another offering: its region's), and
+    leaves every other bundled aws spot price offered; a whole collection after it covers
+    the cloud again."""
     bundled = prices_at(None, T, markets=["spot"], clouds=["aws"])
     store.ingest(rows_frame([row(0.5)], partial_source("import:few.csv")))
     frame = prices_at(store, T, markets=["spot"], clouds=["aws"])
     place = (frame["region"] == "us-east-1") & (frame["instance_type"] == "p3.2xlarge")
-    assert frame[place][["zone", "usd_per_hour", "source"]].values.tolist() == [
+    region = bundled[(bundled["region"] == "us-east-1")
+                     & (bundled["instance_type"] == "p3.2xlarge")]
+    assert sorted(frame[place][["zone", "usd_per_hour", "source"]].values.tolist()) == [
+        *region[["zone", "usd_per_hour", "source"]].values.tolist(),
         ["us-east-1a", 0.5, "partial update: import:few.csv"]]
     others = (bundled["region"] != "us-east-1") | (bundled["instance_type"] != "p3.2xlarge")
     assert len(frame[~place]) == others.sum() > 10

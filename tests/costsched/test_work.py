@@ -1,10 +1,10 @@
-"""The steps and seconds a job trained, read once for status's pace and the report's
-estimates."""
+"""The steps and seconds a job trained, read once for the report's estimates (its
+measured speed is `costsched.measured`'s)."""
 
 from pytest import approx
 
 from costsched.report.sums import column_sum
-from costsched.work import measured_pace, trained_seconds, trained_span
+from costsched.work import trained_seconds, trained_span
 
 # placement, job, first step, its time, last step, its time (seconds)
 READINGS = [(1, 7, 0, 100.0, 50, 150.0), (2, 7, 50, 400.0, 200, 500.0)]
@@ -14,9 +14,8 @@ def test_trained_span_sums_steps_and_seconds_over_placements():
     assert trained_span(READINGS) == (200.0, 150.0)
 
 
-def test_status_pace_and_report_hours_read_one_span():
+def test_report_hours_read_one_span():
     steps, seconds = trained_span(READINGS, column_sum)
-    assert measured_pace(READINGS) == steps / seconds
     # The report's training seconds: the steps it did at that pace.
     assert trained_seconds(READINGS, 200, None, False, column_sum) == approx(
         200 * seconds / steps)
@@ -37,6 +36,6 @@ def test_training_time_is_the_steps_done_at_the_measured_pace() -> None:
 
 def test_no_span_without_a_step_and_a_second():
     assert trained_span([]) is None
-    assert measured_pace([(1, 7, 5, 100.0, 5, 160.0)]) is None  # no step made
+    assert trained_span([(1, 7, 5, 100.0, 5, 160.0)]) is None  # no step made
     assert trained_seconds([(1, 7, 0, 100.0, 9, 100.0)], 9, None, True) is None  # no time
-    assert measured_pace([(1, 7, 9, 100.0, 3, 90.0)]) is None  # a reset reads as none
+    assert trained_span([(1, 7, 9, 100.0, 3, 90.0)]) is None  # a reset reads as none

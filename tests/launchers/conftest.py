@@ -1,4 +1,5 @@
-"""Fixtures shared by the launcher tests: the certificate the loopback Azure is served with."""
+"""Fixtures shared by the launcher tests: the certificate the loopback Azure is served with;
+`world`, for the tests that run a real job on the local launcher (tests/real_jobs.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.real_jobs import world  # noqa: F401 - a fixture by name
 
 
 @pytest.fixture(scope="session")

@@ -61,7 +61,12 @@ def test_a_recovery_restores_the_subfolders_byte_for_byte(tmp_path: Path) -> Non
     for version in store.list():  # every version holds one save: state and top agree
         got = tmp_path / f"v{version.version}"
         store.fetch(version, got)
-        assert (got / "top.txt").read_text() in (got / "latest" / "state.json").read_text()
+        top, state = got / "top.txt", got / "latest" / "state.json"
+        if not top.exists():  # the job's first commit, before its first save (the marker
+            # and a file written within the same clock tick read as one set): no half save
+            assert not state.exists(), sorted(p.name for p in version.parts)
+            continue
+        assert top.read_text() in state.read_text()
 
     second = launcher.launch(spec(tmp_path, "a2", command, offering=OFFERING))
     try:

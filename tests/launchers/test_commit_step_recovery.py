@@ -4,13 +4,10 @@ the recovery and `status` say that step (the report's times alone would say the 
 
 from __future__ import annotations
 
-import sys
-
 from costsched.service import jobs as service
-from launchers.checkpoints import open_store
 from launchers.publisher import COMMIT
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
+from tests.real_jobs import instance_of, preempt, saved_then_on, wait_for
 
 # Saves step 300 (the marker holding it) and reports 301 at once; once `go` exists, reports
 # step 394 (no checkpoint of it). Started again from its checkpoint, it says so and reports
@@ -34,26 +31,15 @@ while True:
 
 def test_a_recovery_resumes_from_the_step_in_the_marker(world) -> None:  # noqa: F811
     store, launcher, tmp = world
-    script, go = tmp / "job.py", tmp / "go"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} {go}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    wait_for(open_store(store.jobs.get(job.id).checkpoint_location).newest_verified)
-    wait_for(lambda: launcher.status(instance).checkpoint_step is not None)
-    assert launcher.status(instance).checkpoint_step == 300
-    go.touch()
-    wait_for(lambda: launcher.status(instance).step == 394)
+    job, instance = saved_then_on(world, JOB, saved=300, step=394)
 
-    launcher.preempt(instance)
-    wait_for(lambda: launcher.status(instance).state == "preempted")
+    preempt(launcher, instance)
     lines = service.reconcile(store, launcher)
     assert any("resumes from step 300 (its checkpoint's): 94 steps lost" in line
                for line in lines), lines
     [after] = service.status(store, launcher, job.id)
     assert after.record.state == "running" and after.step == 300, after
-    now = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    now = instance_of(store, job.id)
     wait_for(lambda: "resumed from step 300" in launcher.logs(now, tail=5))
     # the next instance knows the step of the version it restored, from its marker
     wait_for(lambda: launcher.status(now).checkpoint_step == 300)

@@ -81,10 +81,10 @@ def test_two_nodes_see_their_ranks_the_gang_size_and_both_addresses(tmp_path, la
         launcher.logs(instance.id, node=2)
 
 
-def test_a_job_of_one_node_gets_no_node_folders_or_gang_variables(tmp_path, launcher):
+def test_a_job_of_one_node_gets_no_node_folders_and_is_rank_0_of_1(tmp_path, launcher):
     instance = launcher.launch(spec(tmp_path, NODE_INFO, nodes=1))
     assert wait_state(launcher, instance.id, ("succeeded", "failed")) == "succeeded"
-    assert "rank= nodes=" in launcher.logs(instance.id)
+    assert "rank=0 nodes=1 gpus=1 own=0" in launcher.logs(instance.id)  # as SkyPilot says
     assert gang.ranks(launcher.base_dir.resolve() / instance.id) == []
 
 

@@ -9,13 +9,11 @@ local-launcher job preempted without notice."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from costsched.service import jobs as service
-from launchers.checkpoints import open_store
 from launchers.checkpoints.local import LocalStore
 from launchers.progress_readings import (
     NAMED_WITHIN_NS,
@@ -25,7 +23,7 @@ from launchers.progress_readings import (
 )
 from launchers.publisher import Publisher
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
+from tests.real_jobs import instance_of, preempt, saved_then_on, wait_for
 
 S = 1_000_000_000  # ns
 MS = 1_000_000
@@ -121,21 +119,27 @@ while True:
 
 def test_a_recovery_resumes_from_the_step_its_folder_is_named_by(world) -> None:  # noqa: F811
     store, launcher, tmp = world
-    script, go = tmp / "job.py", tmp / "go"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} {go}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    wait_for(open_store(store.jobs.get(job.id).checkpoint_location).newest_verified)
-    wait_for(lambda: launcher.status(instance).checkpoint_step is not None)
-    assert launcher.status(instance).checkpoint_step == 300
-    go.touch()
-    wait_for(lambda: launcher.status(instance).step == 394)
-    launcher.preempt(instance)
-    wait_for(lambda: launcher.status(instance).state == "preempted")
+    job, instance = saved_then_on(world, JOB, saved=300, step=394)
+    preempt(launcher, instance)
     lines = service.reconcile(store, launcher)
     assert any("resumes from step 300 (its checkpoint's): 94 steps lost" in line
                for line in lines), lines
-    now = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    now = instance_of(store, job.id)
     wait_for(lambda: "resumed from checkpoint-300" in launcher.logs(now, tail=5))
+
+
+def test_a_save_named_by_the_step_it_reports_only_after_it_is_that_step(tmp_path: Path) -> None:
+    """`checkpoint-750/` saved at step 750, whose report of 750 comes well after the save
+    (its last report before it said 749; the agent read the next one at its look, a second
+    and a half later): 750, known, where the timing rule says about 749."""
+    progress = tmp_path / "progress"
+    readings = ProgressReadings(progress)
+    readings.begin(0)
+    for step, at in ((700, 98 * S), (749, 100 * S - 300 * MS), (812, 100 * S + 1500 * MS)):
+        progress.write_text(f"{step}\n")
+        os.utime(progress, ns=(at, at))
+        readings.sample()
+    assert readings.saved_at(100 * S) == (749, True)  # read off the time: about 749
+    assert readings.saved_at(100 * S, named=750) == (750, False)
+    assert readings.saved_at(100 * S, named=900) == (749, True)  # not reached by its next
+    assert readings.saved_at(100 * S, named=3) == (749, True)  # an epoch's number

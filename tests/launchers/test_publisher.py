@@ -5,7 +5,6 @@ the instance's status (and so in `costsched status`) until a publish succeeds.""
 from __future__ import annotations
 
 import errno
-import shutil
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from launchers.checkpoints.local import LocalStore
 from launchers.local import LocalLauncher
 from launchers.publisher import Publisher
 from tests.launchers.test_local import wait_for
+from tests.real_jobs import replace_folder_with_a_file
 
 TRAIN = Path(__file__).resolve().parents[2] / "examples" / "train.py"
 
@@ -91,8 +91,7 @@ def test_a_failing_store_shows_in_the_instance_status(tmp_path: Path) -> None:
                                           attempt="a0"))
     try:
         wait_for(lambda: LocalStore(root).list())
-        shutil.rmtree(root)
-        root.write_text("the store's place is taken by a file")  # every publish fails now
+        replace_folder_with_a_file(root, tmp_path / "moved-away")  # every publish fails now
         wait_for(lambda: launcher.status(instance.id).checkpoint_error)
         seen = launcher.status(instance.id)
         assert seen.state == "running" and "checkpoint" in seen.checkpoint_error

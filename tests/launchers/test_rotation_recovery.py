@@ -1,25 +1,23 @@
 """A real local-launcher job that saves each checkpoint as a new step-named file (a temp
-file renamed into place) and deletes older ones, saving every 0.5 s: its directory never
+file renamed into place) and deletes older ones, saving every 0.25 s: its directory never
 stays unchanged for the settle period, yet its saves are published as it runs, so a
 preemption without notice resumes it from a recent save, not its first."""
 
 from __future__ import annotations
 
 import re
-import sys
 
 from costsched.service import jobs as service
-from launchers.checkpoints import open_store
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
+from tests.real_jobs import checkpoints_of, instance_of, launch, preempt, wait_for
 
 JOB = PREAMBLE + """\
 kept = sorted(saved.glob("ckpt-*.npz"))
 step = int(kept[-1].name[5:11]) if kept else 0
 print("resumed from step", step, flush=True)
 while True:
-    time.sleep(0.5)
-    step += 50
+    time.sleep(0.25)
+    step += 100
     name = saved / f"ckpt-{step:06d}.npz"
     Path(f"{name}.tmp").write_bytes(os.urandom(1000))
     os.replace(f"{name}.tmp", name)
@@ -36,19 +34,13 @@ def newest_step(checkpoints) -> int:  # noqa: ANN001
 
 def test_a_rotating_job_resumes_from_a_recent_save(world) -> None:  # noqa: F811
     store, launcher, tmp = world
-    script = tmp / "job.py"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
-    wait_for(lambda: newest_step(checkpoints) >= 500)  # ten saves or more in
+    job, instance = launch(world, JOB)
+    checkpoints = checkpoints_of(store, job.id)
+    wait_for(lambda: newest_step(checkpoints) >= 500)  # five saves or more in
 
-    launcher.preempt(instance)
-    wait_for(lambda: launcher.status(instance).state == "preempted")
+    preempt(launcher, instance)
     service.reconcile(store, launcher)
-    now = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    now = instance_of(store, job.id)
     assert now != instance
     said = wait_for(lambda: re.search(r"resumed from step (\d+)", launcher.logs(now, tail=20)))
     assert int(said.group(1)) >= 500, said.group(0)

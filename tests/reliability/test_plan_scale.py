@@ -59,5 +59,5 @@ def test_json_lists_every_job_and_text_is_one_summary(cli, recorded_store,  # no
     assert len(shared["ranking"]) == 2 and len(shared["jobs"]) == JOBS
     text = cli("plan", sweep, "--at", AT, "--db", recorded_store.url)
     assert text.exit_code == 0
-    assert f"{JOBS:,} jobs in 1 groups" in text.stdout
+    assert f"{JOBS:,} jobs in 1 group" in text.stdout
     assert text.stdout.count("transformer-sweep-") == 2  # first ... last, not 2,500 tables

@@ -169,6 +169,16 @@ class DeadlinePolicy(ABC):
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
         """The placement per run for the next tick (spot only where available now)."""
 
+    def on_demand_why(self, state: DeadlineState, market: MarketNow) -> str:
+        """Why `choose` proposes on-demand for the batch's first run, in the policy's own
+        terms and figures ('': no more than its name says; `decide.deadline_why`)."""
+        return ""
+
+    def wait_why(self, state: DeadlineState, market: MarketNow) -> str:
+        """Why `choose` waits for spot for the batch's first run rather than take it now
+        ('': no more than its name says)."""
+        return ""
+
     @staticmethod
     def fallback(state: DeadlineState, market: MarketNow) -> np.ndarray:
         """On-demand where the safety rule says so: the current on-demand placement, else

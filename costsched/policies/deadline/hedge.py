@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from costsched.amounts import age, usd
 from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     NONE,
@@ -87,16 +88,25 @@ class SpotHedge(DeadlinePolicy):
         self.constants = constants or HedgeConstants()
         self.prior = self.constants.prior
 
-    def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+    def _weighed(self, state: DeadlineState, market: MarketNow
+                 ) -> tuple[MarketNow, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The gang's market, each zone's expected time without spot (`dry`), the
+        shortfall chance, a second of slack's price and each zone's rate per hour of
+        progress: what `choose` weighs."""
         c = self.constants
-        listed = market  # USD per hour of one instance, as the on-demand pick reads it
         market = priced(state, market)  # USD per hour of the job's whole gang
-        zones = market.zones
-        rows = np.arange(len(state.progress))
         share, spell, dry = learned(market, market.spot_available.shape, self.prior)
         chance = shortfall_chance(state, market, share, spell, dry, c.spread)
         per_second = slack_usd_per_second(state, market, chance, c.scarcity)
-        rates = spot_rates(state, market, spell, dry, per_second)
+        return market, dry, chance, per_second, spot_rates(state, market, spell, dry,
+                                                           per_second)
+
+    def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
+        c = self.constants
+        listed = market  # USD per hour of one instance, as the on-demand pick reads it
+        market, dry, chance, per_second, rates = self._weighed(state, market)
+        zones = market.zones
+        rows = np.arange(len(state.progress))
         here = zone_of(state.placement, zones)
         running = is_spot(state.placement, zones) & market.spot_available[
             rows, np.maximum(here, 0)]
@@ -134,6 +144,54 @@ class SpotHedge(DeadlinePolicy):
                       market.on_demand(np.where(hedged, to_end, over_wait)))
         wait = np.where(running, state.placement, NONE)
         return np.where(od_hedge, od, np.where(now, best, wait))
+
+    def wait_why(self, state: DeadlineState, market: MarketNow) -> str:
+        _, _, _, _, rates = self._weighed(state, market)
+        if np.isfinite(rates[0]).any():
+            return ""
+        return f"it risks no spot now: {no_progress_said(state, market)}"
+
+    def on_demand_why(self, state: DeadlineState, market: MarketNow) -> str:
+        c = self.constants
+        listed = market  # USD per hour of one instance, as the on-demand pick reads it
+        market, dry, chance, per_second, rates = self._weighed(state, market)
+        risks = ("" if np.isfinite(rates[0]).any() else
+                 f"it risks no spot now: {no_progress_said(state, market)}")
+        on_od = bool(is_on_demand(state.placement, market.zones)[0])
+        best = int(np.argmin(rates[0]))
+        spot_now = bool(np.asarray(market.spot_available)[0, best])
+        limit = c.keep_above if on_od else c.hedge_above
+        if spot_now and float(chance[0]) > limit:
+            return (f"{self.name} hedges: spot's chance of missing the deadline, "
+                    f"{float(chance[0]):.0%}, is over its limit of {limit:.0%}, and "
+                    "on-demand costs less per hour of progress than any spot now")
+        if not spot_now and not (on_od and risks):
+            wait = waits(market, dry)[np.arange(len(state.progress)), best]
+            here = zone_of(state.placement, market.zones)
+            _, over_wait = (zone_of(p, market.zones) for p in cheapest_on_demands(
+                state, listed, [state.remaining, np.minimum(wait, state.remaining)]))
+            worth, cost, _ = bridge_usd(state, market, np.where(on_od, here, over_wait),
+                                        per_second, wait)
+            return (f"{self.name} bridges a wait for spot on on-demand: over the wait of "
+                    f"{age(float(wait[0]))} it saves slack worth {usd(float(worth[0]))}, "
+                    f"more than the {usd(float(cost[0]))} it costs beyond spot"
+                    + (risks and f"; {risks}"))
+        return f"{self.name} keeps on-demand, as {risks}" if risks else ""
+
+
+def no_progress_said(state: DeadlineState, market: MarketNow) -> str:
+    """Why no zone's spot can make progress for the batch's first run (`spot_rates`
+    infinite everywhere): the slack left after the next decision, the work and a start is
+    less than a checkpoint interval."""
+    restart = float(_per_run(state.restart, len(state.progress))[0])
+    left, work = float(state.time_left[0]), float(state.remaining[0])
+    slack = left - market.tick - work - restart
+    spent = (f"its next decision, in {age(market.tick)}, the work left ({age(work)}) and a "
+             f"start ({age(restart)})")
+    if slack <= 0:
+        return f"{age(left)} to the deadline is less than {spent}"
+    return (f"{age(left)} to the deadline leaves {age(slack)} after {spent}, less than a "
+            f"checkpoint interval ({age(state.checkpoint)})")
 
 
 def shortfall_chance(state: DeadlineState, market: MarketNow, share: np.ndarray,
@@ -234,10 +292,19 @@ def waits(market: MarketNow, dry: np.ndarray) -> np.ndarray:
 def bridges(state: DeadlineState, market: MarketNow, zone: np.ndarray,
             per_second: np.ndarray, wait: np.ndarray) -> np.ndarray:
     """Per run: whether on-demand in `zone` over a wait of `wait` seconds for spot costs
-    less than the slack the wait would spend. Started, on-demand saves the wait less its
-    restart and the restart back to spot, for its premium over spot on the wait and its
-    restart billed (and the checkpoint's egress to `zone`); kept, it saves the whole wait
-    for the premium alone."""
+    less than the slack the wait would spend (`bridge_usd`)."""
+    worth, cost, saved = bridge_usd(state, market, zone, per_second, wait)
+    return (worth > cost) & (saved > 0)
+
+
+def bridge_usd(state: DeadlineState, market: MarketNow, zone: np.ndarray,
+               per_second: np.ndarray, wait: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per run: (USD of the slack on-demand in `zone` saves over a wait of `wait` seconds
+    for spot, USD on-demand costs over it beyond spot, seconds saved). Started, on-demand
+    saves the wait less its restart and the restart back to spot, for its premium over
+    spot on the wait and its restart billed (and the checkpoint's egress to `zone`);
+    kept, it saves the whole wait for the premium alone."""
     rows = np.arange(len(zone))
     price = market.on_demand_price[rows, zone]
     spot = market.spot_price.min(axis=1)
@@ -246,7 +313,7 @@ def bridges(state: DeadlineState, market: MarketNow, zone: np.ndarray,
     saved = np.where(kept, wait, wait - 2 * restart)
     cost = ((price - spot) * wait / HOUR
             + np.where(kept, 0.0, move_usd(state, price, _egress(state, market, zone))))
-    return (per_second * saved > cost) & (saved > 0)
+    return per_second * saved, cost, saved
 
 
 def on_demand_rate(state: DeadlineState, market: MarketNow, zone: np.ndarray,

@@ -8,8 +8,9 @@ line states and itemises as a `start` after a stop states its restart. The pessi
 counts preemptions at the 95th percentile (`own_budget.pessimistic_usd`, by which `plan`
 flags the offerings whose pessimistic cost may not fit the job's own budget); a budget the
 pessimistic cost may overrun asks for --yes (`own_budget.LaunchFit`). Both are checked with
-the watch's charge ahead for its first interval added (`own_budget.ahead_usd`), as the
-watch's cap and a start's check count it: a launch that fits is not stopped at once.
+the watch's charge ahead for its first interval added (`own_budget.ahead_usd`: at most the
+job's work at its speed there and a second), as the watch's cap, a start's check and a
+move's count it: a launch that fits is not stopped at once.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from costsched import own_budget
-from costsched.amounts import age, decimals, usd
+from costsched.amounts import decimals, usd
 from costsched.config import BudgetsConfig
 from costsched.jobspec import JobSpec, ResolvedJob, resolve
 from costsched.lazy import pandas as pd
@@ -26,7 +27,7 @@ from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
 from costsched.own_budget import LaunchFit
-from costsched.service.deadline_terms import deadline_at, uses_deadline_policy
+from costsched.service.deadline_terms import uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
 from costsched.service.jobs.decider import market_at, planned
@@ -43,7 +44,7 @@ from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
 
 
-def _left(state: BudgetState) -> float:
+def left_now(state: BudgetState) -> float:
     """What is left of a budget for a new job: its cap less what was spent and what its
     running jobs are committed to for the next watch interval."""
     return state.usd - state.spent_usd - state.committed_usd
@@ -71,7 +72,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     for source, spec in specs:
         _check_budget_name(source, spec.name, spec.constraints.budget_name, config)
         stored = {"spec": spec.model_dump(mode="json")}
-        wanted = [(f"budget {n}", _left(states[n]) if n in states else b.usd,
+        wanted = [(f"budget {n}", left_now(states[n]) if n in states else b.usd,
                    named_fix(n, b.period))
                   for n, b in config.named.items() if joins(stored, n, b)]
         if spec.constraints.budget is not None:
@@ -93,9 +94,10 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         start = own_budget.start_usd(resolved, float(row["usd_per_hour"]))  # (all its nodes)
         pessimistic = own_budget.pessimistic_usd(resolved, row)
         said = own_budget.start_said(resolved)
-        # What the watch charges it ahead once it runs, as the watch charges it.
-        ahead = own_budget.ahead_usd(float(row["usd_per_hour"]), interval_seconds)
-        span = own_budget.ahead_said(interval_seconds, float(row["usd_per_hour"]), configured)
+        # What the watch charges it ahead once it runs, as the watch charges it: at most
+        # its rest, its work there at its speed (`own_budget.ahead_seconds`).
+        ahead, span = own_budget.charged_ahead(float(row["usd_per_hour"]), interval_seconds,
+                                               float(row["work_hours"]) * 3600, configured)
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
                                  placed, rests_on(resolved, row), ahead, span))
@@ -144,30 +146,14 @@ def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
         row = rows.iloc[0]
     return row, pick_note(resolved.name, label(key), float(row["usd_per_hour"]),
                           str(first["offering"]), float(first["usd_per_hour"]),
-                          _why(store, launcher, resolved, first, key, decision, at))
+                          _why(decision))
 
 
-def _why(store: PriceStore, launcher: Launcher, resolved: ResolvedJob, first: pd.Series,
-         key: tuple, decision: Decision, at: datetime) -> str:
-    """Why the deadline policy is off the plan's spot choice: a preemption or a capacity
-    error there lately (what its market reads, `deadline_jobs.recent_losses`), in its zone,
-    or its region where the offering is priced by region; else its decision's own
-    reason."""
-    from costsched.service.deadline_jobs import recent_losses
-    from launchers import runs_here
-
-    due = deadline_at(resolved, at)
-    lost = recent_losses(store, at, str(first["instance_type"]), runs_here(launcher.name))
-    lost = lost[(lost["cloud"] == first["cloud"]) & (lost["region"] == first["region"])
-                & (lost["zone"] == first["zone"])]
-    if first["market"] != "spot" or key[4] == "spot" or lost.empty or due is None:
-        return decision.reason
-    last = lost.iloc[-1]
-    what = "a preemption" if last["event"] == "preempted" else "a capacity error"
-    ago = age((pd.Timestamp(at) - pd.Timestamp(last["at"])).total_seconds())
-    place = first["zone"] or first["region"]  # a region's price (GCP's) has no zone
-    return (f"the deadline policy ({decision.policy}) keeps it off spot in {place} "
-            f"after {what} there {ago} ago (to meet its deadline of {due:%Y-%m-%d %H:%M} UTC)")
+def _why(decision: Decision) -> str:
+    """Why the deadline policy is off the plan's spot choice: its decision's own words
+    (`DeadlineDecision.why`: a preemption or a capacity error there lately, its rule and
+    figures), else its reason."""
+    return getattr(decision, "why", "") or decision.reason
 
 
 def rests_on(resolved: ResolvedJob, row: pd.Series) -> tuple[str, str]:

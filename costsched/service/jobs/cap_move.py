@@ -8,6 +8,7 @@ about one watch interval's charge, which no move with its start fits."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ from costsched.store import PriceStore
 if TYPE_CHECKING:
     from costsched.policies import OfferingKey
     from costsched.service.jobs.budget_state import BudgetState
+    from costsched.service.jobs.decider import JobNow
 
 
 def moved_at_cap(detail: str) -> str:
@@ -39,7 +41,7 @@ def moved_at_cap(detail: str) -> str:
 
 def move_ahead(store: PriceStore, launcher: Launcher, state: BudgetState,
                runs: Sequence[RunningJob], at: datetime,
-               overheads: Overheads) -> list[JobEvent]:
+               overheads: Overheads | None = None) -> list[JobEvent]:
     """Of `runs` (running jobs of budget `state` that its cap moves, not stopped at it
     this pass), each whose budget's forecast passes the cap and whose cost to its end here
     does not fit what is left of it (less the other running jobs' claims to their end),
@@ -76,7 +78,7 @@ def move_ahead(store: PriceStore, launcher: Launcher, state: BudgetState,
 
 def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,
                 why: str, left_usd: float, at: datetime,
-                overheads: Overheads) -> JobEvent | str:
+                overheads: Overheads | None = None) -> JobEvent | str:
     """Under the job's lease, move it where the budget (`called`: 'its own budget',
     'budget NAME') has its decider say it finishes within `left_usd`; else why it is not
     moved, in words its stop says (`not_moved`): no offering fits (the least a move would
@@ -96,8 +98,9 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
         instance = str(placement["instance"])  # what a move now loses, as it reports it
-        job = JobNow.of(run, current, _steps_left_of(store, run, at),
-                        reported=reported_steps(launcher, [instance]).get(instance))
+        job = paced_so_far(store, run, JobNow.of(
+            run, current, _steps_left_of(store, run, at),
+            reported=reported_steps(launcher, [instance]).get(instance)))
         try:
             decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
                                                                  at)
@@ -118,3 +121,24 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
         _start_migration(store, launcher, run, decision, placement, None, fallbacks=False,
                          why=detail)
     return JobEvent(job_id, "budget", detail, level="warning", notify="budget")
+
+
+def paced_so_far(store: PriceStore, run: RunningJob, job: JobNow) -> JobNow:
+    """`job` (a running job at its cap) with its rest priced as the hint that gives it
+    enough once stopped prices it (`caps.start_places`): while its speed is still being
+    measured, at the pace it ran so far where that is slower than its plan's
+    (`rest_pace.slower_table`), so that a move's 'to finish there' and that hint's
+    'expected for its steps left' on the same offering are one figure; as it is
+    otherwise (its measured pace, or its plan's)."""
+    from costsched.measured import measuring
+    from costsched.service.jobs.rest_pace import slower_table, so_far
+    from costsched.service.speeds import job_paces
+
+    record, resolved = run.record, job.resolved
+    model = resolved.job.model
+    measured = job_paces(store, [record], {record.id: (model, resolved.table)}).get(
+        record.id, [])
+    if not measuring(measured):
+        return job
+    table = slower_table(resolved.table, model, measured, so_far(store, record.id))
+    return job if table is None else replace(job, resolved=replace(resolved, table=table))

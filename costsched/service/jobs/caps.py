@@ -42,7 +42,13 @@ from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`
 from costsched.service.jobs.budget_notes import threshold_level
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
-from costsched.service.jobs.rest_pace import Slower, rest_pace, slower_pace, so_far
+from costsched.service.jobs.rest_pace import (
+    Slower,
+    rest_pace,
+    slower_pace,
+    slower_table,
+    so_far,
+)
 from costsched.service.jobs.runs import (
     JobEvent,
     RunningJob,
@@ -268,7 +274,8 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     each running job of this launcher that its budget's cap says to stop, or, where the
     config (`at_cap`, or the job's `constraints.at_cap`) says move, a move to the offering
     the budget's decider finds to finish it within what is left (`BudgetDecider`; priced
-    with `overheads`), a stop when none does. The next interval is charged for
+    with `overheads`, by default each job's own restart model, as `migrate` prices the
+    same move), a stop when none does. The next interval is charged for
     `interval_seconds`, or for as long as the watching daemon's last two passes were apart
     when that was longer (`watch_span`: a slow pass makes the next one as late; an idle
     daemon's passes count, so a job launched after a quiet spell is charged its interval):
@@ -314,7 +321,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 try:
                     said = own_budget.called(None if state.kind == "job" else state.name)
                     moved = (move_at_cap(store, launcher, run, said, why, left, at,
-                                         overheads or Overheads())
+                                         overheads)
                              if at_cap(run, config) == "move" else "")
                     events += [e for e in [moved if isinstance(moved, JobEvent) else
                                            _stop_at_cap(store, launcher, run, said, why, at,
@@ -323,7 +330,7 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                     events.append(trouble(job_id, exc))  # its stop is made again next pass
         events += move_ahead(store, launcher, state, [
             runs[j] for j in state.running if j in mine and j not in ending | capped
-            and at_cap(runs[j], config) == "move"], at, overheads or Overheads())
+            and at_cap(runs[j], config) == "move"], at, overheads)
     return events
 
 
@@ -377,10 +384,16 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     # that is slower than its plan's (a hint errs toward enough), else at its plan's.
     early = (so_far(store, record.id)
              if judging and own_total(record.spec, record.steps_total) is not None else None)
+    # Placed at that pace, as a move at its cap weighed it (`cap_move.paced_so_far`): one
+    # figure to finish on an offering, the decision model's at that pace.
+    planned, slowed = job.resolved.table, slower_table(job.resolved.table,
+                                                       job.resolved.job.model, measured, early)
+    if slowed is not None:
+        job = replace(job, resolved=replace(job.resolved, table=slowed))
+        again = job.rest()
 
     def slower(gpu: tuple[str, int], where: str) -> Slower | None:
-        return slower_pace(job.resolved.table, job.resolved.job.model, measured, early,
-                           *gpu, where)
+        return slower_pace(planned, job.resolved.job.model, measured, early, *gpu, where)
 
     def paced(gpu: tuple[str, int], where: str) -> str | None:
         if not known:
@@ -389,22 +402,17 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
         return rest_pace(job.resolved.table, job.resolved.job.model, record.spec, measured,
                          *gpu, where) or f"its measured {known[0]:,.3g} steps/s"
 
-    def rest_usd(planned_usd: float, per_hour: float, steps_left: float,
-                 gpu: tuple[str, int], where: str) -> float:
-        late = slower(gpu, where)
-        speed = (late.steps_per_second if late is not None else
-                 pace.per_second if pace is not None else None)
-        if speed is None:
+    def rest_usd(planned_usd: float, per_hour: float, steps_left: float) -> float:
+        if pace is None:  # (at its plan's speed, its measured or its slower pace so far)
             return planned_usd
-        return steps_left / (speed * 3600) * per_hour
+        return steps_left / (pace.per_second * 3600) * per_hour
 
     try:
         cands = place(store, job, launcher, at)
     except BudgetShort as short:
         per_hour = short.usd_per_hour  # (all its nodes)
         start = own_budget.start_usd(again, per_hour)
-        rest = rest_usd(short.expected_usd - start, per_hour, short.steps_left, short.gpu,
-                        short.offering)
+        rest = rest_usd(short.expected_usd - start, per_hour, short.steps_left)
         if rest > short.expected_usd - start:  # slower than planned: its refusal says so
             short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
                                 rest + start, per_hour, gpu=short.gpu)
@@ -423,7 +431,7 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
                         interval_seconds, budget_usd=budget_usd,
                         rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
-                                          - start, per_hour, job.steps_left, gpu, where),
+                                          - start, per_hour, job.steps_left),
                         steps_left=job.steps_left, start_usd=start,
                         start_said=own_budget.start_said(again),
                         paced=paced(gpu, where), judging=judging, least=least)
@@ -494,7 +502,8 @@ def _own_short(spent_usd: float, rest_usd: float, start_usd: float, ahead_usd: f
     from costsched.service.jobs.decider import budget_verdict
 
     known = rest_usd == rest_usd
-    if spent_usd + (rest_usd if known else 0.0) + start_usd + ahead_usd <= cap_usd:
+    if not own_budget.passes([spent_usd, rest_usd if known else 0.0, start_usd, ahead_usd],
+                             cap_usd):
         return None
     return budget_verdict("", spent_usd, ahead_usd, cap_usd, places=places) or (
         f"its budget of {amounts.given(cap_usd)} is less than it needs to start"
@@ -522,37 +531,34 @@ def at_cap_of(stored: Mapping, config: BudgetsConfig) -> str:
 
 def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
                 at: datetime) -> list[JobEvent]:
-    """A notification for each threshold the budget passed that was not said yet (said
-    once per budget amount, threshold and period; logged on the budget's newest job)."""
-    if not state.jobs:
+    """A notification of the highest threshold the budget passed, where it was not said
+    yet (said once per budget amount, threshold and period; logged on the budget's newest
+    job): a pass whose spend crossed several at once says the highest alone, and a lower
+    one is not said after a higher one."""
+    passed = [share for share in shares if state.spent_usd >= share * state.usd]
+    if not state.jobs or not passed:
         return []
     owner = state.jobs[-1]
     said = [str(e.detail) for e in store.jobs.event_rows([owner], kinds=["budget"])]
-    out = []
     called = "its budget" if state.kind == "job" else f"budget {state.name}"
     # The spend at the decimals at which it reads past each threshold it passed and short
     # of each it did not ('$0.0775 of $0.10', never '$0.08': 80%, not reached yet).
     places = max([amounts.decimals_kept([state.spent_usd, state.usd]),
                   *(amounts.apart(state.spent_usd, share * state.usd) for share in shares)])
-    for share in shares:
-        if state.spent_usd < share * state.usd:
-            break
-        start = period_start(state.period, at)
-        period = (f"({state.period})" if start is None else
-                  f"({state.period} from {start:%Y-%m-%d})")
-        what = f"{share:.0%} of {amounts.given(state.usd)} {period}"  # the budget as set
-        # Said before, in these words, or with the budget at the spend's decimals
-        # ('$0.0040'), or in the older 'reached NAME 50% of ...'.
-        before = f"{share:.0%} of {amounts.usd(state.usd)} {period}"
-        if any(line.startswith((f"{called} reached {what}", f"{called} reached {before}",
-                                f"reached {state.name} {before}")) for line in said):
-            continue
-        text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
-                f"{amounts.given(state.usd, places)} spent")
-        store.jobs.note(owner, "budget", text, at=at)
-        out.append(JobEvent(owner, "budget", text, level=threshold_level(share),
-                            notify="budget"))
-    return out
+    share = passed[-1]
+    start = period_start(state.period, at)
+    period = f"({state.period})" if start is None else f"({state.period} from {start:%Y-%m-%d})"
+    what = f"{share:.0%} of {amounts.given(state.usd)} {period}"  # the budget as set
+    # Said before, in these words, or with the budget at the spend's decimals ('$0.0040'),
+    # or in the older 'reached NAME 50% of ...'.
+    before = f"{share:.0%} of {amounts.usd(state.usd)} {period}"
+    if any(line.startswith((f"{called} reached {what}", f"{called} reached {before}",
+                            f"reached {state.name} {before}")) for line in said):
+        return []
+    text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
+            f"{amounts.given(state.usd, places)} spent")
+    store.jobs.note(owner, "budget", text, at=at)
+    return [JobEvent(owner, "budget", text, level=threshold_level(share), notify="budget")]
 
 
 def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,

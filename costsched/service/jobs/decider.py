@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -34,9 +34,9 @@ from costsched.jobspec import ResolvedJob
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
-from costsched.migration.machine import candidate, offering_of
+from costsched.migration.machine import offering_of
 from costsched.model import BOOKED_MARKETS, InvalidInput
-from costsched.optimize.decision import Overheads
+from costsched.optimize.decision import MovePrice, Overheads
 from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan, budget_short, plan_jobs
 from costsched.optimize.quotas import QuotaCost, quota_cost
@@ -54,8 +54,10 @@ from costsched.service.decide import (
     decide_to,
 )
 from costsched.service.jobs.budget_refusal import BudgetShort as BudgetShort
+from costsched.service.jobs.candidates import candidates_of, launchable, runs_here
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.checkpoint_seen import Reported, measured_checkpoint_gb
+from costsched.service.jobs.deadline_said import as_asked, unavailable
 from costsched.service.jobs.lost_work import LostWork, lost_works, with_lost
 from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
@@ -70,8 +72,7 @@ from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from he
 )
 from costsched.service.jobs.reasons import parts as _parts
 from costsched.service.jobs.rest_pace import estimated_pace
-from costsched.service.jobs.runs import CANDIDATES, RunningJob, nodes_of
-from costsched.service.jobs.unready import nothing_launchable
+from costsched.service.jobs.runs import RunningJob, nodes_of
 from costsched.service.speeds import paced, short_work
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
@@ -130,7 +131,7 @@ class JobNow:
                    current, left, frozenset(lost),
                    checkpoint_gb=(measured_checkpoint_gb(run.checkpoint_uri)
                                   if current is not None else None), job_id=run.record.id,
-                   short=short_work(run.record), here=_runs_here(run.launcher),
+                   short=short_work(run.record), here=runs_here(run.launcher),
                    assumed=run.record.steps_total is not None and not paced(run.record.spec),
                    reported=reported)
 
@@ -184,7 +185,7 @@ class PriceDecider(Decider):
 
     policy: str = "dynamic-aware"
     margin: float = 0.05
-    overheads: Overheads = field(default_factory=Overheads)
+    overheads: Overheads | None = None  # None: each job's own (`ResolvedJob.overheads`)
     force: bool = False
 
     @property
@@ -306,7 +307,7 @@ class DeadlineDecider(Decider):
     period (spot where it is, on-demand when the deadline needs it)."""
 
     policy: str = DEFAULT_DEADLINE_POLICY
-    overheads: Overheads = field(default_factory=Overheads)
+    overheads: Overheads | None = None  # None: each job's own (`ResolvedJob.overheads`)
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -318,10 +319,12 @@ class DeadlineDecider(Decider):
         [job] = at_pace([job], market)
         if job.current is not None and job.short:
             return unpriced(job, now, self.policy)
+        ranked = None  # a job placed again is ranked by its market alone, as before
         if job.first:  # a new job that cannot be planned: refused as `plan` says why
-            reason = planned(job.resolved, market, now).reason
-            if reason:
-                raise InvalidInput(reason)
+            plan = planned(job.resolved, market, now)
+            if plan.reason:
+                raise InvalidInput(plan.reason)
+            ranked = plan.ranked  # its market's ranking: the same offerings, ranked once
         [lost] = (lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
                   if job.current is not None else [None])
         try:
@@ -329,9 +332,9 @@ class DeadlineDecider(Decider):
                                 steps_left=job.steps_left, current=job.current,
                                 policy=self.policy,
                                 overheads=job.resolved.overheads(self.overheads),
-                                unavailable={*market.full_for(job.here), *job.lost,
-                                             *(market.over_quota(job.resolved)
-                                               - {job.current})},
+                                unavailable=unavailable(market.full_for(job.here),
+                                                        market.over_quota(job.resolved)
+                                                        - {job.current}, job.lost),
                                 measured_rates=market.rates, late_ok=not job.first,
                                 offerings=market.offerings_for(job.resolved),
                                 checkpoint_gb=job.size_gb,
@@ -339,11 +342,14 @@ class DeadlineDecider(Decider):
                                     () if job.job_id is None else
                                     tuple(market.store.booked.of_job(job.job_id))),
                                 local_too=job.here,
-                                lost_work_hours=None if lost is None else lost.hours)
+                                lost_work_hours=None if lost is None else lost.hours,
+                                ranked=ranked)
         except NoSpot as exc:  # nothing to weigh: the planner's choice, as `plan` shows it
             d = PriceDecider(overheads=self.overheads).decide(job, market, now)
             return replace(d, reason=f"{self.policy} (deadline {_due(job)}): {exc}; "
                                      f"{d.reason}")
+        if job.current is not None and not d.moves:
+            d = as_asked(d, lambda key: _asked(key, job, market, now, lost, self.overheads))
         verb = "stay on" if not d.moves else "move to" if job.current else "placed on"
         booked = (f" (booked capacity, reservation {d.reservation}: paid already)"
                   if d.reservation else "; booked capacity left before its end"
@@ -352,8 +358,24 @@ class DeadlineDecider(Decider):
         return with_lost(replace(d, reason=f"{self.policy} (deadline {_due(job)}): {verb} "
                                            f"{label(d.choice)}{booked}"
                                            + (deadline_dollars(d) if job.current is not None
-                                              else itemised(d) and ', the move' + itemised(d))),
+                                              else (itemised(d) and ', the move' + itemised(d))
+                                              + (d.why and f": {d.why}"))),
                          lost)
+
+
+def _asked(key: OfferingKey, job: JobNow, market: Market, now: datetime,
+           lost: LostWork | None, overheads: Overheads | None
+           ) -> tuple[float, MovePrice] | None:
+    """What a move of `job` to `key` costs as `migrate --to` prices it (`AskedDecider`):
+    the expected cost of its rest there and the move; None where it cannot be priced."""
+    where = OfferingName(key[0], key[2] or key[1], key[3], key[4])
+    try:
+        asked = AskedDecider(where, overheads)._decided(job, market, now, lost)
+    except InvalidInput:
+        return None
+    if asked.move is None or asked.choice_usd != asked.choice_usd:
+        return None
+    return float(asked.choice_usd), asked.move
 
 
 @dataclass(frozen=True)
@@ -362,7 +384,7 @@ class AskedDecider(Decider):
     how much)."""
 
     target: OfferingName
-    overheads: Overheads = field(default_factory=Overheads)
+    overheads: Overheads | None = None  # None: each job's own (`ResolvedJob.overheads`)
     name: str = "asked"
 
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
@@ -408,7 +430,7 @@ class BudgetDecider(Decider):
     when none fits: the job is then stopped as at any cap."""
 
     left_usd: float
-    overheads: Overheads = field(default_factory=Overheads)
+    overheads: Overheads | None = None  # None: each job's own (`ResolvedJob.overheads`)
     name: str = "budget"
 
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
@@ -483,7 +505,6 @@ def decider_for(policy: str, *, cost_policy: str = "dynamic-aware", margin: floa
     """The decider of a job whose stored policy is `policy`: the user's `target` when
     given, the deadline decider for a deadline policy, else the price-driven decider (by
     `cost_policy`, the configured one, when the stored policy is not a policy's name)."""
-    overheads = overheads or Overheads()
     if target is not None:
         return AskedDecider(target, overheads)
     if policy not in POLICIES and is_deadline(policy):
@@ -513,7 +534,7 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     `span`: the interval charged and at what price, in words (`own_budget.ahead_said`).
     `places`: the precision of the line it stands in, where a hint is joined to it (chosen
     from both halves' amounts: `caps.line_places`); by default, its own."""
-    if spent_usd + next_usd + claims_usd <= cap_usd:
+    if not own_budget.passes([spent_usd, next_usd, claims_usd], cap_usd):
         return None
     # One precision for the line, fine enough to show the sum passing the cap.
     if places is None:
@@ -540,10 +561,13 @@ def place(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
 
 
 def placement(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime,
-              exclude: Collection[OfferingKey] = ()) -> tuple[Decision, list[dict]]:
-    """`place`, with the decision it tries first (its reason said at launch)."""
+              exclude: Collection[OfferingKey] = (), *, tried: bool = True
+              ) -> tuple[Decision, list[dict]]:
+    """`place`, with the decision it tries first (its reason said at launch). Not `tried`
+    (the decision alone, as `plan` asks it): no offerings listed, but the same refusal
+    when the launcher can start none of them."""
     market = market_at(store, when)
-    job = replace(job, here=_runs_here(launcher.name))
+    job = replace(job, here=runs_here(launcher.name))
     if job.job_id is not None and job.budget is None:
         record = store.jobs.get(job.job_id)
         job = replace(job, budget=own_budget.of_job(store, record, when,
@@ -551,43 +575,14 @@ def placement(store: PriceStore, job: JobNow, launcher: Launcher, when: datetime
     # its restarts priced as configured (the job's file's own boot and set-up over them)
     decision = decider_for(job.policy, overheads=job.resolved.configured).decide(
         job, market, when)
+    if not tried:
+        launchable(decision, launcher, market, job.resolved.name, exclude, job.resolved)
+        return decision, []
     out = candidates_of(decision, launcher, market, job.resolved.name, exclude,
                         over_quota=market.over_quota(job.resolved), resolved=job.resolved)
     if decision.choice_usd == decision.choice_usd and out[0]["key"] == list(decision.choice):
         out[0]["expected_usd"] = float(decision.choice_usd)  # its rest, as planned
     return decision, out
-
-
-def _runs_here(launcher: str) -> bool:
-    """`launchers.runs_here`: the local launcher's instances stand in for a cloud's."""
-    from launchers import runs_here
-
-    return runs_here(launcher)
-
-
-def candidates_of(d: Decision, launcher: Launcher, market: Market, name: str,
-                  exclude: Collection[OfferingKey] = (),
-                  over_quota: Collection[OfferingKey] = (),
-                  resolved: ResolvedJob | None = None) -> list[dict]:
-    """The offerings a launch, recovery or move tries, best first: the decision's choice,
-    then its fallbacks, those the launcher can start (one that just met no capacity
-    after the others, and one the account's quota does not hold, `over_quota`, last), at
-    most CANDIDATES. None: refused naming each cloud `resolved` allows that is not ready."""
-    full = market.full_for(here=_runs_here(launcher.name))
-    ready, later, last = [], [], []
-    for o, price in ((d.offering, d.usd_per_hour), *d.alternatives):
-        if o.key in exclude or not launcher.can_launch(o):
-            continue
-        booked = d.reservation if o.key == d.choice else ""
-        queue = last if o.key in over_quota else later if o.key in full else ready
-        queue.append(candidate(o, price, booked))
-    out = [*ready, *later, *last][:CANDIDATES]
-    if out and d.quota_cost and out[0]["key"] == list(d.choice):
-        out[0]["quota_cost"] = d.quota_cost  # kept in the launch's record (its job's log)
-    if not out:
-        raise nothing_launchable(name, launcher, None if resolved is None else
-                                 market.offerings_for(resolved), resolved)
-    return out
 
 
 def _due(job: JobNow) -> str:

@@ -9,16 +9,20 @@ from the stored price; the lost node's preemption and a zone without capacity ar
 recorded in the offerings' availability, as for any instance. A node replaced in place is
 a recovery without a move: the job's log keeps it as NODE_RECOVERY (counted with its
 recovery moves: `model.recoveries`), and the reconcile that saw it says it (the daemon's
-log, the recovery notification), as after any preemption.
+log, the recovery notification), as after any preemption. Once the gang resumed, the
+step it resumed from and the steps it lost are kept as a single job's recovery keeps them
+(RECOVERY_NOTE: 'instance ID: node 1: resumes from step 300 (its checkpoint's): no step
+lost'), which `status` says on that recovery's line.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from costsched.gang_stalls import last_step_words
+from costsched.gang_stalls import NODE_LINE, RESUMES, last_step_words, resumed_note
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
-from costsched.model import BOOKED_MARKETS, NODE_RECOVERY
+from costsched.model import BOOKED_MARKETS, NODE_RECOVERY, RECOVERY_NOTE
+from costsched.service.jobs.resumed_words import resumed_words
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
@@ -49,7 +53,7 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
         from costsched.launch_secrets import SecretMissing
         from costsched.service.booked_jobs import reservation_of  # a gang's repair's
         from costsched.service.jobs.steps import _mover
-        from launchers import observed_as  # the local launcher's: no cloud's market
+        from launchers import observed_as, runs_here  # the local launcher's: no market
 
         offering = _placed_offering(placement)
         try:
@@ -81,27 +85,35 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                                       source=observed_as(launcher.name))
             done = done or f"node {nodes} was preempted: replaced where it ran"
         if done:
-            done = _resume_step(done, after)
             # Where its stall began: the step it reported last before the loss, and when.
             line = f"instance {instance.id}: {done}" + (last_step_words(
                 instance.step, instance.step_at, when) if counted else "")
             store.jobs.note(job_id, NODE_RECOVERY if counted else EVENT, line, at=when)
+            resumed = _resumed(line, store.jobs.get(job_id).steps_done, instance, after,
+                               runs_here(launcher.name))
+            if resumed:  # the steps its recovery lost, as a single job's log keeps them
+                store.jobs.note(job_id, RECOVERY_NOTE, f"instance {instance.id}: {resumed}",
+                                at=when)
             if said is not None:
-                said.append(JobEvent(job_id, "recovery", line,
-                                     level="info" if after.live else "warning",
-                                     notify="recovery" if counted else ""))
+                said.append(JobEvent(job_id, "recovery", line + (
+                    f"; {resumed.partition(': ')[2]}" if resumed else ""),
+                    level="info" if after.live else "warning",
+                    notify="recovery" if counted else ""))
         return after
 
 
-def _resume_step(done: str, after: Instance) -> str:
-    """A repair's line with the step the gang resumes from, as a single job's recovery says
-    it: '... resumes from its newest checkpoint (round 2), at step 465' (the checkpoint
-    rank 0 wrote when the gang paused); unchanged where that step is not known."""
-    said = "resumes from its newest checkpoint"
-    if said not in done or after.checkpoint_step is None:
-        return done
-    head, _, tail = done.partition(said)
-    rounds, paren, rest = tail.partition(")")
-    step = f", at step {after.checkpoint_step:,}"
-    return (f"{head}{said}{rounds}{paren}{step}{rest}" if paren and rounds.startswith(" (")
-            else f"{head}{said}{step}{tail}")
+def _resumed(line: str, steps_done: float, before: Instance, after: Instance,
+             exact: bool) -> str:
+    """Where a repair's line (`gang_stalls.NODE_LINE`'s) says the gang resumes: the words
+    of the step it resumes from (the checkpoint rank 0 wrote when the gang paused) and the
+    steps lost since the last it reached (`resumed_note`: 'node 1: resumes from step 465
+    (its checkpoint's): no step lost'); '' while it does not, or where that step is not
+    known. `exact`: its steps are read from this machine (`steps.resume_from`)."""
+    nodes = NODE_LINE.match(line)
+    said = after if after.checkpoint_step is not None else before
+    saved = said.checkpoint_step
+    if RESUMES not in line or nodes is None or saved is None:
+        return ""
+    reached = max(float(s) for s in (steps_done, before.step, after.step) if s is not None)
+    return resumed_note(nodes.group(2), resumed_words(float(max(saved, 0)), reached, exact,
+                                                      said.checkpoint_step_inferred))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costsched import clouds, launch_secrets
+from costsched import clouds, launch_secrets, redact
 from costsched.jobspec import JobSpec, ResolvedJob, resolve
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.machine import WAIT_NOTE
@@ -25,10 +26,12 @@ from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.service.jobs.busy import raced
 from costsched.service.jobs.carry import CHECKPOINT_SCOPE, launch_stores, readable
 from costsched.service.jobs.decider import JobNow, market_at, placement, planned
+from costsched.service.jobs.file_jobs import FILE_JOBS, all_of_them, file_jobs
 from costsched.service.jobs.market import pass_table
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     RunningJob,
+    _open_placement,
     _running,
     job_ids,
     refuse_live_name,
@@ -49,6 +52,7 @@ from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
+from costsched.store.decisions import StoredDecision
 from costsched.store.jobs import JobRecord
 from costsched.store.leases import holder_name
 from costsched.store.scope import store_scope
@@ -70,7 +74,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
            secrets: Mapping[str, str] | None = None,
            book: Callable[[BookedPlans], bool] | None = None) -> list[JobRecord]:
     """Start each job of `jobs` (spec files or JobSpecs) on the best offering the launcher
-    can start (or `offering`, 'cloud:zone-or-region:instance_type:market'), trying the next
+    can start (or `offering`, as plans name it: 'aws us-east-1a p3.2xlarge spot'), trying the next
     ones of the ranking on a capacity error. A job with a deadline that may use on-demand
     capacity is placed by `deadline_policy` (spot in a zone that has it, or on-demand), now
     and whenever it is re-planned or recovered. `wait_seconds`: how long to wait for the
@@ -87,7 +91,9 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     # a job is planned once (`Market.plan`), its budget check's plan in a pass around it.
     with one_pass():
         table = table if table is not None else pass_table(store)
-        for source, spec in job_specs(jobs, envs=envs):
+        read = job_specs(jobs, envs=envs)
+        together = file_jobs(read)  # a file's several jobs: its launch runs them all
+        for source, spec in read:
             refuse_live_name(store, spec.name)
             given = _refused(source, spec, launcher, secrets, checkpoint_root)
             resolved = _resolved(spec, source, table, when, launcher, checkpoint_root)
@@ -99,8 +105,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                 booking, pick = book_for_launch(store, launcher, resolved, source, when, book)
                 pick = pick or offering
             try:
-                policy, candidates = _first_place(store, launcher, resolved, when, pick,
-                                                  deadline_policy, booking)
+                policy, decided, candidates = first_placement(
+                    store, launcher, resolved, when, pick, deadline_policy, booking)
             except InvalidInput as exc:  # what was bought is held, and said so
                 from costsched.service.booking import not_placed
 
@@ -108,6 +114,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             # What a costsched resuming this launch (after a crash) needs to carry it on.
             stored = {"spec": spec.model_dump(mode="json"), "source": source,
                       SOURCE_PATH: _absolute(source),
+                      LAUNCHED_WITH: _launched_with(spec, envs, secrets),
+                      **({FILE_JOBS: together[spec.name]} if spec.name in together else {}),
                       "launcher": launcher.name, "code": code, "offering": pick,
                       "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True,
                       CHECKPOINT_SCOPE: store_scope(store.engine)}
@@ -123,6 +131,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                                       holder=holder) as mine:
                 if mine:  # else a reconciler resumed it already (it carries it on)
                     _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
+                    _keep_why(store, record_id, decided, when)
                     # What its plan predicts, kept beside what it will do.
                     market = market_at(store, when)
                     record_launch(store, record_id, resolved, when, market.rates,
@@ -196,17 +205,34 @@ def _first_place(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
 def first_placement(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
                     when: datetime, pick: str | None = None,
                     deadline_policy: str = DEFAULT_DEADLINE_POLICY,
-                    booking: Booking | None = None) -> tuple[str, Decision, list[dict]]:
+                    booking: Booking | None = None, *, tried: bool = True
+                    ) -> tuple[str, Decision, list[dict]]:
     """`_first_place` with the decision behind it: what a launch places the job on, as
-    its budget check prices it (`budget_launch`) and says why."""
+    its budget check prices it (`budget_launch`) and says why. Not `tried` (`plan`): the
+    decision and launch's refusal alone, no offerings listed to try."""
     policy = (deadline_policy if pick is None and uses_deadline_policy(resolved)
               else "dynamic-aware")
     regions = resolved.job.constraints.regions
     decision, candidates = placement(
         store, JobNow(resolved, when, policy, regions[0] if regions else "", None,
                       resolved.job.steps, offering=pick, first=True,
-                      booked=(booking,) if booking else ()), launcher, when)
+                      booked=(booking,) if booking else ()), launcher, when, tried=tried)
     return policy, decision, candidates
+
+
+def _keep_why(store: PriceStore, job_id: int, decision: Decision, at: datetime) -> None:
+    """Keep a deadline job's placement on on-demand, and why spot was not taken
+    (`DeadlineDecision.why`), as its latest decision on the placement it started, so that
+    `status` says it as the re-plans' decisions are said; nothing where it started
+    elsewhere (a fallback, after a capacity error) or on spot."""
+    placed = _open_placement(store, job_id)
+    if not getattr(decision, "why", "") or placed is None or tuple(
+            placed[k] for k in ("cloud", "region", "zone", "instance_type", "market")) \
+            != tuple(decision.choice[:5]):
+        return
+    store.decisions.record([StoredDecision(job_id, int(placed["id"]), at, LAUNCH_COMMAND,
+                                           False, "", decision.choice_usd,
+                                           decision.choice_usd, None, decision.reason)])
 
 
 def _refused(source: str, spec: JobSpec, launcher: Launcher,
@@ -360,11 +386,26 @@ def _absolute(source: str) -> str | None:
     return None if not source or source.startswith("<") else str(Path(source).resolve())
 
 
+# What the launch was given beside the file, by name: {'envs': [...], 'secrets': [...]}
+# (the envs' values are the job's, stored with it; the secrets' never are).
+LAUNCHED_WITH = "launched_with"
+LAUNCH_COMMAND = "costsched launch"  # who decided a placement kept at launch (`_keep_why`)
+
+
+def _launched_with(spec: JobSpec, envs: Mapping[str, str] | None,
+                   secrets: Mapping[str, str] | None) -> dict[str, list[str]]:
+    return {"envs": sorted(n for n in envs or {} if n in spec.envs),
+            "secrets": sorted(n for n in secrets or {} if n in spec.task.secrets)}
+
+
 def launch_again(record: JobRecord) -> str:
     """How a job that has ended runs again: '`costsched launch fail.yaml` (the file it was
     launched from) runs it again as a new job, started afresh', the file as typed where
     that names it from here, else by its absolute path (a job stored before the path was
-    kept: as typed)."""
+    kept: as typed), with what its launch was given beside the file (`--env MODE=fast`;
+    one named like a secret, and a secret, by name: from the shell, which must set it).
+    A job whose file made several (a sweep's) is told that the file launches them all,
+    and how to run it alone (`file_jobs.all_of_them`)."""
     stored = record.spec or {}
     source = str(stored.get("source") or "")
     if not source or source.startswith("<"):  # a spec given in no file
@@ -373,8 +414,39 @@ def launch_again(record: JobRecord) -> str:
     path = stored.get(SOURCE_PATH)
     if path and _absolute(source) != path:  # typed in another folder
         source = str(path)
-    return (f"`costsched launch {shlex.quote(source)}` (the file it was launched from) runs "
-            "it again as a new job, started afresh")
+    options, shell = _given_again(stored)
+    unset = [n for n in shell if not os.environ.get(n)]
+    first = (f" with {launch_secrets.listed(unset)} set in your shell first (their values "
+             "are not kept)" if len(unset) > 1 else f" with {unset[0]} set in your shell "
+             "first (its value is not kept)" if unset else "")
+    command = (f"`costsched launch {' '.join([shlex.quote(source), *options])}` (the file "
+               f"it was launched from{', and what its launch was given' if options else ''})")
+    several = all_of_them(record.name, stored.get(FILE_JOBS))
+    if several is not None:  # a sweep's job: the file launches all of them
+        what, alone = several
+        return (f"{command} launches {what} again as new jobs, started afresh{first}, not "
+                f"{record.name} alone; {alone}")
+    return f"{command} runs it again as a new job, started afresh{first}"
+
+
+def _given_again(stored: Mapping) -> tuple[list[str], list[str]]:
+    """The options that give a job's launch again what it was given beside its file
+    ('--env MODE=fast', '--env WANDB_API_KEY', '--secret HF_TOKEN'), and the names of
+    those taken from the shell: an env named like a secret (whose value a printed line
+    masks) and a secret (never kept) are given by name alone."""
+    given = stored.get(LAUNCHED_WITH) or {}
+    values = (stored.get("spec") or {}).get("envs") or {}
+    options, shell = [], []
+    for name in given.get("envs", []):
+        if redact.is_secret_name(name) or name not in values:
+            options.append(f"--env {shlex.quote(name)}")
+            shell.append(name)
+        else:
+            options.append(f"--env {shlex.quote(f'{name}={values[name]}')}")
+    for name in given.get("secrets", []):
+        options.append(f"--secret {shlex.quote(name)}")
+        shell.append(name)
+    return options, shell
 
 
 def _ran_to_its_end(store: PriceStore, launcher: Launcher, record: JobRecord) -> str:

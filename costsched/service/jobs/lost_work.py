@@ -4,7 +4,10 @@ its log have seen it.
 A job that follows the contract writes a checkpoint when it is stopped (SIGTERM) and loses
 nothing: it has been seen to when its newest stop or preemption notice lost no step (the
 step it reported at a stop is its checkpoint's, `halt`'s progress record; a recovery's
-note says "no step lost", `steps.resume_from`). Else it loses the work since its newest
+note says "no step lost", `steps.resume_from`). A recovery that lost steps says nothing of
+it: a preemption may take the instance at once, with no notice and no SIGTERM to save on,
+and then any job loses the steps since its checkpoint; a stop is always asked by SIGTERM,
+so a stop that lost steps says it does not. Else it loses the work since its newest
 checkpoint: the steps past that checkpoint's step, at the speed the rest of it runs at
 (its measured speed where one is trusted, else its plan's, said so), said with the hours
 they make. Those steps are the ones its instance reports now (the step it stands at, and
@@ -110,8 +113,9 @@ def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | N
 def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:
     """Whether the job's newest stop or preemption notice (of `events`, its progress
     records and recovery notes, oldest first) lost no step: True when it did not (its
-    checkpoint at the step it reported), False when it lost some, None when it has had
-    neither."""
+    checkpoint at the step it reported), False when a stop lost some, None when it has had
+    neither. A recovery that lost steps is passed over: its preemption may have come with
+    no notice (nothing asked the job to save), which tells nothing of a save on SIGTERM."""
     for e in reversed(events):
         if e.kind == PROGRESS:
             found = dict(re.findall(r"(?:^|\s)(steps_done|checkpoint_step)=(\S+)",
@@ -126,8 +130,6 @@ def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:
             words = lost_steps_said(e.detail or "")[1]
             if "(its checkpoint's): no step lost" in words:
                 return True
-            if "lost" in words and "no step lost" not in words:
-                return False
     return None
 
 

@@ -31,7 +31,7 @@ from costsched.service.jobs.decider import (
     decider_for,
     market_at,
 )
-from costsched.service.jobs.move_budgets import past_named
+from costsched.service.jobs.move_budgets import charged_there, past_named
 from costsched.service.jobs.runs import (
     MIN_MIGRATION_INTERVAL,
     STEP_LEASE_SECONDS,
@@ -100,9 +100,10 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     as the tables print it), the user's choice, even a dearer one (its reason says by how
     much). Each job is asked the decider its stored policy names (`policy`: the
     price-driven policy of a job whose stored policy names none); a deadline policy's
-    moves are not held to once a day. `overheads`: the
-    restart and move assumptions (default `Overheads()`). `stop`: asked before each move
-    starts; once it says True, no further move starts (the rest are advice only).
+    moves are not held to once a day. `overheads`: the restart and move assumptions
+    (default: each job's own, `ResolvedJob.overheads`: the configuration's with its file's
+    boot and set-up, as a budget's move at its cap prices them). `stop`: asked before each
+    move starts; once it says True, no further move starts (the rest are advice only).
     `decided_by`: who decides ("the supervisor", ...): unless `dry_run` or `to`, each job's
     decision is kept as its latest (`store.decisions`), which `status` shows. `secrets`:
     values for the jobs' secrets (`--secret`), held for the instances their moves start.
@@ -110,7 +111,6 @@ def migrate(store: PriceStore, launcher: Launcher, job: int | str | None = None,
     Every job is decided first, from one market, without a lease; a move starts under the
     job's lease, after its decision is made again there from what the store says then (so
     two costsched deciding at once start one move)."""
-    overheads = overheads or Overheads()
     when = as_time(at)
     target = None
     if to is not None:
@@ -261,7 +261,7 @@ class _Asking:
     margin: float
     policy: str
     force: bool
-    overheads: Overheads
+    overheads: Overheads | None
 
 
 def _placed(store: PriceStore, launcher: Launcher, job_ids: Sequence[int]
@@ -402,7 +402,7 @@ def _past_budget(store: PriceStore, run: RunningJob, choice: Decision, at: datet
     what gives it enough ('' when it has none, or the move fits): by the one rule of a
     launch's and a start's check, which the watch's cap keeps (`own_budget.enough_usd`),
     what it spent, its rest there expected to cost (the move included) and the watch's
-    charge ahead there for its next interval must fit in it."""
+    charge ahead there for its next interval (`charged_there`) must fit in it."""
     if not choice.moves:
         return ""
     own = own_budget.of_job(store, run.record, at, run.nodes)
@@ -414,7 +414,7 @@ def _past_budget(store: PriceStore, run: RunningJob, choice: Decision, at: datet
     configured = effective().daemon.watch_seconds
     seconds = watch_span(store, configured, at)  # as the watch will charge it
     per_hour = choice.usd_per_hour * run.nodes  # (all its nodes)
-    ahead = own_budget.ahead_usd(per_hour, seconds)
+    ahead, span = charged_there(choice, per_hour, seconds, configured)
     if own.spent_usd + choice.choice_usd + ahead <= own.usd:
         return ""
     amount, places = own_budget.enough_usd(own.spent_usd, choice.choice_usd, 0.0, ahead)
@@ -422,7 +422,7 @@ def _past_budget(store: PriceStore, run: RunningJob, choice: Decision, at: datet
     spent, there, charged = (usd(v, shown) for v in (own.spent_usd, choice.choice_usd, ahead))
     name = run.record.name
     return (f"{spent} spent + {there} expected there, the move included, + {charged} for "
-            f"the next watch interval ({own_budget.ahead_said(seconds, per_hour, configured)}) "
+            f"the next watch interval ({span}) "
             f"would pass its budget of {given(own.usd)}; to move it there, give it enough: "
             f"`costsched stop {name}`, `costsched start {name} --budget "
             f"{amount:.{places}f}`, then ask again")

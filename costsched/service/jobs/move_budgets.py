@@ -35,7 +35,7 @@ def past_named(store: PriceStore, run: RunningJob, choice: Decision, at: datetim
     configured = config.daemon.watch_seconds
     seconds = watch_span(store, configured, at)  # as the watch will charge it
     per_hour = choice.usd_per_hour * run.nodes  # (all its nodes)
-    ahead = own_budget.ahead_usd(per_hour, seconds)
+    ahead, span = charged_there(choice, per_hour, seconds, configured)
     job_id = run.record.id
     for state in budget_states(store, config.budgets, at, seconds):
         if state.kind != "named" or job_id not in state.jobs:
@@ -51,8 +51,19 @@ def past_named(store: PriceStore, run: RunningJob, choice: Decision, at: datetim
                 if others > 0 else "")
         return (f"{spent} spent + {there} expected there, the move included, + {charged} "
                 f"for the next watch interval "
-                f"({own_budget.ahead_said(seconds, per_hour, configured)})"
+                f"({span})"
                 f"{also} would pass budget {state.name}'s {given(state.usd)}"
                 f"{_PERIOD.get(state.period, ' in total')}; to move it there, "
                 f"{named_fix(state.name, state.period)}")
     return ""
+
+
+def charged_there(choice: Decision, usd_per_hour: float, interval_seconds: float,
+                  configured: float) -> tuple[float, str]:
+    """What the watch charges a job moved by `choice` ahead at `usd_per_hour` there (all
+    its nodes), and that span in words, as the watch charges it once there
+    (`own_budget.charged_ahead`): the next interval, or its rest there (its expected cost
+    there less the move's, at that price) where that is shorter."""
+    moving = float(choice.move.total) if choice.move is not None else 0.0
+    rest = own_budget.rest_seconds(choice.choice_usd - moving, usd_per_hour)
+    return own_budget.charged_ahead(usd_per_hour, interval_seconds, rest, configured)

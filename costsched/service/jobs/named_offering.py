@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from costsched.model import InvalidInput
+from costsched.vocabulary import did_you_mean
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,15 +20,24 @@ def picked(choices: pd.DataFrame, ranked: pd.DataFrame, offering: str | None
         return choices
     found = ranked[ranked["offering"].map(_spelled(offering))]
     if found.empty:
-        raise InvalidInput(f"offering {offering!r}: not a priced offering now; "
-                           "expected cloud:zone-or-region:instance_type:market as "
-                           "`costsched prices show` lists them")
+        labels = [str(label) for label in ranked["offering"]]
+        example = labels[0] if labels else "aws us-east-1a p3.2xlarge spot"
+        raise InvalidInput(f"offering {offering!r}: not a priced offering now; expected "
+                           "cloud, zone or region, instance type and market as `costsched "
+                           f"plan` names them ({example!r})"
+                           + did_you_mean(" ".join(_words(offering)), labels))
     return found
 
 
 def _spelled(text: str) -> Callable[[str], bool]:
     """Matches an offering label ('aws us-east-1f p3.2xlarge spot') against the user's
-    'aws:us-east-1f:p3.2xlarge:spot' (or the label itself)."""
-    wanted = [w.replace("_", "-") if i == 3 else w  # the market, as labels spell it
-              for i, w in enumerate(text.strip().replace(":", " ").split())]
+    text: the label itself, or its words joined by ':' ('aws:us-east-1f:p3.2xlarge:spot',
+    accepted as well)."""
+    wanted = _words(text)
     return lambda text: text.split() == wanted
+
+
+def _words(text: str) -> list[str]:
+    """The words of an offering as typed, in either form, as labels spell them."""
+    return [w.replace("_", "-") if i == 3 else w  # the market, as labels spell it
+            for i, w in enumerate(text.strip().replace(":", " ").split())]

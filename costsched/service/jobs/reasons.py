@@ -5,6 +5,8 @@ itemised; the amounts of a line at one precision, so that they add up."""
 
 from __future__ import annotations
 
+import math
+
 from costsched.amounts import (
     apart,
     decimals,
@@ -14,7 +16,7 @@ from costsched.amounts import (
     parts_as_written,
     usd,
 )
-from costsched.decide.price import Decision
+from costsched.decide.price import Decision, unpriced
 from costsched.optimize.decision import MovePrice
 from costsched.policies import OfferingKey
 from costsched.vocabulary import offering_label
@@ -36,6 +38,8 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
     move's price itemised; the amounts of a line at one precision (they add up). `mark`:
     after each expected cost (ASSUMED_MARK: they rest on an assumption); `there_mark`:
     after the cost there and the difference only (the speed there is estimated)."""
+    if unpriced(choice.stay_usd, choice.choice_usd):
+        return _unknown_figure(choice, asked)
     diff = choice.choice_usd - choice.stay_usd
     places = decimals_kept([choice.stay_usd, choice.choice_usd, diff, *parts(choice)])
     stay = usd(choice.stay_usd, places) + mark
@@ -71,6 +75,32 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
             f"than {margin:.0%} of the next day's cost here")
 
 
+# What brings a price for the offering a job runs on, when none is known now.
+PRICE_HINT = "`costsched collect` or `costsched prices import` brings one"
+
+
+def _unknown_figure(choice: Decision, asked: bool) -> str:
+    """`move_reason` of a decision one of whose expected costs is not known (no price
+    where the job runs, or its model cannot run on the choice): why, in words, and what
+    would let them be compared, never an amount written as '-'."""
+    why = unpriced(choice.stay_usd, choice.choice_usd)
+    if not math.isfinite(choice.stay_usd):
+        why = f"{why} ({PRICE_HINT})"
+    if asked:
+        return asked_unpriced(choice, why)
+    if not choice.moves and choice.choice == choice.current:
+        return f"stay: the rest cannot be priced: {why}"
+    where, there = label(choice.choice), ""
+    if math.isfinite(choice.choice_usd):  # without a move's price: none from nowhere priced
+        places = decimals_kept([choice.choice_usd, *parts(choice)])
+        there = (f", {usd(choice.choice_usd, places)} there including the move"
+                 f"{itemised(choice, places)}" if choice.move is not None else
+                 f", {usd(choice.choice_usd, places)} for the rest there, the move not priced")
+    verb = "move" if choice.moves else "stay"
+    return f"{verb}: the rest here and there cannot be compared: {why}; " + (
+        f"moves to {where}{there}" if choice.moves else f"not moved to {where}{there}")
+
+
 def asked_unpriced(choice: Decision, short: str) -> str:
     """A move the user asked for (`migrate --to`) of a job whose rest cannot be priced
     (`short` says why): the move's price, and that the rest here and there cannot be
@@ -78,21 +108,41 @@ def asked_unpriced(choice: Decision, short: str) -> str:
     where = label(choice.choice)
     if not choice.moves:
         return f"stay: it runs on {where} already"
-    return (f"move to {where} as asked, the move{itemised(choice)}; cannot compare the "
-            f"rest here and there: {short}")
+    move = "" if choice.move is None else f", the move{itemised(choice)}"
+    return (f"move to {where} as asked{move}; cannot compare the rest here and there: "
+            f"{short}")
 
 
 def deadline_dollars(d: Decision) -> str:
     """A deadline policy's decision on a placed job in dollars: ': $A to finish here, $B
     there including the move of ...' for a move; for a stay, its expected cost here and
-    that of its first fallback, the move there included ('' when it has none)."""
+    that of its first fallback, the move there included ('' when it has none); where a
+    figure is not known, why (`decide.price.unpriced`), never '-'."""
     if d.current is None:
         return ""
+    why = unpriced(d.stay_usd, d.choice_usd if d.moves else d.stay_usd)
+    if why:  # never '- to finish here'
+        hint = f" ({PRICE_HINT})" if not math.isfinite(d.stay_usd) else ""
+        return f": its rest cannot be priced: {why}{hint}"
     if d.moves:
         places = decimals_kept([d.stay_usd, d.choice_usd, *parts(d)])
+        why = getattr(d, "why", "")
         return (f": {finish_here(usd(d.stay_usd, places))}, {usd(d.choice_usd, places)} "
-                f"there including the move{itemised(d, places)}")
-    return f": {finish_here(usd(d.stay_usd, _other_places(d)))}{best_other(d)}"
+                f"there including the move{itemised(d, places)}{why and f'; {why}'}")
+    return (f": {finish_here(usd(d.stay_usd, _other_places(d)))}{best_other(d)}"
+            f"{left_out(d)}")
+
+
+def left_out(d: Decision) -> str:
+    """'; <offering>, $Y including the move, is left out: <why>' for a deadline job that
+    stays where a cheaper spot offering has no spot now (`DeadlineDecision.left_out`; ''
+    when none), at the precision of the line it ends."""
+    found = getattr(d, "left_out", None)
+    if found is None:
+        return ""
+    key, there, _, why = found
+    return (f"; {label(key)}, {usd(there, _other_places(d))} including the move, is left "
+            f"out: {why}")
 
 
 def best_other(d: Decision, mark: str = "") -> str:
@@ -103,14 +153,18 @@ def best_other(d: Decision, mark: str = "") -> str:
         return ""
     key, there, move = d.other
     places = _other_places(d)
-    return (f"; {usd(there, places)}{mark} on {label(key)}, the best alternative, including "
+    best = ("the best alternative with spot now" if getattr(d, "left_out", None) is not None
+            else "the best alternative")
+    return (f"; {usd(there, places)}{mark} on {label(key)}, {best}, including "
             f"the move{_itemised(move, places)}")
 
 
 def _other_places(d: Decision) -> int:
     """The decimals of a stay's line: its cost here, its best alternative's and the move's."""
+    found = getattr(d, "left_out", None)
     return decimals_kept([d.stay_usd, *([] if d.other is None else
-                                        [d.other[1], *_items(d.other[2])])])
+                                        [d.other[1], *_items(d.other[2])]),
+                          *([] if found is None else [found[1]])])
 
 
 def parts(choice: Decision) -> list[float]:
@@ -152,13 +206,22 @@ def none_fits(left_usd: float, cheapest: Decision | None, priced_here: bool = Tr
     it runs has no price now)."""
     if not priced_here:
         return (f"where it runs has no price now to weigh a move against, to finish it "
-                f"within the {given(left_usd)} left")
+                f"within {_left(left_usd)}")
     if cheapest is None:
         return (f"no offering it allows is cheaper by the hour than where it runs, to finish "
-                f"it within the {given(left_usd)} left")
+                f"it within {_left(left_usd)}")
     # The cost reads over what is left, its move's items at its precision (they add up).
     places = max(apart(cheapest.choice_usd, left_usd),
                  decimals(_items(cheapest.move)) if cheapest.move is not None else 0)
-    return (f"no offering finishes it within the {given(left_usd, places)} left (the "
+    return (f"no offering finishes it within {_left(left_usd, places)} (the "
             f"cheapest: {label(cheapest.choice)}, {usd(cheapest.choice_usd, places)} to "
             f"finish there including the move{itemised(cheapest, places)})")
+
+
+def _left(left_usd: float, places: int | None = None) -> str:
+    """What is left of a budget, as a move at its cap is weighed against it: 'the $0.0039
+    left', or, its spend already past it (within the watch interval a cap lets it run
+    over), 'its budget, already over by $0.0006', never a negative amount left."""
+    if left_usd < 0:
+        return f"its budget, already over by {given(-left_usd, places)}"
+    return f"the {given(left_usd, places)} left"

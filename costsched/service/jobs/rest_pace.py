@@ -16,6 +16,7 @@ from costsched.own_budget import Pace
 from costsched.service.speeds import rest_table
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
+from costsched.throughput_rest import RestTable
 
 
 def _gpu(model: str, count: int) -> str:
@@ -96,15 +97,14 @@ def slower_pace(table: ThroughputTable, model: str, measured: Sequence[Speed],
     hint errs toward enough. On that GPU 'the 18 steps/s it ran so far, not yet
     measured'; on another, carried by its table's ratio. None where its pace is not
     slower, or either speed is not known."""
-    ran = [s for s in measured if s.hours > 0] or list(measured)
-    if pace is None or not ran or not gpu_model:
+    ref = _slower_than_planned(measured, pace)
+    if ref is None or pace is None or not gpu_model:
         return None
-    ref = first_longest(ran)
     try:
         planned = float(table.get(model, gpu_model, int(gpu_count)).steps_per_second)
     except InvalidInput:
         return None
-    if not (0 < pace.per_second < ref.planned_sps) or not planned > 0:
+    if not planned > 0:
         return None
     said = f"the {sps(pace.per_second)} steps/s it ran so far, not yet measured"
     if gpu_model_name(ref.gpu_model) == gpu_model_name(gpu_model) and \
@@ -113,3 +113,28 @@ def slower_pace(table: ThroughputTable, model: str, measured: Sequence[Speed],
     speed = pace.per_second * planned / ref.planned_sps
     return Slower(speed, f"{sps(speed)} steps/s on {where} (estimated: {said} on "
                          f"{_gpu(ref.gpu_model, ref.gpu_count)}, x the table's ratio)")
+
+
+def _slower_than_planned(measured: Sequence[Speed], pace: Pace | None) -> Speed | None:
+    """The speed row of the GPU a job still being measured ran on longest, where the pace
+    it ran so far (`pace`) is slower than its plan's there; None where it is not, or
+    either is not known."""
+    ran = [s for s in measured if s.hours > 0] or list(measured)
+    if pace is None or not ran:
+        return None
+    ref = first_longest(ran)
+    return ref if 0 < pace.per_second < ref.planned_sps else None
+
+
+def slower_table(table: ThroughputTable, model: str, measured: Sequence[Speed],
+                 pace: Pace | None) -> ThroughputTable | None:
+    """The table the rest of a job still being measured is priced with where the pace it
+    ran so far is slower than its plan's (`slower_pace`'s rule): that pace on the GPU it
+    ran on, carried to the others by its table's ratio (`RestTable`); None where it is
+    not slower. A move at a budget's cap weighs its rest by it, as the hint that gives
+    the stopped job enough prices it: one figure to finish there."""
+    ref = _slower_than_planned(measured, pace)
+    if ref is None or pace is None:
+        return None
+    return RestTable(table, model, [ref._replace(measured_sps=pace.per_second,
+                                                 measuring=False)])

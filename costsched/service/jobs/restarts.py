@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from costsched.service.jobs.resumed_words import READ_OFF_TIME
 from costsched.vocabulary import counted, restart_move
 
 if TYPE_CHECKING:  # (a view reads its words without opening a store: no SQLAlchemy)
@@ -49,10 +50,12 @@ def exited(exit_code: int | None, detail: str) -> str:
     return f"exited {exit_code}" + (f" ({detail})" if detail else "")
 
 
-def restarted(how: str, step: float, number: int, of: int) -> str:
-    """The line a restart keeps in the job's log and `status` shows."""
-    return (f"{how}: restarted from step {step:,.0f}, {number} of "
-            f"{counted(of, 'restart')} on errors used")
+def restarted(how: str, step: float, number: int, of: int, inferred: bool = False) -> str:
+    """The line a restart keeps in the job's log and `status` shows (`inferred`: its
+    checkpoint's step read off the time it was saved, `resumed_words`' 'about')."""
+    where = (f"about step {step:,.0f} (its checkpoint's, {READ_OFF_TIME})" if inferred and step
+             else f"step {step:,.0f}")
+    return f"{how}: restarted from {where}, {number} of {counted(of, 'restart')} on errors used"
 
 
 def exhausted(of: int) -> str:

@@ -216,9 +216,12 @@ def _runs(store: PriceStore, job_ids: Iterable[int] | None = None, *,
     """`_running` of many jobs (every job in `states` when `job_ids` is None; those of
     `records` when the caller read them), from one read of their records and one of their
     moves; by id, oldest first. Their specs are resolved when first asked for, each
-    distinct one once (`Resolutions`)."""
+    distinct one once (`Resolutions`). No job: nothing read."""
     if records is None:
-        records = store.jobs.records(job_ids, states=states)
+        ids = None if job_ids is None else list(job_ids)
+        records = store.jobs.records(ids, states=states) if ids != [] else []
+    if not records:
+        return {}
     moves = store.moves.of_jobs([r.id for r in records])
     resolutions = Resolutions(store)
     return {r.id: _run_of(store, r, moves[r.id], resolutions) for r in records}

@@ -15,6 +15,7 @@ from costsched.amounts import Scale
 from costsched.costs import JobCost, job_costs
 from costsched.job_names import name_matches
 from costsched.lazy import pandas as pd
+from costsched.measured import ShownSpeed
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, recoveries
 from costsched.passes import one_pass
@@ -36,13 +37,17 @@ from costsched.service.jobs.runs import (
 )
 from costsched.service.jobs.steps import (
     SECRET_NOTE,
+    STOOD_AT_NOTE,
     _step_news,
     reported_at,
     resume_step,
     secret_names,
+    stood_at_of,
 )
 from costsched.service.jobs.stories import STATE_EVENT, instance_stories
 from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
+from costsched.service.jobs.went_nowhere import start_went_nowhere
+from costsched.service.speeds import with_speeds
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
@@ -50,7 +55,7 @@ from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean, job_state, stored_states
-from costsched.work import Work, assumed_work, ended_short, measured_pace, own_total, short_words
+from costsched.work import Work, assumed_work, ended_short, own_total, short_words
 
 if TYPE_CHECKING:  # read from the store when a job is live (`store.decisions`)
     from costsched.store.decisions import StoredDecision
@@ -68,6 +73,7 @@ class Failure:
     # The step `start` resumes it from (`steps.resume_step`): 0 with no checkpoint; None
     # when not known.
     resumes_at: float | None = None
+    resumes_inferred: bool = False  # that step read off the time its checkpoint was saved
 
 
 @dataclass(frozen=True)
@@ -116,13 +122,15 @@ class JobStatus:
     def booked_usd(self) -> float:
         """What its capacity blocks cost upfront (bought, not failed)."""
         return booked_upfront(self.bookings)
-    # Its placements' step readings (`JobStore.reading_rows`): its measured speed's
-    # training time (`readings_frame` makes them a frame).
+    # Its placements' step readings (`JobStore.reading_rows`; `readings_frame`), and its
+    # measured speed off them (`service.speeds.shown_speeds`; None without one).
     readings: tuple[tuple, ...] = field(default=(), repr=False)
+    speed: ShownSpeed | None = None
     # Why it was stopped, as its log says ('stopped by the user', 'stopped at budget
     # NAME: ...'): stopped jobs; '' for the others.
     stopped_why: str = ""
     reported_step: float = 0.0
+    stood_at: float | None = None  # its run before's end, at its last start (`stood_at_of`)
     # What kept this look from looking after it (its instance unread, a step that
     # raised), in one line with the fix when one is known; '' when nothing did.
     trouble: str = ""
@@ -179,9 +187,8 @@ class JobStatus:
 
     @property
     def pace(self) -> float | None:
-        """The steps a second it made between its step readings (`work.measured_pace`:
-        setup and stalls before its first reading left out); None before two readings."""
-        return measured_pace(self.readings)
+        """Its measured speed, as every view shows it; None without (`speed.words`)."""
+        return None if self.speed is None else self.speed.steps_per_second
 
     @property
     def progress_source(self) -> str | None:
@@ -200,8 +207,9 @@ class JobStatus:
     def resumed(self) -> bool:
         """Whether it stands at the step an instance resumed from (a recovery's, a
         start's: its newest checkpoint's, 0 with none), a step as known as one it reported,
-        in work given in its own steps (`own_total`)."""
-        return self.own_total is not None and any(
+        in work given in its own steps (`own_total`); not at 0 with no step reported ever
+        (its checkpoint's step not known, or none): never a '0%' it does not know."""
+        return self.own_total is not None and bool(self.reported_any or self.step) and any(
             m.kind in ("recovery", "start") and m.state != "cancelled" for m in self.moves)
 
     @property
@@ -222,16 +230,11 @@ class JobStatus:
     @property
     def start_went_nowhere(self) -> bool:
         """Whether it `ended short` again under a start, at no step past the one its run
-        before it reached: its command stops there by itself (another start bills one more
-        run that ends there too)."""
-        if not self.steps_not_reached or not self.cost.charged:
-            return False
-        newest = max(self.cost.charged, key=lambda p: p.id)
-        if newest.reason != "start":
-            return False
-        reached = {r[0]: float(r[4]) for r in self.readings}  # by placement: its last step
-        before = [v for k, v in reached.items() if k != newest.id]
-        return bool(before) and reached.get(newest.id, self.step) <= max(before)
+        before it reached, or reporting no step at all (its placement holds no reading: a
+        pass's reading or the step it ended at): its command stops there by itself
+        (another start bills one more run that ends there too)."""
+        return bool(self.steps_not_reached) and start_went_nowhere(
+            self.cost.charged, self.readings, self.step, self.stood_at)
 
     @property
     def shown_state(self) -> str:
@@ -316,10 +319,12 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
         noted = store.jobs.event_rows(None if every else ids,
-                                      [NODE_RECOVERY, RECOVERY_NOTE, RESTART_NOTE])
+                                      [NODE_RECOVERY, RECOVERY_NOTE, RESTART_NOTE,
+                                       STOOD_AT_NOTE])
         replaced_of = _by_job(e for e in noted if e.kind == NODE_RECOVERY)
         recovered_of = _by_job(e for e in noted if e.kind == RECOVERY_NOTE)
         restarted_of = _by_job(e for e in noted if e.kind == RESTART_NOTE)
+        stood_of = stood_at_of(noted)
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
         live = [j for j in ids if runs[j].record.state == "running" and j in open_rows.of]
@@ -349,10 +354,12 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  stopped_why=_stopped_why(run.record,
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or "",
+                                 stood_at=stood_of.get(job_id),
                                  trouble=troubles.get(job_id, ""), scale=scale,
                                  node_recoveries=tuple(replaced_of.get(job_id, ())),
                                  recovered=tuple(recovered_of.get(job_id, ())),
                                  restarted=tuple(restarted_of.get(job_id, ()))))
+        shown = with_speeds(shown)  # one figure each, as the report's
         if states and job is None:  # the newest `limit` of those shown in them
             shown = [s for s in shown if s.shown_state in states]
             return shown[-limit:] if limit else shown
@@ -490,7 +497,7 @@ def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
     except Exception:  # noqa: BLE001 - no longer known, unreadable: what the log says
         return Failure(None, "", detail, [], resume_step(None, checkpoint_uri))
     return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines,
-                   resume_step(instance, checkpoint_uri))
+                   resume_step(instance, checkpoint_uri), instance.checkpoint_step_inferred)
 
 
 def follow(store: PriceStore, launcher: Launcher, job: int | str, *, poll: float = 1.0,

@@ -3,7 +3,7 @@ persisted state machine (`costsched.migration.machine`), under the job's lease."
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -26,9 +26,9 @@ from costsched.service.jobs.runs import (
 )
 from costsched.service.values import as_time
 from costsched.store import PriceStore
+from costsched.store.job_rows import EventRow
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
-from costsched.vocabulary import counted
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec
@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     from costsched.service.decide import Decision
 
 SECRET_NOTE = "secret"  # the job's log: the secret a daemon lacks to carry its move on
+# The job's log: the step a job stood at when a start took it up again (`resume_from`), the
+# run before's end: a start that ends short at no step past it went nowhere
+# (`JobStatus.start_went_nowhere`); its readings may have seen the run before end sooner.
+STOOD_AT_NOTE = "stood_at"
 
 
 def _start_migration(store: PriceStore, launcher: Launcher, run: RunningJob,
@@ -206,6 +210,8 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
     on this host, else when the lease expires)."""
     done = []
     pending = store.jobs.records(states=["pending"])
+    if not pending:
+        return done
     moved = store.moves.of_jobs([r.id for r in pending])
     for job_id in [r.id for r in pending
                    if r.spec.get("launcher") == launcher.name and not moved[r.id]]:
@@ -292,7 +298,8 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 
 def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
-                at: datetime) -> str:
+                at: datetime, inferred: bool = False, *, silent: bool = False,
+                ran: bool = False) -> str:
     """Store, as the step the job stands at until it reports one again, the step its next
     instance resumes from (a recovery's, a start's): its newest checkpoint's. `saved`: that
     step as the instance it resumes after reported it (`Instance.checkpoint_step`), else
@@ -303,31 +310,54 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     step it resumes from is not known.
     Lost is counted from the last step read: exact for an instance on this machine (its
     progress file outlives it, `LocalLauncher.status`), a floor for a cloud's ('at least
-    94 steps lost (since its last reading at step 394)')."""
+    94 steps lost (since its last reading at step 394)'). `inferred`: `saved` was read off
+    the time its checkpoint was saved (`Instance.checkpoint_step_inferred`): said 'about'.
+    `silent`: the job has reported no step, in this run or before (its step stands at 0):
+    a checkpoint whose step is not known is named by its version, never said to be at a
+    step; with none, the work its command did (`ran`) is said lost, by how much not known
+    (`resumed_words.unknown_step_words`, `nothing_saved_words`)."""
+    from costsched.service.jobs.resumed_words import (
+        nothing_saved_words,
+        resumed_words,
+        unknown_step_words,
+    )
     from launchers import runs_here
 
     record = store.jobs.get(run.record.id)
+    silent = silent and record.steps_done == 0
+    if record.state == "pending" and record.steps_done > 0:  # a start's: where it ended
+        store.jobs.note(record.id, STOOD_AT_NOTE, f"{record.steps_done:g}", at=at)
     saved = record.checkpoint_step if saved is None else float(saved)
+    newest, none = None, False
     if saved is None:
         try:
-            saved = None if _newest_checkpoint(run.checkpoint_uri) is not None else 0.0
+            newest = _newest_checkpoint(run.checkpoint_uri)
+            saved, none = (None, False) if newest is not None else (0.0, True)
         except Exception:  # noqa: BLE001 - a store it cannot read now: the step stays
             saved = None
     if saved is None:
-        return ""
+        return unknown_step_words(newest) if silent and newest is not None else ""
+    if silent and none and ran:
+        return nothing_saved_words()
     saved = within_total(record, max(saved, 0.0))
-    lost = record.steps_done - saved
-    if lost <= 0:  # its checkpoint is its last step (a notice's, a stop's): said all the same
-        return (f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if saved
-                else "resumes from step 0 (no checkpoint yet): no step lost")
-    # No placement is open (the lost one ended, the next not begun): no reading is kept,
-    # and no progress record, which a measured speed would read.
-    store.jobs.record_steps({record.id: saved}, at=at, extend=False)
-    where = "its checkpoint's" if saved else "no checkpoint: from the start"
-    said = f"{counted(round(lost), 'step')} lost"
-    if not runs_here(run.launcher):  # its instance is gone: it trained on after the reading
-        said = f"at least {said} (since its last reading at step {record.steps_done:,.0f})"
-    return f"resumes from step {saved:,.0f} ({where}): {said}"
+    if record.steps_done > saved:  # (at its checkpoint's step: said all the same)
+        # No placement is open (the lost one ended, the next not begun): no reading is
+        # kept, and no progress record, which a measured speed would read.
+        store.jobs.record_steps({record.id: saved}, at=at, extend=False)
+    return resumed_words(saved, record.steps_done, runs_here(run.launcher), inferred)
+
+
+def stood_at_of(notes: Iterable[EventRow]) -> dict[int, float]:
+    """The step each job stood at when a start took it up last (its newest STOOD_AT_NOTE
+    among `notes`, oldest first), by job id; a note that says no step is left out."""
+    found: dict[int, float] = {}
+    for note in notes:
+        if note.kind == STOOD_AT_NOTE:
+            try:
+                found[note.job_id] = float(note.detail or "")
+            except ValueError:
+                continue
+    return found
 
 
 def resume_step(instance: Instance | None, checkpoint_uri: str) -> float | None:

@@ -88,7 +88,7 @@ def line_places(spent_usd: float, next_usd: float, claims_usd: float, cap_usd: f
     '$0.02' four times); where none makes the parts read within it, those at which the
     cap reads passed."""
     stop = [spent_usd, next_usd, claims_usd]
-    passes = math.fsum(stop) > cap_usd  # (NaN: no stop)
+    passes = own_budget.passes(stop, cap_usd)  # (NaN: no stop)
     hint = [spent_usd, start_usd, ahead_usd]
     budget = None
     if math.isfinite(rest_usd):

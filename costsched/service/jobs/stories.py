@@ -44,13 +44,18 @@ _RESTARTED = {"": "restarted on the next instance (a restart on error)",
 
 def _before_start(start: PlacementRow, states: Sequence[EventRow], ended: str) -> str:
     """How the instance before a `start` ended, from the job's state changes (`states`):
-    'ended short ... (exited 0 before its declared steps)' where the start took up a job
-    that exited 0 short of them, 'stopped ... at the cap of its own budget' where a cap
-    stopped it, else 'stopped ...'."""
+    'ended-short ... (exited 0 before its declared steps)' where the start took up a job
+    that exited 0 short of them, 'failed ...: exit code 1 (...)' where its command failed
+    (the failure as `status` words it), 'stopped ... at the cap of its own budget' where a
+    cap stopped it, else 'stopped ...'."""
     taken = [e for e in states if e.to_state == "pending" and e.at <= start.start_at
-             and e.from_state in ("stopped", "succeeded")]
+             and e.from_state in ("stopped", "succeeded", "failed")]
     if taken and taken[-1].from_state == "succeeded":
-        return f"ended short{ended} (exited 0 before its declared steps)"
+        return f"ended-short{ended} (exited 0 before its declared steps)"
+    if taken and taken[-1].from_state == "failed":
+        failed = [e for e in states if e.to_state == "failed" and e.at <= taken[-1].at]
+        why = str(failed[-1].detail or "") if failed else ""
+        return f"failed{ended}{': ' + why if why else ''}"
     return _stopped(states, start.start_at, ended)
 
 

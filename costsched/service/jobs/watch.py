@@ -20,6 +20,7 @@ from costsched.service.jobs.cap_move import MOVED_AT, moved_at_cap
 from costsched.service.jobs.caps import enforce
 from costsched.service.jobs.gangs import EVENT as GANG_EVENT
 from costsched.service.jobs.node_runs import track_gangs
+from costsched.service.jobs.resumed_words import unreported_words
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     JobEvent,
@@ -44,6 +45,7 @@ from costsched.service.jobs.steps import (
     waiting_for_secrets,
 )
 from costsched.service.jobs.stories import record_ended_short
+from costsched.service.jobs.watch_span import watched
 from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
 from costsched.service.values import as_time
@@ -114,6 +116,11 @@ def _recoverable(store: PriceStore, runs: list[RunningJob], at: datetime | None
 def _budgets(store: PriceStore, launcher: Launcher, at: datetime | None,
              budgets: BudgetsConfig | None, watch_seconds: float | None,
              overheads: Overheads | None = None) -> list[JobEvent]:
+    if budgets is None and watch_seconds is None and watched(store, at or as_time(None)):
+        # A look (`status`, `migrate`, the dashboard) while a daemon watches the store:
+        # the caps are the daemon's to judge, by its interval and restart model, never by
+        # the settings of the shell that looked.
+        return []
     if budgets is None or watch_seconds is None:
         from costsched.config import effective
 
@@ -376,10 +383,11 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     _recovering(store, job_id, when, why)  # before its placement ends: never read running
     store.jobs.end_placement(job_id, lost)  # with no placement
     # Its step until it reports again: where the next instance resumes, its checkpoint's.
-    resumed = resume_from(store, run, instance.checkpoint_step, when)
-    if not resumed and instance.step is None:  # lost before it reported a step (its setup)
-        resumed = (f"resumes from step {store.jobs.get(job_id).steps_done:,.0f} (its newest "
-                   "checkpoint's, as before it): no step lost (it reported none)")
+    resumed = resume_from(store, run, instance.checkpoint_step, when,
+                          instance.checkpoint_step_inferred, silent=instance.step is None,
+                          ran=instance.ran is not False)
+    if not resumed and instance.step is None:  # lost before it reported a step here
+        resumed = unreported_words(store.jobs.get(job_id).steps_done, instance.ran)
     if resumed:
         store.jobs.note(job_id, RECOVERY_NOTE, f"instance {instance.id}: {resumed}", at=when)
     return _recover(store, launcher, run, at, placement, instance.id, why, resumed)
@@ -397,13 +405,13 @@ def _restart_on_error(store: PriceStore, launcher: Launcher, run: RunningJob,
     launcher.terminate(instance.id)
     _recovering(store, job_id, when, why)
     store.jobs.end_placement(job_id, when)
-    resume_from(store, run, instance.checkpoint_step, when)
+    resume_from(store, run, instance.checkpoint_step, when, instance.checkpoint_step_inferred)
     record = store.jobs.get(job_id)
     step = instance.checkpoint_step if instance.checkpoint_step is not None else (
         record.checkpoint_step)
     line = restarts.restarted(how, min(step, record.steps_done) if step is not None
                               else record.steps_done, restarts.used(store, job_id) + 1,
-                              allowed)
+                              allowed, instance.checkpoint_step_inferred)
     store.jobs.note(job_id, restarts.RESTART_NOTE, line, at=when)
     return _recover(store, launcher, run, at, placement, instance.id, why, restart=line)
 

@@ -31,3 +31,19 @@ def watch_span(store: PriceStore, configured: float, at: datetime) -> float:
     spans = [r.pass_every for r in store.daemons.running(at)
              if r.watch_seconds > 0 and r.pass_every is not None]
     return charged_seconds(configured, max(spans, default=None))
+
+
+WATCHER_LATE = 3  # intervals after which a watcher's silence lets a look judge the caps
+LATE_GRACE_SECONDS = 60.0
+
+
+def watched(store: PriceStore, at: datetime) -> bool:
+    """Whether a daemon watches the store's running jobs at `at`: one running with a watch
+    interval whose last pass (or start) is at most `WATCHER_LATE` intervals and
+    `LATE_GRACE_SECONDS` old. It judges their budget caps, by its own settings; a look at
+    the jobs from a shell (`status`) leaves them to it, and judges them itself where the
+    watcher is late (hung, or its passes far slower than its interval)."""
+    return any(r.watch_seconds > 0 and (at - (r.pass_at or r.started_at)).total_seconds()
+               <= WATCHER_LATE * r.watch_seconds + LATE_GRACE_SECONDS
+               for r in store.daemons.running(at))
+

@@ -109,7 +109,7 @@ def test_import_from_azure_hides_the_signature(cli, filled: Path, loopback,  # n
     monkeypatch.setenv("AZURE_STORAGE_SAS_TOKEN", "sv=2022-11-02&sig=secret")
     result = cli("bills", "import", f"{loopback.url}/acct/costs/x")
     assert result.exit_code == 0, result.output
-    assert "read 1 lines from " in result.output and "secret" not in result.output
+    assert "read 1 line from " in result.output and "secret" not in result.output
     assert "1 unmatched ($2.00), kept" in result.output
 
 

@@ -42,8 +42,8 @@ def test_an_azure_cost_export_on_disk_is_read(cli, filled: Path, tmp_path: Path)
                                           "Virtual Machines", 2.0)]))
     result = cli("bills", "import", path)
     assert result.exit_code == 0, result.output
-    assert f"read 1 lines from {path.resolve()}" in result.output
-    assert "azure: 1 lines, $2.00 billed" in result.output
+    assert f"read 1 line from {path.resolve()}" in result.output
+    assert "azure: 1 line, $2.00 billed" in result.output
 
 
 EXPECTED = ("expected an export file (.csv, .csv.gz, .gz, .parquet): an AWS Cost and Usage "

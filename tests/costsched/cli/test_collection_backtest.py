@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from decimal import Decimal
 
 from rich.console import Console
 
@@ -56,3 +58,20 @@ def test_a_shared_plan_renders_its_instances_and_jobs() -> None:
     assert "j0, j1" in text
     records = instances_json(plan)
     assert records[0]["jobs"] == [f"j{i}" for i in range(8)] and records[0]["gpus_idle"] == 0
+
+
+def test_the_instances_heading_adds_up_its_rows_at_their_decimals() -> None:
+    """Three short jobs alone on instances of $0.00994 each ($0.0099 as they read: $0.0298
+    together, but $0.0297 as read): the heading's total is the sum of the rows as they
+    read, its makespan the longest row as it reads."""
+    plan = packing.solve(make([97.48] * 3, [[1.0]] * 3, [[1.0]] * 3, [0.3671], [1]))
+    console = Console(record=True, width=250)
+    console.print(instances_table(plan))
+    text = console.export_text()
+    heading = " ".join(text.split())  # the title may wrap over the table's width
+    total, makespan = re.search(r"total \$([\d.]+), makespan ([\d.]+) h", heading).groups()
+    rows = re.findall(r"│ +([\d.]+) │ +\$([\d.]+) │", text)
+    assert len(rows) == 3, text
+    assert Decimal(total) == sum(Decimal(cost) for _, cost in rows), text
+    assert len(total.split(".")[1]) == len(rows[0][1].split(".")[1]) > 2, text
+    assert makespan == max(rows, key=lambda r: Decimal(r[0]))[0], text

@@ -185,7 +185,7 @@ def test_a_large_sweep_without_work_shows_the_cost_of_an_hour_of_it(
     result = cli("plan", path, "--wide")
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
-    assert "21 jobs in 1 groups of identical jobs" in out
+    assert "21 jobs in 1 group of identical jobs" in out
     assert "1 h of work on 1xV100 (assumed)" in out and re.search(r"\$0\.\d{4}/work-h", out)
     assert f"the work is not given in {path}: figures are for 1 h of work" in out
 

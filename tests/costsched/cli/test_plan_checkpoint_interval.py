@@ -108,5 +108,5 @@ def test_the_table_of_groups_notes_a_default_interval(cli, tmp_path: Path) -> No
     result = cli("plan", path)
     assert result.exit_code == 0, result.output
     out = said(result.stdout)
-    assert "21 jobs in 1 groups of identical jobs" in out
+    assert "21 jobs in 1 group of identical jobs" in out
     assert out.count("checkpoint interval assumed: costsched's default of 30 min") == 1

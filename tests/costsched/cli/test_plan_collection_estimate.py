@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,22 @@ def test_the_collections_table_reads_as_the_rankings(cli, recorded_store, sweep:
     offering, hours, cost = first.groups()
     rows = re.findall(r"│ mf-sweep-\d │ (.+?) +│ +([\d.]+) │ +(\$[\d.]+) │", collection)
     assert rows == [(offering, hours, cost)] * 3, result.stdout
+
+
+def test_the_collections_heading_reads_at_its_rows_decimals_and_adds_them_up(
+        cli, recorded_store, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """A sweep of short jobs (a few cents each): the heading's total is the sum of its rows
+    as they read, at their decimals, and its makespan the longest row as it reads."""
+    monkeypatch.setenv("COLUMNS", "250")
+    sweep = tmp_path / "short.yaml"
+    sweep.write_text(SWEEP.replace("steps: 2000", "steps: 60"))
+    result = cli("plan", str(sweep), "--top", "1", "--at", AT, "--db", recorded_store.url)
+    assert result.exit_code == 0, result.output
+    collection = result.stdout.split("Collection plan")[1]
+    total, makespan = re.search(r"total \$([\d.]+), makespan ([\d.]+) h", collection).groups()
+    rows = re.findall(r"│ mf-sweep-\d │ .+? +│ +([\d.]+) │ +\$([\d.]+) │", collection)
+    assert len(rows) == 3, result.stdout
+    places = len(rows[0][1].split(".")[1])
+    assert places > 2 and len(total.split(".")[1]) == places, result.stdout
+    assert Decimal(total) == sum(Decimal(cost) for _, cost in rows), result.stdout
+    assert makespan == max(rows, key=lambda r: Decimal(r[0]))[0], result.stdout

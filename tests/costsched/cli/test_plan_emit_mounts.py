@@ -62,3 +62,33 @@ def test_a_checkpoint_bucket_the_task_does_not_mount_is_added_once(
     assert out["file_mounts"] == {
         "/data": MOUNTS["/data"],
         "/checkpoints": {"source": "s3://corpus-bucket/ckpts", "mode": "MOUNT"}}
+
+
+def checkpointing(cli, tmp_path: Path, extra: str = "") -> tuple[dict, str]:  # noqa: ANN001
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "ckpt", "resources": {"accelerators": "V100:1"}, "envs": {"LR": "0.1"},
+        "run": 'python train.py --ckpt-dir "$CHECKPOINT_DIR" --lr $LR'}) + extra)
+    result = cli("plan", path, "--emit", "sky", "--at", "2026-11-01")
+    assert result.exit_code == 0, result.output
+    return yaml.safe_load(result.stdout), result.stdout
+
+
+def test_a_run_reading_the_checkpoint_folder_costsched_sets_is_said_where_sky_has_none(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    out, text = checkpointing(cli, tmp_path)
+    assert out["envs"] == {"LR": "0.1"}  # no invented folder
+    header = " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+    assert ("Its $CHECKPOINT_DIR is set by costsched, not by SkyPilot: give it under envs: "
+            "a folder on a bucket mounted with file_mounts, or a recovery starts from "
+            "nothing.") in header, text
+
+
+def test_a_checkpoint_bucket_gives_the_run_its_checkpoint_folder_as_the_mount(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    out, text = checkpointing(
+        cli, tmp_path, "costsched:\n  checkpoint: {location: s3://corpus-bucket/ckpts}\n")
+    assert out["envs"] == {"LR": "0.1", "CHECKPOINT_DIR": "/checkpoints"}
+    assert out["file_mounts"] == {
+        "/checkpoints": {"source": "s3://corpus-bucket/ckpts", "mode": "MOUNT"}}
+    assert "set by costsched, not by SkyPilot" not in text

@@ -63,8 +63,8 @@ def test_launch_on_the_local_launcher_says_where_a_file_mount_goes(
     path = tmp_path / "job.yaml"
     path.write_text(TASK + "file_mounts: {/data: ./data}\n")
     read = read_jobs([path])
-    assert local_mount_warnings(read, tmp_path / "i") == [
-        f"warning: {path}: file_mounts /data: the local launcher does not place it at /data; "
+    assert local_mount_warnings(read, tmp_path / "i") == [  # (say_warning adds "warning: ")
+        f"{path}: file_mounts /data: the local launcher does not place it at /data; "
         f"the job sees it under its instance's folder instead, as {tmp_path}/i/JOB-ATTEMPT/"
         "mounts/data (a job reading /data finds nothing there)"]
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -45,40 +46,67 @@ def placed_at(cli, name: str) -> str:
            f"{p['market'].replace('_', '-')}"
 
 
-def test_plan_says_where_launch_places_a_deadline_job(cli, tmp_path, no_supervisor) -> None:
-    path = job(tmp_path, "anywhere")
-    planned = cli("plan", path, "--json")
+def test_plan_says_where_launch_places_a_deadline_job(cli, tmp_path, no_supervisor,
+                                                       monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the file named as typed: relative
+    job(tmp_path, "anywhere")
+    planned = cli("plan", "anywhere.yaml", "--json")
     assert planned.exit_code == 0, planned.output
     doc = json.loads(planned.output)
     placed = doc["jobs"][0]["launch_placement"]
     first = doc["rankings"][0]["ranking"][0]["offering"]
     assert placed["policy"] == "spot-hedge"
     assert placed["offering"] != first  # the case the line is for
-    text = " ".join(cli("plan", path).output.split())
+    text = " ".join(cli("plan", "anywhere.yaml").output.split())
     line = re.search(r"launch places it by its deadline policy spot-hedge, not by this "
                      r"table's order: on (.+?) \((.+?)\), (\S+) h x \$(\S+)/h = \$(\S+) for "
                      r"its work and start if spot lasts, on-demand of its type when the "
                      r"deadline needs it; "
-                     r"`costsched launch --offering '(.+?)'` takes #1 instead", text)
+                     r"`costsched (launch anywhere\.yaml --offering '(.+?)')` takes #1 instead",
+                     text)
     assert line, text
-    assert line[1] == placed["offering"] and line[6] == first
+    assert line[1] == placed["offering"] and line[7] == first
     # multiplied out at the decimals shown
     product = Decimal(line[3]) * Decimal(line[4])
     places = -Decimal(line[5]).as_tuple().exponent
     assert product.quantize(Decimal(1).scaleb(-places)) == Decimal(line[5])
     try:
-        # what the plan said is what launch does
-        launched = cli("launch", path, "--wait", "0")
+        # the hint, run as printed, takes #1
+        taken = cli(*shlex.split(line[6]))
+        assert taken.exit_code == 0, taken.output
+        assert placed_at(cli, "anywhere") == first
+        cli("stop", "anywhere")
+        # and what the plan said is what launch does
+        job(tmp_path, "policy")
+        launched = cli("launch", "policy.yaml", "--wait", "0")
         assert launched.exit_code == 0, launched.output
-        assert placed_at(cli, "anywhere") == placed["offering"]
-        # and the hint takes #1
-        other = job(tmp_path, "first")
-        launched = cli("launch", other, "--wait", "0", "--offering", first)
-        assert launched.exit_code == 0, launched.output
-        assert placed_at(cli, "first") == first
+        assert placed_at(cli, "policy") == placed["offering"]
     finally:
         cli("stop", "anywhere")
-        cli("stop", "first")
+        cli("stop", "policy")
+
+
+def test_a_file_of_several_jobs_names_the_job_the_hint_is_for(cli, tmp_path, no_supervisor,
+                                                               monkeypatch) -> None:
+    """`--offering` places every job of the file there: the line says which job it is
+    said of, and that the file's other jobs go there too; run as printed, it does."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "two jobs.yaml").write_text("---\n".join(  # each its own table: own steps
+        JOB.format(name=n, python=sys.executable, markets="").replace("200190", steps)
+        for n, steps in (("one", "200190"), ("two", "200000"))))
+    text = " ".join(cli("plan", "two jobs.yaml").output.split())
+    said = re.findall(r"`costsched (launch 'two jobs\.yaml' --offering '(.+?)')` takes #1 "
+                      r"for job (\w+) instead \(it places each job of two jobs\.yaml there\)",
+                      text)
+    assert [name for _, _, name in said] == ["one", "two"], text
+    command, first, _ = said[0]
+    try:
+        taken = cli(*shlex.split(command))
+        assert taken.exit_code == 0, taken.output
+        assert placed_at(cli, "one") == placed_at(cli, "two") == first
+    finally:
+        cli("stop", "one")
+        cli("stop", "two")
 
 
 def test_a_job_the_table_places_gets_no_line(cli, tmp_path) -> None:
@@ -128,8 +156,9 @@ def test_an_on_demand_placement_is_said_as_one() -> None:
     placed = LaunchPlacement("spot-hedge", ("aws", "us-west-2", "", "g4dn.xlarge",
                                             "on_demand", "linux"),
                              "aws us-west-2 g4dn.xlarge on-demand", 0.526, 0.00292444)
-    line = placed_note(placed, shown.assign(excluded=""), shown)
+    line = placed_note(placed, shown.assign(excluded=""), shown, "job.yaml")
     assert line == ("launch places it by its deadline policy spot-hedge, not by this "
                     "table's order: on aws us-west-2 g4dn.xlarge on-demand (#2 here), "
                     "0.0056 h x $0.5260/h = $0.0029 for its work and start; `costsched "
-                    "launch --offering 'aws us-west-2 g4dn.xlarge spot'` takes #1 instead")
+                    "launch job.yaml --offering 'aws us-west-2 g4dn.xlarge spot'` takes #1 "
+                    "instead")

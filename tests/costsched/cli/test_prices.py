@@ -242,8 +242,9 @@ def test_an_import_says_which_bundled_spot_offerings_its_newer_prices_leave_out(
 def test_a_partial_import_hides_no_bundled_spot_offering_it_does_not_list(
         cli, tmp_path) -> None:  # noqa: ANN001
     """`prices import --partial`: a few quotes of one cloud replace the bundled spot prices
-    of their own places (a type in a region), and leave the cloud's other bundled spot
-    offerings in plans; nothing is said hidden."""
+    of their own offerings (a type in a zone: its region's bundled price stays beside
+    them), and leave the cloud's other bundled spot offerings in plans; nothing is said
+    hidden."""
     from pathlib import Path
 
 
@@ -253,8 +254,11 @@ def test_a_partial_import_hides_no_bundled_spot_offering_it_does_not_list(
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["bundled_spot_left_out"] == []
     planned, place, others = _aws_spot_planned(db)
-    assert sorted(planned[place]["zone"]) == ["us-east-1a", "us-east-1b", "us-east-1c"]
-    assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's
+    zones = planned[place & (planned["zone"] != "")]
+    assert sorted(zones["zone"]) == ["us-east-1a", "us-east-1b", "us-east-1c"]
+    assert sorted(zones["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's
+    [region] = planned[place & (planned["zone"] == "")]["source"]
+    assert str(region).startswith("catalog")  # the region's own offering, as bundled
     assert len(others) > 10 and len(planned[~place]) == len(others)  # all still offered
 
 
@@ -299,7 +303,8 @@ def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
     assert "note: aws spot" not in said  # nothing is hidden any more
     planned, place, others = _aws_spot_planned(db)
     assert len(others) > 10 and len(planned[~place]) == len(others)
-    assert sorted(planned[place]["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's, kept
+    zones = planned[place & (planned["zone"] != "")]
+    assert sorted(zones["usd_per_hour"]) == [0.92, 1.05, 1.1]  # the file's, kept
     third = json.loads(cli("prices", "import", demo, "--partial", "--db", db, "--json").stdout)
     assert third["marked_partial"] == 0 and third["bundled_spot_left_out"] == []
 

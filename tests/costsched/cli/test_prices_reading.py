@@ -49,7 +49,8 @@ def test_a_file_of_a_few_quotes_is_a_partial_update_by_default(cli, tmp_path: Pa
         assert (f"note: {cloud} spot: read as a partial update, since the prices list 1 of "
                 f"{cloud}'s ") in said, said
         assert (f"bundled spot offerings: they replace the bundled prices of their own places "
-                f"and hide none of the rest; `costsched prices import --whole FILE` takes "
+                f"(a zone's: not its region's) and hide none of the rest; `costsched prices "
+                f"import --whole FILE` takes "
                 f"them as {cloud}'s whole spot market") in said, said
     assert "whole spot market: " not in said  # nothing hidden
     # The ordered task keeps its first choice, the bundled A10G spot offerings.
@@ -80,7 +81,9 @@ def test_whole_takes_a_small_file_as_the_clouds_whole_spot_market(
     task = tmp_path / "sky-list.yaml"
     task.write_text(ORDERED)
     models, notes = _planned_models(cli, task)
-    assert "A10G" not in models and "A10G:1 left out: no spot price known" in notes, notes
+    assert "A10G" not in models, notes  # its reason said once, as the order passes it over
+    assert "ordered: alternative 1 (A10G:1 spot in aws): no spot price known" in notes, notes
+    assert "A10G:1 left out" not in notes, notes
     # and back, with --partial
     assert cli("prices", "import", path, "--partial").exit_code == 0
     assert _planned_models(cli, task)[0] == {"A10G", "L4"}

@@ -51,3 +51,18 @@ def test_bad_values_name_the_option(cli, filled_db: Path) -> None:
     assert "--since 'soon': expected an ISO 8601 time" in result.stderr
     result = cli("report", "--job", "nope")
     assert result.exit_code == 2 and "--job 'nope': no job" in result.stderr
+
+
+@pytest.mark.parametrize("where", ["missing/r.html", "."])
+def test_html_to_a_path_it_cannot_write_is_refused_before_the_report_is_built(
+        cli, filled_db: Path, tmp_path: Path, monkeypatch, where: str) -> None:  # noqa: ANN001
+    def built(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the report was built before its path was checked")
+
+    monkeypatch.setattr("costsched.cli.report.build", built)
+    path = tmp_path / where
+    result = cli("report", "--html", str(path))
+    assert result.exit_code == 2, result.output
+    reason = "Is a directory" if where == "." else "No such file or directory"
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: cannot write the report ({reason})"], result.stderr

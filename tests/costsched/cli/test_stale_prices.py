@@ -89,4 +89,23 @@ def test_the_stale_note_counts_in_words_that_agree() -> None:
     assert Stale(3, 3, at, 60, 168).note().startswith("all 3 prices are older than 7 days")
     assert Stale(2, 2, at, 60, 168).note().startswith("both prices are older than 7 days")
     assert Stale(1, 1, at, 84, 12.5).note() == (
-        "the price is older than 12.5 h (the oldest from 2026-01-01, 4 days old)")
+        "the price is older than 12.5 h (from 2026-01-01, 4 days old)")  # one: no 'oldest'
+
+
+def test_explain_says_the_age_of_the_price_it_multiplies_by(cli, db: str) -> None:  # noqa: ANN001
+    """`plan --explain` names the price's age where it uses the price, as the table's note
+    does, by the same rule; a fresh price gets no word."""
+    argv = ["plan", JOB, "--top", "3", "--db", db, "--explain", "1"]
+    old = cli(*argv, "--at", "2026-03-02")
+    assert old.exit_code == 0, old.output
+    [line] = [x for x in old.stdout.splitlines() if x.startswith("expected cost = ")]
+    assert line.endswith(
+        "; the price is older than 7 days (from 2026-01-01, 2 mo old): `costsched collect` "
+        "or `costsched prices import` brings newer ones (prices.stale_after in the "
+        "configuration)"), line
+    explained = json.loads(cli(*argv, "--at", "2026-03-02", "--json").stdout)["explain"]
+    assert line in explained
+    fresh = cli(*argv, "--at", "2026-01-03")
+    assert fresh.exit_code == 0, fresh.output
+    [line] = [x for x in fresh.stdout.splitlines() if x.startswith("expected cost = ")]
+    assert "older than" not in fresh.stdout and line.endswith("/h = " + line.rsplit(" = ", 1)[1])

@@ -96,15 +96,15 @@ def test_a_gangs_node_notice_reads_as_a_recovery_once_the_job_ended(tmp_path: Pa
 
 def _gang(final: bool, out: tuple[int, ...], since_minutes: float = 0.0) -> SimpleNamespace:
     start = at(1)
-    events = (SimpleNamespace(at=start - timedelta(minutes=5), detail="instance a: node 2 "
-                              "was preempted: replaced where it ran"),
-              SimpleNamespace(at=start + timedelta(minutes=since_minutes),
+    events = (SimpleNamespace(id=1, at=start - timedelta(minutes=5), detail="instance a: "
+                              "node 2 was preempted: replaced where it ran"),
+              SimpleNamespace(id=2, at=start + timedelta(minutes=since_minutes),
                               detail="instance b: node 1 was preempted: replaced where it "
                                      "ran; the gang resumes once the new node is set up"))
     return SimpleNamespace(record=SimpleNamespace(final=final,
                                                   state="succeeded" if final else "running"),
                            nodes_out=out,
-                           node_recoveries=events,
+                           node_recoveries=events, recovered=(),
                            open_placement=None if final else {"start_at": start})
 
 
@@ -129,3 +129,28 @@ def test_a_node_notice_stands_while_its_gang_is_not_whole() -> None:
     failed = _gang(True, ())  # ended before it resumed, maybe: no word of what was to come
     failed.record.state = "failed"
     assert node_notices(failed)[1].endswith("replaced where it ran"), node_notices(failed)
+
+
+def test_a_gangs_resume_is_said_on_its_recoverys_line_and_a_whole_loss_on_its_own() -> None:
+    from costsched.cli.status_lines import node_notices
+
+    gang = _gang(False, (1,), since_minutes=2)
+    a, b = gang.node_recoveries
+    resumed = SimpleNamespace(id=3, at=b.at + timedelta(minutes=3), detail="instance b: "
+                              "node 1: resumes from step 1,200 (its checkpoint's): no step lost")
+    again = SimpleNamespace(id=4, at=b.at + timedelta(minutes=9), detail="instance b: node 1 "
+                            "was preempted: replaced where it ran; the gang resumes once the "
+                            "new node is set up")
+    gang.node_recoveries, gang.recovered = (a, b, again), (resumed,)
+    # The repair it resumed after reads as the recovery it was, with the step it resumed
+    # from; the one under way stands as it is.
+    assert node_notices(gang)[1:] == [
+        f"recovered at {b.at:%Y-%m-%d %H:%M} UTC: instance b: node 1 was preempted: "
+        "replaced where it ran; the gang resumed once the new node was set up; resumes from "
+        "step 1,200 (its checkpoint's): no step lost", again.detail]
+    # The whole gang lost after: its recovery's note is no repair's.
+    whole = SimpleNamespace(id=5, at=b.at + timedelta(minutes=20), detail="instance b: "
+                            "resumes from step 1,500 (its checkpoint's): 3 steps lost")
+    gang.recovered, gang.node_recoveries = (whole,), (a, b)
+    gang.nodes_out, gang.record.state = (), "recovering"
+    assert not any("1,500" in line for line in node_notices(gang))

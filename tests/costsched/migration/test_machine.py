@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
 from tests.costsched.service.test_jobs import (
+    PACED,
     STEPS,
     TRAIN,
     LiveCounter,
@@ -30,7 +30,6 @@ from tests.costsched.service.test_jobs import (
     write_spec,
 )
 
-PACED = Path(__file__).with_name("paced.py")
 # train.py's steps (its result is `uninterrupted`'s), slow enough that the job is still
 # training when the crashing costsched has started, even on a busy machine; once costsched
 # is started again, every instance but the source runs at full speed (paced.py): the

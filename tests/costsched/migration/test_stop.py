@@ -168,3 +168,40 @@ def test_stop_from_every_live_job_state_says_no_internal_state(store: PriceStore
     store.jobs.get = original  # type: ignore[method-assign]
     assert reads[0].state == "migrating"
     assert_stopped(store, launcher, job)
+
+
+@pytest.mark.parametrize("kind", ["migration", "launch"])
+def test_a_stop_just_after_the_step_read_the_job_s_state_ends_everything(
+        store: PriceStore, kind: str) -> None:
+    """The step of a planned move reads the job's state once (not stopped) and moves the
+    job on from it; a stop that lands just after that read wins all the same."""
+    launcher = FakeLauncher()
+    job, move, m = move_in(store, launcher, kind, "planned")
+    original = store.jobs.state
+    reads = []
+
+    def state_then_stop(job_id: int) -> str:
+        read = original(job_id)
+        reads.append(read)
+        if len(reads) == 1:
+            stop(store, launcher, job)
+        return read
+
+    store.jobs.state = state_then_stop  # type: ignore[method-assign]
+    after = m.step(move)
+    store.jobs.state = original  # type: ignore[method-assign]
+    assert reads[0] != "stopped"
+    assert m.run(after).state == "cancelled"
+    assert_stopped(store, launcher, job)
+
+
+def test_a_planned_move_s_step_reads_the_job_s_state_once(store: PriceStore) -> None:
+    launcher = FakeLauncher()
+    job, move, m = move_in(store, launcher, "launch", "planned")
+    original = store.jobs.state
+    reads = []
+    store.jobs.state = lambda job_id: reads.append(job_id) or original(job_id)  # type: ignore[method-assign]
+    after = m.step(move)
+    store.jobs.state = original  # type: ignore[method-assign]
+    assert after.state == "checkpoint_verified" and store.jobs.get(job).state != "pending"
+    assert len(reads) == 1

@@ -37,9 +37,10 @@ def booked(market_: str = "capacity_block", start_h: float = 24, hours: float = 
                           offering_id="x", observed_at=NOW, **more)
 
 
-def test_spot_without_preemptions_runs_all_on_spot() -> None:
+def test_spot_without_preemptions_runs_all_on_spot_its_start_billed() -> None:
     found = spot_part(60, 96, market(0.0), JOB)
-    assert (found.spot_hours, found.on_demand_hours, found.fallback_probability) == (60, 0, 0)
+    assert (found.spot_hours, found.on_demand_hours, found.fallback_probability) == (
+        60 + JOB.restart_hours, 0, 0)  # its instance's start, as the on-demand plan bills
     assert not spot_part(60, 60, market(0.0), JOB).feasible  # no room for a restart
 
 

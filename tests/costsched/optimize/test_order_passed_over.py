@@ -82,3 +82,44 @@ def test_a_preferred_alternative_left_out_by_the_deadline_says_so(
     [line] = re.findall(r"ordered: alternative 1 \(.*?\(alternative 2 first\)", text)
     assert re.match(r"ordered: alternative 1 \(T4:1 [^)]*in gcp\): its \d+ offerings? left "
                     r"out: \d+ misses deadline; passed over", line), line
+
+
+TRIAL = """\
+name: gridvar
+run: python3 train.py
+resources:
+  ordered:
+    - {accelerators: H100:1, use_spot: true, infra: aws/us-east-1}
+    - {accelerators: L4:1, use_spot: true}
+costsched: {throughputs: {L4: 33, H100: 100}, steps: 3000}
+"""
+
+
+def test_a_passed_over_alternative_is_said_once_naming_its_own_keys(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Each alternative writes its own use_spot: the one passed over is told to change its
+    own (ordered[0]), not the one the plan takes; and its reason is said once, not again
+    as a shape of the job's set left out."""
+    task = _task(tmp_path, TRIAL)
+    shown = cli("plan", task, "--at", AT)
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert text.count("alternative 1 (H100:1 spot in aws, us-east-1): ") == 1, text
+    assert "H100:1 left out" not in text
+    assert "resources.ordered[0].use_spot" in text
+    assert "ordered[1]" not in text
+    notes = json.loads(cli("plan", task, "--at", AT, "--json").stdout)["jobs"][0]["notes"]
+    assert sum("alternative 1 (H100:1" in n for n in notes) == 1, notes
+
+
+def test_the_emitted_task_writes_text_as_typed(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A file is written as text, never through the terminal's markup: its header names
+    the task's file as it is ('exp[aws]/task.yaml', no markup escape before '['), as does
+    the plan's own line (`pip install 'costsched[aws]'` likewise)."""
+    folder = tmp_path / "exp[aws]"
+    folder.mkdir()
+    task = _task(folder, TRIAL)
+    emitted = cli("plan", task, "--at", AT, "--emit", "sky").stdout
+    assert "\\[" not in emitted, emitted
+    [comment] = [c for c in emitted.splitlines() if c.startswith("# ordered: alternative 1")]
+    assert f"change resources.ordered[0].use_spot in {task};" in comment

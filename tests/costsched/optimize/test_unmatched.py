@@ -47,7 +47,9 @@ def why(at: datetime = NOW, **constraints: object) -> str:
 def test_a_value_nothing_has_is_named_with_those_that_exist() -> None:
     assert why(gpu_models=("H100",)) == ("job j: no offering priced as of 2026-06-01T00:00Z "
                                          "has GPU model H100; priced: A100, V100; "
-                                         "change constraints.gpu_models")
+                                         "`costsched collect --cloud aws --cloud azure "
+                                         "--cloud gcp --gpu H100` fetches today's prices, "
+                                         "spot and on-demand; change constraints.gpu_models")
     assert "priced: us-central1, us-east-1, us-east1; did you mean 'us-east-1'" in why(
         regions=("us-east-l",))
     # A GPU costsched knows, with no price here, is not taken for a typo; a misspelt is.

@@ -54,10 +54,11 @@ def test_a_region_without_price_names_where_the_shape_is_priced_on_the_job_s_clo
     said = why(clouds=("aws",), regions=("ap-south-1",), gpu_models=("A10G",),
                gpu_counts=(1,), markets=("spot",))
     # cheapest first; ap-northeast-1 has A10G:1 on-demand only; no gcp or azure region,
-    # and ap-south-1, a real aws region, is no typo of another
+    # and ap-south-1, a real aws region, is no typo of another: its prices are collected
     assert said == (f"job j: no offering priced as of {WHEN} has region ap-south-1; A10G:1 "
-                    "spot on aws is priced in us-west-2, us-east-1, eu-west-1; change "
-                    "constraints.regions")
+                    "spot on aws is priced in us-west-2, us-east-1, eu-west-1; `costsched "
+                    "collect --cloud aws --region ap-south-1 --gpu A10G` fetches today's "
+                    "prices, spot and on-demand; change constraints.regions")
 
 
 def test_a_misspelt_region_is_matched_with_the_job_s_clouds_regions_only() -> None:
@@ -86,13 +87,13 @@ def test_the_counts_a_gpu_is_priced_at_are_of_the_job_s_clouds() -> None:
 def test_prices_elsewhere_say_their_market_and_the_job_s_market_comes_first() -> None:
     # No spot price of aws's L4:1 type anywhere: the market path, its on-demand prices
     # elsewhere (a task's L4:1 on aws is aws's types)
-    assert why(clouds=("aws",), regions=("eu-west-1",), gpu_models=("L4",), gpu_counts=(1,),
-               markets=("spot",), instance_types=("g6.xlarge",)) == (
-        f"job j: no spot price known as of {WHEN} for L4:1 in aws, eu-west-1; on-demand "
-        "elsewhere: aws us-east-1 g6.xlarge $0.8048/h, aws us-west-2 g6.xlarge $0.8048/h, "
-        "aws eu-west-2 g6.xlarge $0.9000/h; not there because its file keeps it in region "
-        "eu-west-1; `costsched collect --cloud aws --region eu-west-1 --gpu L4` fetches "
-        "today's prices, spot and on-demand; change constraints.markets or "
+    assert why(clouds=("aws",), regions=("ap-northeast-1",), gpu_models=("L4",),
+               gpu_counts=(1,), markets=("spot",), instance_types=("g6.xlarge",)) == (
+        f"job j: no spot price known as of {WHEN} for L4:1 in aws, ap-northeast-1; "
+        "on-demand elsewhere: aws us-east-1 g6.xlarge $0.8048/h, aws us-west-2 g6.xlarge "
+        "$0.8048/h, aws eu-west-2 g6.xlarge $0.9000/h; not there because its file keeps it in "
+        "region ap-northeast-1; `costsched collect --cloud aws --region ap-northeast-1 --gpu "
+        "L4` fetches today's prices, spot and on-demand; change constraints.markets or "
         "constraints.regions")
     # Spot A10G:1 elsewhere: those prices, said as spot, the on-demand one left out.
     assert why(clouds=("aws",), regions=("ap-northeast-1",), gpu_models=("A10G",),

@@ -68,9 +68,9 @@ def test_a_failed_run_saves_nothing_and_its_spend_is_said(cli, mixed_db: Path) -
     assert broke["saved_vs_on_demand_usd"] is None and broke["state"] == "failed"
 
     shown = cli("report").output
-    line = next(x for x in shown.splitlines() if x.startswith("Spend "))
-    assert line.endswith("; failed runs cost $1.00"), line
-    assert "failed runs cost $1.00." in render(report)
+    said = "; failed runs cost $1.00 (job 2 (broke), failed 2024-06-01 21:00 UTC: $1.00)"
+    assert said + " " in " ".join(shown.split()), shown  # (the line wraps at the width)
+    assert said[2:] + "." in render(report)
     store.dispose()
 
 

@@ -132,3 +132,21 @@ def test_a_missing_browser_skips_only_outside_ci(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("COSTSCHED_REQUIRE_CHROMIUM", "1")
     with pytest.raises(pytest.fail.Exception, match="not installed"):
         chromium()
+
+
+def test_a_plot_too_small_for_its_layout_is_drawn_without_a_warning() -> None:
+    """matplotlib warns (with its source line) where a figure's axes collapse; the report
+    draws the plot as it is, and the user reads only the report's own lines."""
+    import warnings
+
+    from matplotlib.figure import Figure
+
+    from costsched.report.html import _png
+
+    fig = Figure(figsize=(1, 0.3), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title("a long title here")
+    ax.set_xlabel("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _png(fig)

@@ -73,7 +73,9 @@ def test_a_block_no_longer_for_sale_fails_in_one_line_and_is_marked(tmp_path: Pa
 
 def test_the_local_launcher_buys_nothing(tmp_path: Path) -> None:
     store, block, _ = _world(tmp_path)
-    with pytest.raises(InvalidInput, match="the local launcher cannot buy capacity blocks"):
+    with pytest.raises(InvalidInput, match=r"the local launcher cannot buy capacity blocks: "
+                       r"the aws launcher buys them \(`--launcher aws`\), or launch it "
+                       r"without --book$"):
         book(store, LocalLauncher(tmp_path / "l"), block, token="t", at=NOW)
     assert store.booked.get("t").state == "failed"
 

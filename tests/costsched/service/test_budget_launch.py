@@ -147,3 +147,28 @@ def test_a_pessimistic_cost_above_the_expected_never_reads_as_it() -> None:
     close = LaunchFit("t", "its own budget", 0.01937425, 0.0193744, 3.0,
                       start_usd=0.0005871).line()
     assert "expected $0.0194 ($0.0006 of it to start it), pessimistic $0.0194 " in close
+
+
+def test_a_bad_offering_is_refused_in_the_words_plan_writes_offerings(
+        tmp_path: Path, priced: PriceStore) -> None:
+    """One spelling of an offering: the refusal asks for it as `plan` and `prices show`
+    write it ('aws us-east-1b p3.2xlarge spot'), names the close ones, and the colon form
+    is accepted too."""
+    priced.ingest(pd.DataFrame([dict(
+        cloud="aws", region="us-east-1", zone="us-east-1b", instance_type="p3.2xlarge",
+        market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
+        usd_per_hour=2.7, effective_at=AT, source="test")]))
+    job = _job(tmp_path, budget=1000)
+    with pytest.raises(InvalidInput) as refused:
+        launch_fits(priced, [job], BudgetsConfig(), AT, offering="aws us-east-9b p3.2xlarge spot")
+    said = str(refused.value)
+    assert said.startswith("offering 'aws us-east-9b p3.2xlarge spot': not a priced offering "
+                           "now; expected cloud, zone or region, instance type and market as "
+                           "`costsched plan` names them ('"), said
+    assert "did you mean 'aws us-east-1b p3.2xlarge spot'" in said
+    assert "cloud:zone-or-region" not in said
+    [colon] = launch_fits(priced, [job], BudgetsConfig(), AT,
+                          offering="aws:us-east-1b:p3.2xlarge:spot")
+    [label] = launch_fits(priced, [job], BudgetsConfig(), AT,
+                          offering="aws us-east-1b p3.2xlarge spot")
+    assert colon.expected_usd == label.expected_usd

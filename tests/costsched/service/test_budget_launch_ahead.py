@@ -52,19 +52,21 @@ def test_launch_refuses_a_budget_the_first_watch_interval_passes_and_names_enoug
         tmp_path: Path, priced, cli, monkeypatch: pytest.MonkeyPatch) -> None:
     store, launcher = priced
     # 2,000 steps at 100 steps/s (as it runs: 0.01 s a step): 20 s, $0.02 expected; the
-    # watch charges 30 s ahead, $0.03: $0.05 in all, more than a budget of $0.03.
+    # watch charges its rest ahead, 21 s (shorter than the 30 s interval), $0.021: $0.041
+    # in all, more than a budget of $0.03.
     project = _project(tmp_path, "tight", {"budget": 0.03}, steps=2000, speed=100)
     monkeypatch.chdir(project)
     refused = cli("launch", "job.yaml", "--launcher", "local", "--wait", "0")
     assert refused.exit_code == 2, refused.output
     said = " ".join(refused.output.split())
     assert "expected $0.02" in said and "does not fit" in said, said
-    assert "+ $0.0300 for the first watch interval (30 s at $3.6000/h)" in said, said
+    assert ("+ $0.0210 for the first watch interval (21 s, to its end at its pace, at "
+            "$3.6000/h)") in said, said
     assert store.jobs.list().empty
     found = re.search(r"raise constraints\.budget in job\.yaml to ([0-9.]+)", said)
     assert found, said
     enough = float(found.group(1))
-    assert 0.05 <= enough <= 0.06
+    assert 0.041 <= enough <= 0.05
 
     _budgeted(project, enough)  # the amount it names is enough: launched, not stopped
     launched = cli("launch", "job.yaml", "--launcher", "local", "--wait", "0")

@@ -56,11 +56,14 @@ def test_the_budget_check_prices_the_deadline_policy_s_on_demand_pick(
     [fit] = launch_fits(store, [_job(tmp_path, 100)], BudgetsConfig(), at, launcher=launcher)
     # an hour of work and its start, on-demand: more than the spot plan's whole hour
     assert fit.expected_usd > ON_DEMAND
+    preempted = store.availability.since(event="preempted")["at"].iloc[-1]
     assert fit.placed.startswith(
         "job due: placed on aws us-east-1 p3.2xlarge on-demand at $3.0600/h, not on aws "
-        "us-east-1a p3.2xlarge spot at $0.9000/h (the plan's first choice): the deadline "
-        "policy (spot-hedge) keeps it off spot in us-east-1a after a preemption there 5 min "
-        "ago (to meet its deadline of ")
+        "us-east-1a p3.2xlarge spot at $0.9000/h (the plan's first choice): the cheapest "
+        "spot, aws us-east-1a p3.2xlarge spot at $0.9000/h, has none now: spot there was "
+        f"preempted at {preempted:%H:%M} UTC, and no spot is taken in a zone for 30 min after "
+        "a preemption or a capacity error there; spot-hedge bridges a wait for spot on "
+        "on-demand: ")
 
     # A budget the spot plan fits and on-demand does not: refused, saying where it goes.
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))

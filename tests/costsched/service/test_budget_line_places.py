@@ -45,3 +45,22 @@ def test_a_recorded_stop_says_the_decimals_of_its_spend() -> None:
                         "watch interval would pass the budget of $0.08") == 4
     assert spent_places("$1,203.50 spent + $0.40 ...") == 2
     assert spent_places("stopped at its own budget") == 2
+
+
+def test_a_sum_at_the_cap_but_for_a_float_s_rounding_neither_stops_nor_reads_8_decimals(
+        ) -> None:
+    """$0.0199 spent + $0.0049 ahead is the cap of $0.0248 exactly, though the floats add
+    to a hair above it: reaching the cap is no pass (as $0.50 + $0.50 against $1.00), so
+    no stop is said, and the line's precision is the amounts' own, never the 8 decimals
+    at which nothing could read passed ('$0.01990000 spent ...')."""
+    from costsched.service.jobs.decider import budget_verdict
+
+    spent, ahead, cap = 0.0199, 0.0049, 0.0248
+    assert math.fsum([spent, ahead]) > cap  # the float's hair
+    assert budget_verdict("b", spent, ahead, cap) is None
+    assert line_places(spent, ahead, 0.0, cap) == 4
+    assert line_places(spent, ahead, 0.0, cap, rest_usd=0.001, ahead_usd=ahead) == 4
+    # A pass a reader can see is still said, at the decimals that show it.
+    assert budget_verdict("b", spent, 0.0050, cap) == (
+        "$0.0199 spent + $0.0050 for the next watch interval would pass the budget of "
+        "$0.0248")

@@ -165,3 +165,46 @@ def test_status_report_and_the_api_show_each_budget(tmp_path: Path, cli, db_path
         assert report[name] == budget
         assert frame.loc[name, "spent_usd"] == pytest.approx(budget["spent_usd"])
         assert list(frame.loc[name, "stopped"]) == budget["stopped"]
+
+
+def test_a_cap_reached_in_a_pass_given_no_restart_model_prices_the_move_as_configured(
+        tmp_path: Path, local, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """`status` and `migrate` reconcile without a restart model of their own: the cap's
+    move is then priced with the configured one (no boot, no warm-up, no lost work here),
+    the one `migrate --dry-run` prices the same move with, not a built-in 10 min boot and
+    5 min warm-up that no setting says. Both read the move's restart at $0.0000, and the
+    job moves rather than stops."""
+    store, launcher = local
+    budget = 0.155
+    job_id = _launch(store, launcher, tmp_path,
+                     _project(tmp_path, "configured", {"budget": budget}, steps=1200),
+                     monkeypatch)
+    (tmp_path / "instant-start.toml").write_text(  # the config `_launch` set, as MOVE's
+        "[migration]\nrestart_minutes = 0\nwarmup_minutes = 0\noverlap_minutes = 0.1\n"
+        "lost_work_minutes = 0\n")
+    _offer(store, "us-east-1b", USD_PER_HOUR / 100)
+    # (As the dashboard asks it: no restart model given.)
+    [dry] = service.migrate(store, launcher, job_id, dry_run=True, force=True)
+    monkeypatch.setattr(own_budget, "REST_MARGIN_SECONDS", math.inf)
+
+    def watched() -> bool:
+        service.reconcile(store, launcher, budgets=MOVE, watch_seconds=AHEAD)
+        return store.jobs.get(job_id).final
+    try:
+        wait_for(watched, seconds=90, poll=1.0)
+    finally:
+        stop_unless_ended(store, launcher, job_id)
+
+    said = store.jobs.events(job_id)
+    said = said[said["kind"] == "budget"]["detail"]
+    assert not said.str.startswith("stopped at ").any(), list(said)
+    [moved] = said[said.str.startswith("moved at ")]
+    assert "move to aws us-east-1b p3.2xlarge spot: $" in moved
+    assert _restart_usd(moved) == _restart_usd(dry.reason) == 0.0, (moved, dry.reason)
+    assert store.jobs.get(job_id).state == "succeeded"
+    assert _zones(store, job_id)[-1] == "us-east-1b"
+
+
+def _restart_usd(reason: str) -> float:
+    """The restart item of a move's itemised price ('... (egress $a, restart $b, ...')."""
+    return float(reason.split("restart $", 1)[1].split(",", 1)[0])

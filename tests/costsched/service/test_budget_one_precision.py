@@ -61,9 +61,9 @@ def test_the_trial_s_line_reads_its_spend_at_one_precision(priced: PriceStore) -
     said = _refusal(priced, 0.05, 172, 206, rest=0.0025, steps=1333, start=0.00003)
     assert said == (
         "job N (ar) is at its budget: $0.0478 spent + $0.0028 for the next watch interval "
-        "would pass the budget of $0.05; give it enough: `costsched start ar --budget 0.06` "
+        "would pass the budget of $0.05; give it enough: `costsched start ar --budget 0.054` "
         "($0.0478 spent + $0.0025* expected for its 1,333 steps left + <$0.0001 to start it "
-        "+ $0.0028 for the next watch interval; their exact sum rounded up to the cent); "
+        "+ $0.0028 for the next watch interval; their exact sum rounded up to 3 decimals); "
         + PLAN), said
 
 

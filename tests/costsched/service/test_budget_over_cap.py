@@ -131,3 +131,48 @@ def test_logs_all_says_a_stop_at_the_cap(store: PriceStore, tmp_path: Path,
         service.start(store, launcher, job_id, at=placed.start_at + timedelta(seconds=7))
     head = every_log(store, launcher, job_id).splitlines()[0]
     assert "at the cap of its own budget" in head, head
+
+
+def test_at_the_pace_shown_the_watch_stops_the_job_within_the_range_said(
+        store: PriceStore, tmp_path: Path) -> None:
+    """The range is the stop's own rule (`caps.enforce`: what was spent and the charge
+    ahead, `own_budget.ahead_seconds`, passing the cap), read forward at the pace the
+    rest is priced at: a job that keeps that pace, its steps read at each watch, is
+    stopped by the watch at a share of its steps inside the range `status` said. (A job
+    that slows after it is said stops earlier: its rest was priced as then.)"""
+    set_prices(store, {"us-east-1a": 1.0}, datetime.now(timezone.utc) - timedelta(hours=1))
+    spec = {"name": "paced", "throughputs": {"V100": 0.5}, "steps": 400, "run": "true",
+            "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
+            "checkpoint": {"interval_minutes": 30, "size_gb": 0.0}}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    launcher = FakeLauncher()
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt"))
+    [placed] = store.jobs.placement_rows([job.id])
+    start = placed.start_at
+    raise_budget(store, job.id, 0.2, at=start)
+    pace, setup = 0.25, 10.0  # measured: half its plan's 0.5 steps/s, after 10 s of set-up
+
+    def stepped(seconds: float) -> None:
+        at = start + timedelta(seconds=seconds)
+        store.jobs.record_steps({job.id: pace * (seconds - setup)}, at=at)
+
+    for seconds in (20, 67, 97, 127):  # read as the watch reads it, its pace measured
+        stepped(seconds)
+    said_at = start + timedelta(seconds=127)
+    states = _states(store, said_at)
+    record = store.jobs.get(job.id)
+    first, last = over_cap.stop_share(states[0], job.id, record.steps_done / 400)
+    assert 0.2 < first < last < 0.8
+    line = over_cap.said(states, record, record.steps_done / 400, "stop")
+    assert f"at between about {first:.0%} and {last:.0%} of its steps" in line, line
+    seconds = 127.0
+    while store.jobs.get(job.id).state == "running" and seconds < 3600:
+        seconds += WATCH
+        stepped(seconds)
+        caps.enforce(store, launcher, BudgetsConfig(), start + timedelta(seconds=seconds),
+                     WATCH)
+    assert store.jobs.get(job.id).state == "stopped"
+    share = pace * (seconds - setup) / 400
+    assert first <= share <= last, (first, share, last)

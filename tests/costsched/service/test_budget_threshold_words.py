@@ -1,7 +1,7 @@
 """A budget's threshold line writes its spend at the precision at which the share it says
 and the amounts agree: $0.0775 of $0.10 is past 50%, not yet 80%, and never reads as
 '$0.08 of $0.10' (80%) under a 50% line; a pass whose spend crossed two thresholds at once
-says each."""
+says the highest of them, once."""
 
 from __future__ import annotations
 
@@ -39,10 +39,29 @@ def test_a_spend_just_under_the_next_threshold_never_reads_as_it(store: PriceSto
     assert line.endswith(": $79.996 of $100.00 spent"), line
 
 
-def test_a_pass_that_crosses_two_thresholds_says_each(store: PriceStore) -> None:
+def test_a_pass_that_crosses_two_thresholds_says_the_highest_once(store: PriceStore) -> None:
     assert _said(store, 0.085) == [
-        "its budget reached 50% of $0.10 (total): $0.0850 of $0.10 spent",
         "its budget reached 80% of $0.10 (total): $0.0850 of $0.10 spent"]
+
+
+def test_a_spend_past_every_threshold_at_once_is_one_notice(store: PriceStore) -> None:
+    # 107% of the budget at the first pass that saw it (one watch interval's overrun).
+    assert _said(store, 0.0096, usd=0.009) == [
+        "its budget reached 100% of $0.009 (total): $0.0096 of $0.009 spent"]
+
+
+def test_a_threshold_below_one_said_is_not_said_after_it(store: PriceStore) -> None:
+    job = store.jobs.create("t", {"spec": {"name": "t", "run": "true"}}, 10, at=AT)
+
+    def said(spent: float) -> list[str]:
+        state = caps.BudgetState(f"job {job} (t)", "job", 0.10, "total", spent, 0.0, spent,
+                                 jobs=(job,), running=(job,))
+        return [e.partition(": ")[2].split(":")[0]
+                for e in caps._thresholds(store, state, [0.5, 0.8, 1.0], AT)]  # noqa: SLF001
+
+    assert said(0.085) == ["its budget reached 80% of $0.10 (total)"]
+    assert said(0.09) == []
+    assert said(0.10) == ["its budget reached 100% of $0.10 (total)"]
 
 
 def test_a_round_spend_reads_at_cents(store: PriceStore) -> None:

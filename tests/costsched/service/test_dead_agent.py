@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,9 @@ from costsched.service import jobs as service
 from launchers.checkpoints import open_store
 from launchers.procfs import group_members
 from tests.costsched.service.test_jobs import (
+    PACED,
+    TRAIN,
+    TRAIN_ARGS,
     LiveCounter,
     uninterrupted,
     wait_for,
@@ -36,8 +40,12 @@ def step_in(path: Path) -> int:
 def test_a_killed_agent_is_said_and_its_job_recovered_without_losing_work(world) -> None:  # noqa: F811
     store, launcher, tmp = world
     expected = uninterrupted(tmp)
-    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
+    # train.py at its pace while its agent is killed; the instance that resumes it runs the
+    # rest of its steps at once (tests/costsched/migration/paced.py: the same weights)
+    pace = tmp / "pace"
+    run = f"{sys.executable} {PACED} {pace} {TRAIN} {TRAIN_ARGS}"
+    [job] = service.launch(store, write_spec(tmp, run=run), launcher=launcher,
+                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
     wait_for(checkpoints.newest_verified)
     [instance] = launcher.instances(job.id)
@@ -62,6 +70,7 @@ def test_a_killed_agent_is_said_and_its_job_recovered_without_losing_work(world)
 
     counter = LiveCounter(launcher, job.id)
     counter.start()
+    pace.write_text(instance.id)
     lines = service.reconcile(store, launcher)
     assert any(f"job {job.id}:" in line and "recovery" in line for line in lines), lines
     # what the job wrote after the kill reached the store before anything else ran

@@ -63,9 +63,11 @@ def test_kept_off_spot_it_runs_on_the_cheapest_on_demand_and_the_line_names_the_
     [fit] = launch_fits(store, [_job(tmp_path)], BudgetsConfig(), AT, launcher=launcher)
     assert fit.placed.startswith(
         "job due: placed on gcp us-east4 g2-standard-4 on-demand at $0.7045/h, not on gcp "
-        "us-east5 g2-standard-4 spot at $0.0796/h (the plan's first choice): the deadline "
-        "policy (spot-hedge) keeps it off spot in us-east5 after a preemption there 5 min "
-        "ago (to meet its deadline of 2026-01-01 16:00 UTC)"), fit.placed
+        "us-east5 g2-standard-4 spot at $0.0796/h (the plan's first choice): the cheapest "
+        "spot, gcp us-east5 g2-standard-4 spot at $0.0796/h, has none now: spot there was "
+        "preempted at 11:55 UTC, and no spot is taken in a zone for 30 min after a "
+        "preemption or a capacity error there; no zone it allows has spot now, and a job is "
+        "not left without an instance to wait for it"), fit.placed
     assert "  " not in fit.placed
 
 
@@ -76,9 +78,9 @@ def test_without_spot_in_either_region_it_runs_on_the_cheaper_region_s_on_demand
     [fit] = launch_fits(store, [_job(tmp_path)], BudgetsConfig(), AT, launcher=launcher)
     assert fit.placed.startswith(
         "job due: placed on gcp us-east4 g2-standard-4 on-demand at $0.7045/h, not on gcp "
-        "us-east5 g2-standard-4 spot at $0.0796/h (the plan's first choice): the deadline "
-        "policy (spot-hedge) keeps it off spot in us-east5 after a preemption there 5 min "
-        "ago"), fit.placed
+        "us-east5 g2-standard-4 spot at $0.0796/h (the plan's first choice): the cheapest "
+        "spot, gcp us-east5 g2-standard-4 spot at $0.0796/h, has none now: spot there was "
+        "preempted at 11:55 UTC"), fit.placed
 
 
 def test_a_preemption_in_one_region_keeps_spot_off_there_only(tmp_path: Path,

@@ -114,7 +114,7 @@ def test_a_migration_that_moved_nothing_leaves_its_source_running(store: PriceSt
 
 def test_an_instance_before_a_start_says_why_it_ended(store: PriceStore) -> None:
     """Before a start: stopped at a budget's cap says so, and an instance whose job exited
-    0 short of its steps reads 'ended short', never 'stopped'; the last instance of a job
+    0 short of its steps reads 'ended-short' (why in words), never 'stopped'; the last of a job
     that ended short reads 'ended-short', as every view shows it."""
     spec = {"spec": {"name": "trainer", "steps": 10}}
     job = store.jobs.create("trainer", spec, 10, at=T0)
@@ -142,5 +142,26 @@ def test_an_instance_before_a_start_says_why_it_ended(store: PriceStore) -> None
     assert service.every_log(store, OneLog(), job).startswith(
         "--- instance i-1 (launched 2026-03-01 00:00Z, stopped 2026-03-01 01:00Z at the "
         "cap of its own budget)\noutput on i-1\n"
-        "--- instance i-2 (started again 2026-03-01 02:00Z, ended short 2026-03-01 03:00Z "
+        "--- instance i-2 (started again 2026-03-01 02:00Z, ended-short 2026-03-01 03:00Z "
         "(exited 0 before its declared steps))\n")
+
+
+def test_an_instance_whose_run_failed_reads_failed_before_its_start(store: PriceStore) -> None:
+    """A job that failed (its command exited non-zero) and was started again: the instance
+    it failed on reads 'failed ... (exit code 1 ...)', as `status` says it, never
+    'stopped'."""
+    job = store.jobs.create("trainer", {"spec": {"name": "trainer"}}, 10, at=T0)
+    store.jobs.transition(job, "running", at=T0)
+    place = partial(_place, store, job)
+    place(0, "launch", "i-1")
+    store.jobs.end_placement(job, T0 + timedelta(hours=1))
+    store.jobs.transition(job, "failed", at=T0 + timedelta(hours=1),
+                          detail="exit code 1 (NameError: name 'lr' is not defined)")
+    store.jobs.transition(job, "pending", at=T0 + timedelta(hours=2),
+                          detail="started again by the user")
+    store.jobs.transition(job, "running", at=T0 + timedelta(hours=2))
+    place(2, "start", "i-2")
+    assert service.every_log(store, OneLog(), job).startswith(
+        "--- instance i-1 (launched 2026-03-01 00:00Z, failed 2026-03-01 01:00Z: exit code 1 "
+        "(NameError: name 'lr' is not defined))\noutput on i-1\n"
+        "--- instance i-2 (started again 2026-03-01 02:00Z, running)\n")

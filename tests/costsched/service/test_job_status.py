@@ -14,6 +14,7 @@ from costsched.cli import jobs as cli_jobs
 from costsched.service import jobs as service
 from tests.costsched.service.test_jobs import TRAIN, wait_for, world, write_spec  # noqa: F401
 from tests.job_folders import folder_of
+from tests.real_jobs import replace_folder_with_a_file
 
 
 def finished(store, launcher, job_id: int) -> bool:  # noqa: ANN001
@@ -23,8 +24,8 @@ def finished(store, launcher, job_id: int) -> bool:  # noqa: ANN001
 
 def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noqa: F811
     store, launcher, tmp = world
-    # 6 s of steps: it reports one (about every second) while it runs
-    run = f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.015 --checkpoint-every 0.5"
+    # 2.4 s of steps: it reports one (about every second) while it runs
+    run = f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.006 --checkpoint-every 0.5"
     [job] = service.launch(store, write_spec(tmp, "reports", run=run), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     # The spec says 1500 steps at 0.01 steps/s: the hours-run estimate is near 0%.
@@ -100,8 +101,6 @@ def test_a_finishing_job_is_not_advised_in_nan_dollars(world) -> None:  # noqa: 
 
 def test_a_failing_checkpoint_store_shows_in_status_and_the_reconcile_log(
         world, capsys) -> None:  # noqa: F811
-    import shutil
-
     from launchers.checkpoints.local import LocalStore
 
     store, launcher, tmp = world
@@ -110,8 +109,7 @@ def test_a_failing_checkpoint_store_shows_in_status_and_the_reconcile_log(
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     root = tmp / "checkpoints" / f"{folder_of(store, job.id)}"
     wait_for(lambda: LocalStore(root).list(), seconds=30)
-    shutil.rmtree(root)
-    root.write_text("not a directory any more")
+    replace_folder_with_a_file(root, tmp / "moved-away")
     lines = wait_for(lambda: [x for x in service.reconcile(store, launcher)
                               if "checkpoints not published" in x], seconds=30)
     assert lines[0].startswith(f"job {job.id}: checkpoints not published: publishing")

@@ -24,40 +24,20 @@ from costsched.service.jobs.decider import JobNow, place
 from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
+from tests import real_jobs
+from tests.real_jobs import (  # noqa: F401 - other tests name them here
+    PACED,
+    STEPS,
+    TRAIN,
+    TRAIN_ARGS,
+    ZONES,
+    offer,
+    set_prices,
+    wait_for,
+    write_spec,
+)
 
-ROOT = Path(__file__).resolve().parents[3]
-TRAIN = ROOT / "examples" / "train.py"
-STEPS = 1500
-# About 18 s of training: long enough that the moves happen while it trains, even on a
-# busy machine.
-TRAIN_ARGS = f"--steps {STEPS} --step-seconds 0.012 --checkpoint-every 0.1"
-ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
-
-
-def offer(zone: str, price: float, at: datetime) -> dict:
-    return dict(cloud="aws", region="us-east-1", zone=zone, instance_type="p3.2xlarge",
-                market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8,
-                memory_gb=61.0, usd_per_hour=price, effective_at=at, source="test")
-
-
-def set_prices(store: PriceStore, prices: dict[str, float], at: datetime) -> None:
-    store.ingest(pd.DataFrame([offer(z, p, at) for z, p in prices.items()]))
-
-
-def write_spec(tmp_path: Path, name: str = "train", run: str | None = None) -> Path:
-    spec = {
-        "name": name,
-        # A slow job in the model's eyes (0.01 steps/s: 40 hours), so that a cheaper zone
-        # pays for a move; the real script takes seconds.
-        "throughputs": {"V100": 0.01},
-        "steps": STEPS,
-        "run": run or f"{sys.executable} {TRAIN} {TRAIN_ARGS}",
-        "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
-        "checkpoint": {"interval_minutes": 30, "size_gb": 1.0},
-    }
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return path
+world = real_jobs.world  # a store with prices, a local launcher (tests.real_jobs)
 
 
 def uninterrupted(tmp_path: Path) -> bytes:
@@ -65,16 +45,6 @@ def uninterrupted(tmp_path: Path) -> bytes:
     subprocess.run([sys.executable, str(TRAIN), *TRAIN_ARGS.split(), "--step-seconds", "0",
                     "--checkpoint-dir", str(ckpt)], check=True, capture_output=True)
     return np.load(ckpt / "checkpoint.npz")["w"].tobytes()
-
-
-def wait_for(predicate, seconds: float = 60.0, poll: float = 0.1):  # noqa: ANN001, ANN201
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError("timed out")
 
 
 class LiveCounter(threading.Thread):
@@ -89,18 +59,6 @@ class LiveCounter(threading.Thread):
             live = [i for i in self.launcher.instances(self.job_id) if i.live]
             self.most = max(self.most, len(live))
             time.sleep(0.02)
-
-
-@pytest.fixture()
-def world(tmp_path: Path):  # noqa: ANN201
-    store = PriceStore(str(tmp_path / "store.sqlite"))
-    launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
-    start = datetime.now(timezone.utc) - timedelta(hours=1)
-    set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0, "us-east-1c": 2.5}, start)
-    yield store, launcher, tmp_path
-    for instance in launcher.instances():
-        launcher.terminate(instance.id)
-    store.dispose()
 
 
 def zone_of(store: PriceStore, job_id: int) -> str:

@@ -5,6 +5,7 @@ that names the figures and what gives the job enough; a dry run says the same.""
 from __future__ import annotations
 
 import re
+import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -14,18 +15,31 @@ from costsched.model import InvalidInput
 from costsched.store import PriceStore
 
 NUMBER = re.compile(r"\d[\d,]*\.\d+")
+# A job that reports its first step and then waits to be stopped: its rest (one planned
+# step, 0.01 steps/s at $2/h, is ~$0.056) stays as it is between the dry run and the real
+# refusal; only its spend grows, by the seconds between them.
+ONE_STEP = """import os, signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+target = os.environ["COSTSCHED_PROGRESS_FILE"]
+with open(target + ".tmp", "w") as f:
+    f.write("1")
+os.replace(target + ".tmp", target)
+time.sleep(600)
+"""
 
 
 def test_a_move_asked_for_past_the_jobs_budget_is_refused(tmp_path) -> None:
     from costsched.service import jobs as service
     from launchers.local import LocalLauncher
-    from tests.costsched.service.test_jobs import set_prices, write_spec, zone_of
+    from tests.costsched.service.test_jobs import set_prices, wait_for, write_spec, zone_of
 
     store = PriceStore(str(tmp_path / "store.sqlite"))
     launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
     set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
                datetime.now(timezone.utc) - timedelta(hours=1))
-    path = write_spec(tmp_path)
+    script = tmp_path / "one_step.py"
+    script.write_text(ONE_STEP)
+    path = write_spec(tmp_path, run=f"{sys.executable} {script}")
     spec = yaml.safe_load(path.read_text())
     spec["constraints"]["budget"] = 60  # its ~40 h at $1/h fits; at $2/h it would not
     path.write_text(yaml.safe_dump(spec))
@@ -33,6 +47,7 @@ def test_a_move_asked_for_past_the_jobs_budget_is_refused(tmp_path) -> None:
         [job] = service.launch(store, path, launcher=launcher, wait_seconds=20,
                                checkpoint_root=str(tmp_path / "checkpoints"))
         assert zone_of(store, job.id) == "us-east-1a"
+        wait_for(lambda: [i.step for i in launcher.instances(job.id)] == [1])
         to = "aws us-east-1b p3.2xlarge spot"
         [dry] = service.migrate(store, launcher, job.id, to=to, dry_run=True)
         assert dry.started is None and dry.held_back == "budget"
@@ -45,9 +60,9 @@ def test_a_move_asked_for_past_the_jobs_budget_is_refused(tmp_path) -> None:
             service.migrate(store, launcher, job.id, to=to)
         line = str(err.value)
         assert "\n" not in line and line.startswith(f"job {job.id} (train): not moved to ")
-        # the same words, figures and fix: what it spent grows by the clock the test runs
-        # at (a loaded machine's seconds between the two), and the amount that is enough,
-        # rounded up to its cents, with it
+        # the same words, figures and fix: its rest stands still (it reported its step and
+        # waits); what it spent grows by the seconds between the two calls, and the amount
+        # that is enough, rounded up to its cents, with it
         dry_half, real_half = said.partition(" would pass ")[2], line.partition(" would pass ")[2]
         assert NUMBER.sub("N", dry_half) == NUMBER.sub("N", real_half), (said, line)
         pairs = zip(NUMBER.findall(dry_half), NUMBER.findall(real_half), strict=True)

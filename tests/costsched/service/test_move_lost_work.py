@@ -83,6 +83,22 @@ def test_a_notice_that_lost_no_step_counts_as_a_checkpoint_when_stopped(
     assert lost is not None and lost.hours == pytest.approx(120 / STEPS_PER_SECOND / 3600)
 
 
+def test_a_preemption_without_notice_that_lost_steps_leaves_a_notice_s_word(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    store, launcher, job_id = running
+    # Its first preemption came with a notice and lost nothing (it saved on SIGTERM); a
+    # later one took it away at once (no SIGTERM: nothing asked it to save) and lost the
+    # steps since its checkpoint, as it would have for any job: no word on a stop.
+    store.jobs.note(job_id, RECOVERY_NOTE, "instance m-0: resumes from step 191 (its "
+                    "checkpoint's): no step lost", at=NOW - timedelta(hours=7))
+    store.jobs.note(job_id, RECOVERY_NOTE, "instance m-1: resumes from step 1,400 (its "
+                    "checkpoint's): 145 steps lost", at=NOW - timedelta(hours=5))
+    _reporting(launcher, job_id, 1994, 1800)
+    advice = _advice(store, launcher, job_id)
+    assert advice.decision.move.lost_work_usd == 0
+    assert advice.reason.endswith("; lost work: none, the job checkpoints when stopped")
+
+
 def test_without_a_known_checkpoint_the_model_s_assumption_stands(
         running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
     store, launcher, job_id = running

@@ -3,7 +3,6 @@ step 600 while the job reports step 612: a move now is priced with the 12 steps 
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from costsched.amounts import usd
 from costsched.service import jobs as service
-from tests.costsched.service.test_jobs import set_prices, wait_for, world, write_spec  # noqa: F401
+from tests.real_jobs import launch, set_prices, wait_for
 
 JOB = """\
 import os, pathlib, time
@@ -34,12 +33,7 @@ time.sleep(300)
 def test_a_running_job_s_move_loses_the_steps_since_its_published_checkpoint(
         world, tmp_path: Path) -> None:  # noqa: ANN001, F811
     store, launcher, tmp = world
-    script = tmp_path / "job.py"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    job, instance = launch(world, JOB)
     wait_for(lambda: (lambda i: i.step == 612 and i.checkpoint_step == 600)(
         launcher.status(instance)))
     set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))

@@ -37,3 +37,14 @@ def test_the_rest_here_reads_as_the_cost_to_finish_here(line: str) -> None:
 
 def test_the_phrase_names_the_rest() -> None:
     assert finish_here("$12.40") == "$12.40 to finish here"
+
+
+def test_a_deadline_line_whose_rest_has_no_price_says_why_not_a_dash() -> None:
+    nan = float("nan")
+    stays = Decision(AT, "spot-hedge", HERE, HERE, None, 0.9, nan, nan)
+    moves = Decision(AT, "spot-hedge", HERE, THERE, None, 0.9, 12.4, nan, move=MOVE)
+    assert deadline_dollars(stays) == (
+        ": its rest cannot be priced: no price is known now for the offering it runs on "
+        "(`costsched collect` or `costsched prices import` brings one)")
+    assert deadline_dollars(moves) == (
+        ": its rest cannot be priced: the choice cannot run the job's model")

@@ -4,14 +4,12 @@ that has reported no step at all. A real local-launcher job, preempted without n
 
 from __future__ import annotations
 
-import sys
-
 from costsched.cli import jobs as cli_jobs
 from costsched.dashboard.render import FILTERS
 from costsched.service import jobs as service
 from costsched.service.views import status_document
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
+from tests.real_jobs import instance_of, launch, preempt, wait_for
 
 # Reports step 67 and writes no checkpoint; run again (the recovery), reports nothing.
 JOB = PREAMBLE + """\
@@ -26,18 +24,11 @@ while True:
 
 def test_a_job_lost_before_its_first_checkpoint_reads_its_step_0(world) -> None:  # noqa: F811
     store, launcher, tmp = world
-    script = tmp / "job.py"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} "
-                                                      f"{tmp / 'ran'}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    job, instance = launch(world, JOB, tmp / "ran")
     wait_for(lambda: launcher.status(instance).step == 67)
     [before] = service.status(store, launcher, job.id)
     assert cli_jobs._progress(before) != "no step yet"
-    launcher.preempt(instance)
-    wait_for(lambda: launcher.status(instance).state == "preempted")
+    preempt(launcher, instance)
     lines = service.reconcile(store, launcher)
     assert any("resumes from step 0 (no checkpoint: from the start): 67 steps lost" in line
                for line in lines), lines
@@ -59,16 +50,13 @@ def test_a_job_lost_before_its_first_step_says_its_recovery_too(world) -> None: 
     """A recovery before any step and any checkpoint is said as every recovery is: in the
     pass's line, the job's log (`status`: `recovered`), never counted but silent."""
     store, launcher, tmp = world
-    script = tmp / "silent.py"
-    script.write_text(SILENT)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    launcher.preempt(instance)
-    wait_for(lambda: launcher.status(instance).state == "preempted")
+    job, instance = launch(world, SILENT, name="silent.py")
+    preempt(launcher, instance)
     lines = service.reconcile(store, launcher)
-    said = "resumes from step 0 (no checkpoint yet): no step lost"
+    # lost in its agent's setup: none lost; once its command ran, what it did, not counted
+    said = ("resumes from step 0 (no checkpoint yet): what it did since it started is lost; "
+            "how much is not known (it reports no step)" if launcher.status(instance).ran
+            else "resumes from step 0 (no checkpoint yet): no step lost")
     assert any(said in line for line in lines), lines
     [after] = service.status(store, launcher, job.id)
     assert after.recoveries == 1
@@ -94,24 +82,17 @@ def test_a_replacement_lost_in_its_setup_says_its_recovery_too(world) -> None:  
     """Its second recovery, of an instance that reported no step, is said with the step it
     resumes from again, never counted but silent."""
     store, launcher, tmp = world
-    script = tmp / "again.py"
-    script.write_text(AFTER_A_CHECKPOINT)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} "
-                                                      f"{tmp / 'ran'}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    job, first = launch(world, AFTER_A_CHECKPOINT, tmp / "ran", name="again.py")
     wait_for(lambda: launcher.status(first).step == 67)
-    launcher.preempt(first)
-    wait_for(lambda: launcher.status(first).state == "preempted")
+    preempt(launcher, first)
     service.reconcile(store, launcher)
-    second = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    second = instance_of(store, job.id)
     step = store.jobs.get(job.id).steps_done
-    launcher.preempt(second)
-    wait_for(lambda: launcher.status(second).state == "preempted")
+    preempt(launcher, second)
     lines = service.reconcile(store, launcher)
-    said = (f"resumes from step {step:,.0f} (its newest checkpoint's, as before it): no "
-            "step lost (it reported none)")
+    said = (f"resumes from step {step:,.0f} (its newest checkpoint's, as before it): " + (
+        "the steps it made since are not known (it reported none)"
+        if launcher.status(second).ran else "no step lost (its command had not started)"))
     assert any(said in line for line in lines), lines
     [after] = service.status(store, launcher, job.id)
     [doc] = status_document([after])

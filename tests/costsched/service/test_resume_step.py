@@ -5,13 +5,10 @@ preempted without notice; a start on the in-memory launcher."""
 
 from __future__ import annotations
 
-import sys
-
 from costsched.service import jobs as service
-from launchers.checkpoints import open_store
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
 from tests.costsched.service.test_stopped_step import running, shown  # noqa: F401
+from tests.real_jobs import instance_of, preempt, saved_then_on, wait_for
 
 # Checkpoints at step 300 and reports it; once `go` exists, reports step 394 (no
 # checkpoint of it) and trains on. Started again from its checkpoint, it says so and
@@ -32,21 +29,11 @@ while True:
 
 def test_after_a_recovery_progress_is_the_checkpoints_step(world) -> None:  # noqa: F811
     store, launcher, tmp = world
-    script, go = tmp / "job.py", tmp / "go"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} {go}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    wait_for(open_store(store.jobs.get(job.id).checkpoint_location).newest_verified)
-    wait_for(lambda: launcher.status(instance).checkpoint_step == 300)
-    go.touch()
-    wait_for(lambda: launcher.status(instance).step == 394)
+    job, instance = saved_then_on(world, JOB, saved=300, step=394)
     [before] = service.status(store, launcher, job.id)
     assert before.step == 394
 
-    launcher.preempt(instance)
-    wait_for(lambda: launcher.status(instance).state == "preempted")
+    preempt(launcher, instance)
     lines = service.reconcile(store, launcher)
     assert any("preempted; recovery" in line and
                "resumes from step 300 (its checkpoint's): 94 steps lost" in line
@@ -59,7 +46,7 @@ def test_after_a_recovery_progress_is_the_checkpoints_step(world) -> None:  # no
     assert said == [f"instance {instance}: resumes from step 300 (its checkpoint's): "
                     "94 steps lost"], said
     # The next instance resumed there, and its report moves the step on as before.
-    now = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    now = instance_of(store, job.id)
     wait_for(lambda: "resumed from step 300" in launcher.logs(now, tail=5))
 
 

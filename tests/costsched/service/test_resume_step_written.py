@@ -5,12 +5,9 @@ local-launcher job, taken away without notice, then stopped."""
 
 from __future__ import annotations
 
-import sys
-
 from costsched.service import jobs as service
-from launchers.checkpoints import open_store
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.costsched.service.test_jobs import wait_for, world, write_spec  # noqa: F401
+from tests.real_jobs import checkpoints_of, launch, preempt, wait_for
 
 # Writes config.json once, at step 0, then a step every 0.1 s, each reported; never writes
 # another checkpoint file. Started again from its checkpoint, it says so.
@@ -30,13 +27,8 @@ while True:
 
 def test_a_checkpoint_written_at_step_0_resumes_at_step_0(world) -> None:  # noqa: F811
     store, launcher, tmp = world
-    script = tmp / "job.py"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    instance = str(store.jobs.placements(job.id)["instance"].iloc[-1])
-    wait_for(open_store(store.jobs.get(job.id).checkpoint_location).newest_verified)
+    job, instance = launch(world, JOB)
+    wait_for(checkpoints_of(store, job.id).newest_verified)
     # published at the agent's poll, once the job had reported steps after its write
     wait_for(lambda: launcher.status(instance).checkpoint_step is not None)
     wait_for(lambda: (launcher.status(instance).step or 0) >= 5)
@@ -44,8 +36,7 @@ def test_a_checkpoint_written_at_step_0_resumes_at_step_0(world) -> None:  # noq
     reported = launcher.status(instance).step
     assert reported is not None and reported > 0
 
-    launcher.preempt(instance)
-    wait_for(lambda: launcher.status(instance).state == "preempted")
+    preempt(launcher, instance)
     service.stop(store, launcher, job.id)
     [s] = service.status(store, launcher, job.id, reconcile_first=False)
     assert s.record.state == "stopped"

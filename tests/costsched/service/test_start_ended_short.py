@@ -6,7 +6,6 @@ local-launcher job that exits 0 halfway the first time and finishes the second."
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -17,7 +16,8 @@ from costsched.report.data import build
 from costsched.service import jobs as service
 from costsched.service.views import status_document
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.costsched.service.test_jobs import STEPS, wait_for, world, write_spec  # noqa: F401
+from tests.costsched.service.test_jobs import STEPS
+from tests.real_jobs import launch, wait_for
 
 HALF = STEPS // 2
 # The first run checkpoints at step HALF, reports it and, once `go` exists, exits 0; a run
@@ -46,13 +46,8 @@ def _shown(store, launcher, job: int) -> dict:  # noqa: ANN001
 def test_start_continues_a_job_that_ended_short_to_its_last_step(
         world, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     store, launcher, tmp = world
-    script, go = tmp / "job.py", tmp / "go"
-    script.write_text(JOB)
-    [job] = service.launch(store, write_spec(tmp, run=f"{sys.executable} {script} {go} "
-                                                      f"{STEPS}"),
-                           launcher=launcher, wait_seconds=20,
-                           checkpoint_root=str(tmp / "checkpoints"))
-    first = str(store.jobs.placements(job.id)["instance"].iloc[-1])
+    go = tmp / "go"
+    job, first = launch(world, JOB, go, STEPS)
     wait_for(lambda: launcher.status(first).checkpoint_step == HALF)
     go.touch()
     wait_for(lambda: launcher.status(first).state == "succeeded")

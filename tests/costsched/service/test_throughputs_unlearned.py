@@ -62,3 +62,28 @@ def test_a_run_too_short_to_measure_is_said_so_not_to_lack_a_model(
     named = run_on_t4(market, 0.5, start, name="bigram", spec={"name": "bigram", "steps": 9})
     assert throughputs.unlearned(market) == "\n".join(
         [WHY.format(ids=f"{named} (bigram)", whose="its"), short])
+
+
+def test_a_run_read_at_each_watch_is_learned_from_its_readings(
+        market: PriceStore) -> None:  # noqa: F811
+    """The watch keeps a running job's step on its placement (`record_step`: readings, no
+    event): a run read for two minutes is measured from them, with a model; without one,
+    it is said to lack the model, never to be too short."""
+    start = AT - timedelta(days=1)
+
+    def run(name: str, spec: dict) -> int:
+        job = market.jobs.create(name, {"spec": spec, "source": "test"}, 600, at=start)
+        market.jobs.place(job, T4, gpu_model="T4", gpu_count=1, at=start, usd_per_hour=0.30,
+                          reason="launch", instance=f"i-{name}")
+        for seconds, step in ((30, 10), (90, 130), (150, 250)):  # 2 steps/s, read each watch
+            market.jobs.record_step(job, step, at=start + timedelta(seconds=seconds))
+        market.jobs.end_placement(job, start + timedelta(seconds=160))
+        return job
+
+    run("named", {"name": "named", "model": "bigram-lm", "steps": 600})
+    nameless = run("nameless", {"name": "nameless", "steps": 600})
+    assert throughputs.learn(market, AT) == 1
+    [row] = market.measured_throughputs.rows("bigram-lm").itertuples()
+    assert (row.steps, row.seconds, row.steps_per_second) == (240, 120, 2.0)
+    assert throughputs.unlearned(market) == WHY.format(ids=f"{nameless} (nameless)",
+                                                       whose="its")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from costsched.measured import sps
 from costsched.report import build
 from costsched.service import jobs as service
 from costsched.service import views
@@ -88,7 +89,10 @@ def test_a_running_job_without_work_has_no_total_no_share_and_is_not_moved(
     capsys.readouterr()
     status_lines.print_status(shown, json_out=False)
     out = " ".join(capsys.readouterr().out.split())
-    assert "step 40,000" in out and f"job {job}: {SHORT}" in out and "throughput:" not in out
+    assert "step 40,000" in out and f"job {job}: {SHORT}" in out
+    # Its measured speed, as the report's, against no plan's
+    assert f"job {job}: throughput: measured {sps(one['steps_per_second'])} steps/s" in out
+    assert "its plan used" not in out
 
     report = build(store, now=now)
     assert report.estimates.empty  # no share done, no expected hours of an assumed hour

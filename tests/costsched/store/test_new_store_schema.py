@@ -110,3 +110,28 @@ def test_a_new_store_is_made_without_loading_alembic(tmp_path: Path) -> None:
     store = PriceStore(str(tmp_path / "new.sqlite"))
     assert store.revision() == newest_revision()
     store.dispose()
+
+
+def test_a_new_store_is_made_with_one_look_at_its_tables(tmp_path: Path) -> None:
+    """The tables are made at once, under the write lock that found none of them there:
+    not one look per table whether it exists (a new store, a plan's store in memory)."""
+    from sqlalchemy import event
+
+    from costsched.store.schema import metadata
+
+    looks: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if "table_info" in statement or "sqlite_master" in statement:
+            looks.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        store = PriceStore(str(tmp_path / "new.sqlite"))
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    try:
+        assert set(inspect(store.engine).get_table_names()) >= set(metadata.tables)
+    finally:
+        store.dispose()
+    assert 0 < len(looks) <= 3, looks

@@ -1,0 +1,74 @@
+"""The words of the step a job resumes from and the steps it lost there, as every recovery
+says them: a single job's after a preemption (`steps.resume_from`), a gang's after a node
+replaced in place (`gangs.keep`)."""
+
+from __future__ import annotations
+
+from costsched.vocabulary import counted
+
+# What a step read off the time its checkpoint was saved is said with (`resumed_words`),
+# and what tells such words apart (`inferred`): its --json says so.
+READ_OFF_TIME = "read off the time it was saved"
+
+
+def resumed_words(saved: float, reached: float, exact: bool, inferred: bool = False) -> str:
+    """'resumes from step 300 (its checkpoint's): 94 steps lost' (`saved`: the step of the
+    checkpoint it resumes from, 0 with none; `reached`: the last step read before); 'no
+    step lost' after a checkpoint at its last step (a notice's, a stop's, a gang's pause)
+    or before its first step. `exact`: the last step read is the last it made (an instance
+    on this machine, whose progress file outlives it), else a floor: 'at least 94 steps
+    lost (since its last reading at step 394)'. `inferred`: the checkpoint's step is the
+    one the job had reported by the time it was saved (neither its marker's nor its files'
+    names say it), a floor of the step it saved: 'resumes from about step 398 (its
+    checkpoint's, read off the time it was saved): about 187 steps lost' (a floor of the
+    step saved against one of the step reached: about, never at least); a checkpoint at or
+    past the last step read lost none all the same."""
+    lost = reached - saved
+    if lost <= 0:
+        return (f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if saved
+                else "resumes from step 0 (no checkpoint yet): no step lost")
+    where = "its checkpoint's" if saved else "no checkpoint: from the start"
+    about = "about " if inferred and saved else ""
+    if about:
+        where = f"{where}, {READ_OFF_TIME}"
+    said = f"{about}{counted(round(lost), 'step')} lost"
+    if not exact:  # its instance is gone: it trained on after the reading
+        said = f"{'' if about else 'at least '}{said} (since its last reading at step " \
+               f"{reached:,.0f})"
+    return f"resumes from {about}step {saved:,.0f} ({where}): {said}"
+
+
+# Where a job that reports no step is told how costsched learns the step it saved.
+STEP_DOC = "docs/checkpoints.md#a-job-that-reports-no-step"
+
+
+def unknown_step_words(version: int) -> str:
+    """A job that reports no step resumes from checkpoint version `version`, whose step
+    neither its commit marker nor its files' names give: what is known, never a step or
+    a loss costsched cannot count."""
+    return (f"resumes from its newest checkpoint (version {version}; its step is not known: "
+            f"the job reports no step, see {STEP_DOC})")
+
+
+def nothing_saved_words() -> str:
+    """A job that reports no step, published no checkpoint and ran its command, resumes
+    from step 0: what it did is lost, by how much not known."""
+    return ("resumes from step 0 (no checkpoint yet): what it did since it started is lost; "
+            "how much is not known (it reports no step)")
+
+
+def unreported_words(steps_done: float, ran: bool | None) -> str:
+    """An instance lost before it reported a step, whose job resumes where it stood
+    (`steps_done`, its newest checkpoint's): no step lost where its command had not
+    started (`ran` False) or the backend does not say (None); where it ran, the steps
+    it made are not known."""
+    lost = ("the steps it made since are not known (it reported none)" if ran
+            else "no step lost (its command had not started)" if ran is False
+            else "no step lost (it reported none)")
+    return f"resumes from step {steps_done:,.0f} (its newest checkpoint's, as before it): {lost}"
+
+
+def inferred(words: str) -> bool:
+    """Whether `resumed_words`' words (a recovery note's) say a step read off the time its
+    checkpoint was saved."""
+    return READ_OFF_TIME in words
