@@ -23,6 +23,7 @@ from costsched.service.decide import OFFERING_EXAMPLE, choose, parse_offering
 from costsched.service.jobs.decider import move_reason
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
+from tests.real_jobs import SETTLE
 
 TABLE = ThroughputTable()
 AT = datetime(2026, 3, 2, 12, tzinfo=timezone.utc)
@@ -271,7 +272,7 @@ def test_migrate_to_moves_where_asked_through_the_state_machine(tmp_path) -> Non
         assert moved.started is not None
         # A move the user names goes there or nowhere: no other fallback than staying.
         assert [c["key"][2] for c in moved.started.candidates] == ["us-east-1b", "us-east-1a"]
-        service.settle(store, launcher, 30)
+        service.settle(store, launcher, SETTLE)
         assert zone_of(store, job.id) == "us-east-1b"
         assert store.moves.of_job(job.id)[-1].state == "done"
         counter.stopped = True
