@@ -77,9 +77,10 @@ def test_an_instance_killed_otherwise_was_lost_at_its_last_heartbeat(
     wait_for(lambda: (folder / "heartbeat").exists())
     pid = json.loads((folder / "instance.json").read_text())["pid"]
     os.killpg(pid, signal.SIGSTOP)  # no beat after the one read below
-    # Stopped once each member is: a signal is delivered when its process next runs,
-    # which on a busy machine may be well after killpg returns.
-    wait_for(lambda: all(m.state == "T" for m in group_members(pid).values()))
+    # Stopped once no member runs (T; D: one waiting in the kernel, as a parent for the
+    # child it is starting, stops on its way out): a signal is delivered when its
+    # process next runs, which on a busy machine may be well after killpg returns.
+    wait_for(lambda: all(m.state in "TtD" for m in group_members(pid).values()))
     beat = json.loads((folder / "heartbeat").read_text())["at"]
     os.killpg(pid, signal.SIGKILL)
     wait_for(lambda: launcher.status(first.id).state == "preempted")

@@ -24,8 +24,12 @@ def finished(store, launcher, job_id: int) -> bool:  # noqa: ANN001
 
 def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noqa: F811
     store, launcher, tmp = world
-    # 2.4 s of steps: it reports one (about every second) while it runs
-    run = f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.006 --checkpoint-every 0.5"
+    # 2.4 s of steps; it holds after its first, reported, until the test has seen it run
+    # (a busy machine may otherwise run it to its end between two looks).
+    hold = tmp / "hold"
+    hold.touch()
+    run = (f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.006 --checkpoint-every 0.5"
+           f" --hold-while {hold}")
     [job] = service.launch(store, write_spec(tmp, "reports", run=run), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     # The spec says 1500 steps at 0.01 steps/s: the hours-run estimate is near 0%.
@@ -38,6 +42,7 @@ def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noq
     seen = wait_for(reported, seconds=SETTLE)
     step = 1500 - seen.steps_left
     assert 0 < step <= 400 and seen.progress == pytest.approx(step / 1500)
+    hold.unlink()
     wait_for(lambda: finished(store, launcher, job.id), seconds=SETTLE)
     [done] = service.status(store, launcher, job.id)
     assert done.record.state == "succeeded" and done.reported
