@@ -121,6 +121,10 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
 # otherwise import the whole suite for these few tests); tests/test_suite_order.py checks
 # that every test so marked is in one of them.
 RESULTS_FILES = $(shell grep -rlE --include='test_*.py' 'mark\.results' tests | sort)
+# Its 17 tests are spread one by one (a file's tests on several workers): they are few and
+# long, and test_boot_path's two alone would hold one worker for a third of the pass
+# (496 s against 472 s for the pass beside it on a loaded machine).
+RESULTS_DIST := -n 3 --dist load
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
@@ -129,10 +133,10 @@ test: $(VENV)/.installed-dev
 		$(PYTEST) $(DIST) --durations=15 && \
 		if [ -n "$${OPENBLAS_CORETYPE:-}$${OPENBLAS_L2_SIZE:-}" ]; then \
 			echo "== the result-comparing tests again, without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE"; \
-			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PYTEST) $(DIST) -m results $(RESULTS_FILES); \
+			env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PYTEST) $(RESULTS_DIST) -m results $(RESULTS_FILES); \
 		else \
 			echo "== the result-comparing tests again, with $(BLAS_ENV)"; \
-			env $(BLAS_ENV) $(PYTEST) $(DIST) -m results $(RESULTS_FILES); \
+			env $(BLAS_ENV) $(PYTEST) $(RESULTS_DIST) -m results $(RESULTS_FILES); \
 		fi
 
 # The suite on a busy machine: CPU hogs (busy loops, one per core plus two; LOAD_HOGS=N

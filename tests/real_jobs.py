@@ -29,6 +29,10 @@ from launchers.local import LocalLauncher
 
 POLL = 0.2  # seconds between an agent's looks at its job (publish, step, heartbeat)
 LOOK = 0.05  # seconds between a test's looks at what it waits for (unless it says)
+# The most seconds a launch or a move of a real job, or a job's next report, may take before
+# a test gives up on it: generous, for a loaded machine (CPU hogs, other suites); the waits
+# return as soon as what they wait for is so, and cost a quiet machine nothing.
+SETTLE = 120.0
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "examples" / "train.py"

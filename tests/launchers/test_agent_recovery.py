@@ -19,7 +19,7 @@ from launchers.checkpoints import open_store
 from launchers.heartbeats import HEARTBEAT
 from launchers.heartbeats import read_local as read_heartbeat
 from launchers.local import LocalLauncher
-from launchers.procfs import group_members
+from launchers.procfs import group_members, proc_stat
 from tests.launchers.test_local import launcher, spec, wait_for  # noqa: F401 - fixture
 
 
@@ -45,6 +45,10 @@ def test_a_hung_agent_is_said_then_ended_and_its_job_checkpointed(
     agent = json.loads((folder / "instance.json").read_text())["pid"]
     os.kill(agent, signal.SIGSTOP)  # hung: alive, and silent
     try:
+        # Stopped once it no longer runs (T; D: waiting in the kernel, it stops on its way
+        # out): the signal is delivered when it next runs, and a beat it was writing then
+        # would otherwise land over the one below.
+        wait_for(lambda: getattr(proc_stat(agent), "state", "") in ("T", "t", "D"))
         # Its last heartbeat, as if long ago (a stopped agent does not write another).
         (folder / HEARTBEAT).write_text(json.dumps({"pid": agent, "at": time.time() - 3600}))
         seen = launcher.status(instance.id)

@@ -55,7 +55,9 @@ def spec(tmp_path: Path, attempt: str, command: str | None = None, **changes: ob
     return dataclasses.replace(base, **changes)
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 30) -> None:
+def wait_for(predicate: Callable[[], object], timeout: float = 120) -> None:
+    """Once `predicate` is true; an AssertionError after `timeout` seconds (generous: a
+    bound on a hang, not on a loaded machine's speed)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from launchers.local import LocalLauncher
 from launchers.local_index import _INDEX_VERSION, _fields, parse_index
 from launchers.local_lost import PREEMPTED
+from launchers.procfs import group_members
 from tests.launchers.test_local import spec, wait_for
 
 SLEEP = "exec sleep 60"
@@ -77,7 +77,10 @@ def test_an_instance_killed_otherwise_was_lost_at_its_last_heartbeat(
     wait_for(lambda: (folder / "heartbeat").exists())
     pid = json.loads((folder / "instance.json").read_text())["pid"]
     os.killpg(pid, signal.SIGSTOP)  # no beat after the one read below
-    time.sleep(0.2)
+    # Stopped once no member runs (T; D: one waiting in the kernel, as a parent for the
+    # child it is starting, stops on its way out): a signal is delivered when its
+    # process next runs, which on a busy machine may be well after killpg returns.
+    wait_for(lambda: all(m.state in "TtD" for m in group_members(pid).values()))
     beat = json.loads((folder / "heartbeat").read_text())["at"]
     os.killpg(pid, signal.SIGKILL)
     wait_for(lambda: launcher.status(first.id).state == "preempted")

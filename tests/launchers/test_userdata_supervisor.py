@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 pytest.importorskip("flask", reason="moto's server mode needs moto[server]")
 
@@ -67,7 +68,16 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
         cloud="aws", region="us-east-1", zone="us-east-1a", instance_type="p3.2xlarge",
         market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
         usd_per_hour=0.9, effective_at=AT, source="test")]))
-    [job] = service.launch(store, [write_job(tmp_path)], launcher=launcher,
+    # The job holds after a step, checkpointed, while this file exists: the agent is killed
+    # and started again while it trains, never after it ended, however slowly the machine
+    # starts the new agent.
+    hold = tmp_path / "hold"
+    hold.touch()
+    spec = write_job(tmp_path)
+    held = yaml.safe_load(spec.read_text())
+    held["run"] += f" --hold-while {hold}"
+    spec.write_text(yaml.safe_dump(held))
+    [job] = service.launch(store, [spec], launcher=launcher,
                            checkpoint_root=f"s3://{BUCKET}/jobs")
     instance_id = str(store.jobs.placements(job.id)["instance"].iloc[-1])
     checkpoints = open_store(f"s3://{BUCKET}/jobs/{folder_of(store, job.id)}")
@@ -79,6 +89,10 @@ def test_a_killed_agent_is_started_again_and_the_job_finishes_once(
         assert first is not None
         os.kill(first, signal.SIGKILL)  # the agent dies (the out-of-memory killer, say)
         wait_for(lambda: heartbeat_pid(instance.workdir) not in (None, first))
+        # the new agent stops the old job and resumes it: then it may run to its end
+        wait_for(lambda: "resumed at step" in (instance.workdir / "job.log").read_text(
+            errors="replace"), timeout=300)
+        hold.unlink()
         status = instance.wait()
     finally:
         instance.kill()

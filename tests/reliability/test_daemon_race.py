@@ -16,6 +16,7 @@ from costsched.service import jobs as service
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
 from tests.costsched.service.test_jobs import LiveCounter
+from tests.real_jobs import SETTLE
 from tests.reliability.conftest import _CHILD, BACKENDS, ROOT
 from tests.reliability.test_moves_race import (  # noqa: F401 - instances: the fixture
     instances,
@@ -74,7 +75,7 @@ def test_daemon_passes_racing_migrate_start_one_move(backend: str, fresh_url, tm
     migrate = [_CHILD, "migrate", str(job.id), "--force", "--wait", "30", "--db", url]
     daemon = [_DAEMON, url, folder]
     printed = released_together(tmp_path, [daemon, migrate, daemon, migrate])
-    service.settle(store, instances, 30)
+    service.settle(store, instances, SETTLE)
     counter.stopped = True
     counter.join()
     migrations = [m for m in store.moves.of_job(job.id) if m.kind == "migration"]

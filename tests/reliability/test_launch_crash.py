@@ -19,6 +19,7 @@ from costsched.service import jobs as service
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
 from tests.costsched.service.test_jobs import set_prices, wait_for, write_spec
+from tests.real_jobs import SETTLE
 from tests.reliability.conftest import ROOT
 
 # A child that launches the spec and kills itself at `point`.
@@ -74,7 +75,7 @@ def test_a_launch_killed_mid_way_is_carried_on_by_the_next_status(point: str,
             service.status(store, launcher, job.id)
             return store.jobs.get(job.id).state == "running"
 
-        wait_for(running, seconds=60, poll=0.3)
+        wait_for(running, seconds=SETTLE, poll=0.3)
         live = [i for i in launcher.instances(job.id) if i.live]
         placements = store.jobs.placements(job.id)
         open_ = placements[placements["end_at"].isna()]
@@ -156,7 +157,7 @@ def test_a_recovery_killed_before_its_move_is_carried_on(tmp_path: Path) -> None
         assert store.jobs.placements(job.id)["end_at"].notna().all()
         assert [m.kind for m in store.moves.of_job(job.id)] == ["launch"]
         service.status(store, launcher, job.id)
-        service.settle(store, launcher, 20)
+        service.settle(store, launcher, SETTLE)
         assert store.jobs.get(job.id).state == "running"
         assert [m.kind for m in store.moves.of_job(job.id)] == ["launch", "recovery"]
         placements = store.jobs.placements(job.id)

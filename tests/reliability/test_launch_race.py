@@ -12,6 +12,7 @@ import pytest
 from costsched.store import PriceStore
 from launchers.local import LocalLauncher
 from tests.costsched.service.test_jobs import set_prices, wait_for
+from tests.real_jobs import SETTLE
 from tests.reliability.conftest import BACKENDS, together
 from tests.reliability.test_moves_race import (  # noqa: F401 - instances: the fixture
     PROCESSES,
@@ -39,5 +40,5 @@ def test_launches_of_one_name_started_together_start_one_job(backend: str, fresh
     refused = [d for d in done if d.returncode != 0]
     assert all("job name 'twin'" in d.stderr + d.stdout for d in refused)
     assert len(instances.instances(live[0].id)) == 1
-    wait_for(lambda: store.jobs.get(live[0].id).state == "running", seconds=30)
+    wait_for(lambda: store.jobs.get(live[0].id).state == "running", seconds=SETTLE)
     store.dispose()

@@ -24,6 +24,7 @@ from tests.costsched.service.test_jobs import (
     set_prices,
     write_spec,
 )
+from tests.real_jobs import SETTLE
 from tests.reliability.conftest import BACKENDS, together
 
 PROCESSES = 4
@@ -74,7 +75,7 @@ def test_migrates_started_together_start_one_move(backend: str, fresh_url, tmp_p
     counter.start()
     done = together(tmp_path, [["migrate", str(job.id), "--force", "--wait", "30",
                                 "--db", url]] * PROCESSES)
-    service.settle(store, instances, 30)
+    service.settle(store, instances, SETTLE)
     counter.stopped = True
     counter.join()
     migrations = [m for m in store.moves.of_job(job.id) if m.kind == "migration"]

@@ -32,6 +32,7 @@ from launchers.local import LocalLauncher
 from tests.cleanup import stop_unless_ended
 from tests.costsched.service.test_jobs import wait_for
 from tests.job_folders import folder_of
+from tests.real_jobs import SETTLE
 
 PROJECT = Path(__file__).resolve().parents[3] / "examples" / "tinyproject"
 AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
@@ -110,7 +111,7 @@ def test_the_watcher_stops_a_job_at_its_budget_and_start_resumes_it_when_raised(
     daemon = Daemon(store, config, tasks=(), launchers=lambda _: launcher)
     daemon.start()
     try:
-        wait_for(lambda: store.jobs.get(job_id).state == "stopped", seconds=60, poll=0.2)
+        wait_for(lambda: store.jobs.get(job_id).state == "stopped", seconds=SETTLE, poll=0.2)
     finally:
         daemon.stop()
 
@@ -196,7 +197,7 @@ def test_a_team_budget_stops_the_second_of_two_jobs_not_the_first(
                     _project(tmp_path, "first", {"budget_name": "vision"}, steps=1000,
                              speed=10, hold=hold), monkeypatch)
     first_checkpoints = open_store(str(tmp_path / "ckpt" / folder_of(store, first)))
-    wait_for(lambda: bool(first_checkpoints.list()), seconds=30, poll=0.1)
+    wait_for(lambda: bool(first_checkpoints.list()), seconds=SETTLE, poll=0.1)
     second = _launch(store, launcher, tmp_path,
                      _project(tmp_path, "second", {"budget_name": "vision"}), monkeypatch)
     events: list = []

@@ -27,6 +27,7 @@ from tests.costsched.service.test_jobs import (
     world,  # noqa: F401 - the fixture
     write_spec,
 )
+from tests.real_jobs import SETTLE
 
 
 def step_in(path: Path) -> int:
@@ -53,7 +54,7 @@ def test_a_killed_agent_is_said_and_its_job_recovered_without_losing_work(world)
     agent = json.loads((folder / "instance.json").read_text())["pid"]
 
     os.kill(agent, signal.SIGKILL)  # the agent alone: its job runs on
-    wait_for(lambda: launcher.status(instance.id).agent, seconds=30)
+    wait_for(lambda: launcher.status(instance.id).agent, seconds=SETTLE)
     assert set(group_members(agent)), "the training process should outlive its agent"
     published = step_in(checkpoints.fetch(checkpoints.newest_verified(), tmp / "before"))
 

@@ -21,6 +21,7 @@ from costsched.store import PriceStore
 from costsched.store.spot_availability import COLUMNS as SPOT_COLUMNS
 from costsched.throughput import ThroughputTable
 from tests.costsched.service.test_jobs import TRAIN, set_prices, wait_for, world, zone_of
+from tests.real_jobs import SETTLE
 
 __all__ = ["world"]  # the fixture, shared with the jobs tests
 
@@ -60,7 +61,7 @@ def preempt_and_recover(store, launcher, job_id: int) -> None:  # noqa: ANN001
     wait_for(lambda: launcher.status(instance).state == "preempted")
     lines = service.reconcile(store, launcher)
     assert any("preempted; recovery" in line for line in lines), lines
-    service.settle(store, launcher, 30)
+    service.settle(store, launcher, SETTLE)
 
 
 def market_of(store, job_id: int) -> str:  # noqa: ANN001

@@ -14,7 +14,7 @@ from costsched.cli import jobs as cli_jobs
 from costsched.service import jobs as service
 from tests.costsched.service.test_jobs import TRAIN, wait_for, world, write_spec  # noqa: F401
 from tests.job_folders import folder_of
-from tests.real_jobs import replace_folder_with_a_file
+from tests.real_jobs import SETTLE, replace_folder_with_a_file
 
 
 def finished(store, launcher, job_id: int) -> bool:  # noqa: ANN001
@@ -24,8 +24,12 @@ def finished(store, launcher, job_id: int) -> bool:  # noqa: ANN001
 
 def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noqa: F811
     store, launcher, tmp = world
-    # 2.4 s of steps: it reports one (about every second) while it runs
-    run = f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.006 --checkpoint-every 0.5"
+    # 2.4 s of steps; it holds after its first, reported, until the test has seen it run
+    # (a busy machine may otherwise run it to its end between two looks).
+    hold = tmp / "hold"
+    hold.touch()
+    run = (f"{sys.executable} {TRAIN} --steps 400 --step-seconds 0.006 --checkpoint-every 0.5"
+           f" --hold-while {hold}")
     [job] = service.launch(store, write_spec(tmp, "reports", run=run), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     # The spec says 1500 steps at 0.01 steps/s: the hours-run estimate is near 0%.
@@ -35,10 +39,11 @@ def test_the_step_the_job_reports_is_its_progress(world, capsys) -> None:  # noq
         running = s.record.state == "running"
         return s if running and s.reported and s.steps_left < 1500 else None
 
-    seen = wait_for(reported, seconds=30)
+    seen = wait_for(reported, seconds=SETTLE)
     step = 1500 - seen.steps_left
     assert 0 < step <= 400 and seen.progress == pytest.approx(step / 1500)
-    wait_for(lambda: finished(store, launcher, job.id), seconds=60)
+    hold.unlink()
+    wait_for(lambda: finished(store, launcher, job.id), seconds=SETTLE)
     [done] = service.status(store, launcher, job.id)
     assert done.record.state == "succeeded" and done.reported
     assert done.reported_step == 400  # the job's own count, not hours x throughput
@@ -62,7 +67,7 @@ def test_a_job_that_reports_nothing_shows_no_step_and_a_failed_one_says_why(
         assert not running.reported
         assert cli_jobs._progress(running) == "no step yet"  # never a guessed share
         assert running.steps_left == running.record.steps_total
-    wait_for(lambda: finished(store, launcher, job.id), seconds=30)
+    wait_for(lambda: finished(store, launcher, job.id), seconds=SETTLE)
     [failed] = service.status(store, launcher, job.id)
     assert failed.record.state == "failed"
     assert failed.failure is not None and failed.failure.exit_code == 3
@@ -108,10 +113,13 @@ def test_a_failing_checkpoint_store_shows_in_status_and_the_reconcile_log(
     [job] = service.launch(store, write_spec(tmp, "full", run=run), launcher=launcher,
                            wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
     root = tmp / "checkpoints" / f"{folder_of(store, job.id)}"
-    wait_for(lambda: LocalStore(root).list(), seconds=30)
+    wait_for(lambda: LocalStore(root).list(), seconds=SETTLE)
     replace_folder_with_a_file(root, tmp / "moved-away")
+    # Once the folder is a file (a publish caught between the rename and the file may fail
+    # otherwise first, and a new error is said anew).
     lines = wait_for(lambda: [x for x in service.reconcile(store, launcher)
-                              if "checkpoints not published" in x], seconds=30)
+                              if "checkpoints not published" in x
+                              and "Not a directory" in x], seconds=SETTLE)
     assert lines[0].startswith(f"job {job.id}: checkpoints not published: publishing")
     assert service.reconcile(store, launcher) == []  # said once, not at every pass
     [s] = service.status(store, launcher, job.id)

@@ -27,6 +27,7 @@ from launchers.local import LocalLauncher
 from tests import real_jobs
 from tests.real_jobs import (  # noqa: F401 - other tests name them here
     PACED,
+    SETTLE,
     STEPS,
     TRAIN,
     TRAIN_ARGS,
@@ -93,7 +94,7 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     [advice] = service.migrate(store, launcher, job.id)
     assert advice.decision.moves and advice.started is not None
     assert advice.move_usd < advice.stay_usd
-    service.settle(store, launcher, 30)
+    service.settle(store, launcher, SETTLE)
     assert zone_of(store, job.id) == "us-east-1b"
     wait_for(lambda: checkpoints.newest_verified().version > advice.started.checkpoint_version
              if advice.started.checkpoint_version else True)
@@ -106,7 +107,7 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     assert (now.next, now.decision.decided_by) == (refused.reason, "costsched migrate")
     [second] = service.migrate(store, launcher, job.id, force=True)
     assert second.started is not None
-    service.settle(store, launcher, 30)
+    service.settle(store, launcher, SETTLE)
     assert zone_of(store, job.id) == "us-east-1c"
 
     # Taken away without notice: recovered from the newest verified checkpoint.
@@ -205,7 +206,7 @@ def test_a_command_that_does_not_exist_fails_the_job_in_one_line(world) -> None:
         service.reconcile(store, launcher)
         return store.jobs.get(job.id).final
 
-    wait_for(ended, seconds=30)
+    wait_for(ended, seconds=SETTLE)
     record = store.jobs.get(job.id)
     assert record.state == "failed"
     events = store.jobs.events(job.id)
@@ -296,7 +297,7 @@ def test_a_job_that_leaves_its_checkpoint_interval_to_costsched_is_told_it(world
         service.reconcile(store, launcher)
         return store.jobs.get(job.id).final
 
-    wait_for(ended, seconds=30)
+    wait_for(ended, seconds=SETTLE)
     expected = checkpoint_interval.interval_minutes(
         1.0, clouds.default_preemption("aws").per_hour)  # the spec's 1 GB, AWS only
     assert out.read_text().strip() == f"{expected:g}"

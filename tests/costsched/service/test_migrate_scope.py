@@ -5,6 +5,7 @@ move included, below staying by the margin)."""
 from __future__ import annotations
 
 import re
+import sys
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
@@ -23,6 +24,7 @@ from costsched.service.decide import OFFERING_EXAMPLE, choose, parse_offering
 from costsched.service.jobs.decider import move_reason
 from costsched.store import PriceStore
 from costsched.throughput import ThroughputTable
+from tests.real_jobs import SETTLE
 
 TABLE = ThroughputTable()
 AT = datetime(2026, 3, 2, 12, tzinfo=timezone.utc)
@@ -229,6 +231,8 @@ def test_migrate_to_moves_where_asked_through_the_state_machine(tmp_path) -> Non
     from costsched.service import jobs as service
     from launchers.local import LocalLauncher
     from tests.costsched.service.test_jobs import (
+        TRAIN,
+        TRAIN_ARGS,
         LiveCounter,
         set_prices,
         write_spec,
@@ -239,8 +243,13 @@ def test_migrate_to_moves_where_asked_through_the_state_machine(tmp_path) -> Non
     launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5)
     start = datetime.now(timezone.utc) - timedelta(hours=1)
     set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0}, start)
+    # The job holds after a step, checkpointed, while this file exists: it is moved while
+    # it trains, never after it ended, however slowly the machine runs the asks below.
+    hold = tmp_path / "hold"
+    hold.touch()
+    run = f"{sys.executable} {TRAIN} {TRAIN_ARGS} --hold-while {hold}"
     try:
-        [job] = service.launch(store, write_spec(tmp_path), launcher=launcher,
+        [job] = service.launch(store, write_spec(tmp_path, run=run), launcher=launcher,
                                wait_seconds=20, checkpoint_root=str(tmp_path / "checkpoints"))
         assert zone_of(store, job.id) == "us-east-1a"
         counter = LiveCounter(launcher, job.id)
@@ -271,7 +280,7 @@ def test_migrate_to_moves_where_asked_through_the_state_machine(tmp_path) -> Non
         assert moved.started is not None
         # A move the user names goes there or nowhere: no other fallback than staying.
         assert [c["key"][2] for c in moved.started.candidates] == ["us-east-1b", "us-east-1a"]
-        service.settle(store, launcher, 30)
+        service.settle(store, launcher, SETTLE)
         assert zone_of(store, job.id) == "us-east-1b"
         assert store.moves.of_job(job.id)[-1].state == "done"
         counter.stopped = True
