@@ -9,6 +9,11 @@ setup of its first instance: the time before its first reported step less that s
 training; a user's stop and start begins a run, as the launch choice kept stops and
 starts too), never more than its placements' hours. `shares` gives that over the
 placements' hours, the share of each piece the baselines charge.
+
+A placement still open at the report's end trained on after the job's record was last
+written (its step read by then), as far as the store knows: those hours count as training,
+as the baselines' work counts their steps (`pieces.static_stays`), never as overhead. A
+placement that ended did what its readings say: its hours after them are not training.
 """
 
 from __future__ import annotations
@@ -44,10 +49,10 @@ def shares(jobs: Mapping[int, JobRecord], ran: Sequence[PlacementRow],
         setup = max(float(first[3]) - placed[0].start_at.timestamp()
                     - float(first[2]) * span[1] / span[0], 0.0)
         starts = 1 + sum(1 for p in placed[1:] if p.reason == "start")
-        billed = column_sum([max(seconds(min(end if p.end_at is None else p.end_at, end)
-                                         - p.start_at), 0.0) for p in placed])
+        billed = column_sum([_billed(p, end) for p in placed])
+        after = column_sum([_after_read(p, job.updated_at, end) for p in placed])
         if billed > 0:
-            out[job_id] = min((trained + starts * setup) / billed, 1.0)
+            out[job_id] = min((trained + after + starts * setup) / billed, 1.0)
     return out
 
 
@@ -80,12 +85,26 @@ def placement_shares(jobs: Mapping[int, JobRecord], ran: Sequence[PlacementRow],
             made, reached = max(last - reached, 0.0), max(reached, last)
             steps, took = float(r[4]) - float(r[2]), float(r[5]) - float(r[3])
             pace = steps / took if steps > 0 and took > 0 else span[0] / span[1]
-            billed = max(seconds(min(end if p.end_at is None else p.end_at, end)
-                                 - p.start_at), 0.0)
+            billed = _billed(p, end)
             if billed > 0:
                 starts = setup if n == 0 or p.reason == "start" else 0.0
-                out[p.id] = min((made / pace + starts) / billed, 1.0)
+                after = _after_read(p, job.updated_at, end)
+                out[p.id] = min((made / pace + after + starts) / billed, 1.0)
     return out
+
+
+def _billed(p: PlacementRow, end: datetime) -> float:
+    """The seconds a placement ran up to `end`."""
+    return max(seconds(min(end if p.end_at is None else p.end_at, end) - p.start_at), 0.0)
+
+
+def _after_read(p: PlacementRow, read_at: datetime, end: datetime) -> float:
+    """The seconds a placement still open at `end` ran after the job's record was last
+    written: training whose steps no reading holds yet (see the module); 0 for one that
+    ended by `end`."""
+    if p.end_at is not None and p.end_at <= end:
+        return 0.0
+    return max(seconds(end - max(p.start_at, read_at)), 0.0)
 
 
 def shown_states(jobs: Sequence[JobRecord], said: Collection[int]) -> dict[int, str]:
