@@ -1,9 +1,10 @@
-"""A job whose instance runs its setup says so, from the instance's own report: `status`
-reads 'in setup' for its progress and says since when and for how long under the table,
-`status --json` gives "setup_since" and "setup_seconds", and the dashboard's pages say it
-too (its jobs table's column of the instance's state is headed so, as `status`'s is); none of them says it once setup has ended and the job's command runs. Setup reports
-no step, so no speed is measured over it. A real job on the local launcher, whose setup
-waits for a file the test writes."""
+"""A job whose instance runs its setup says so, from the instance's own report: `status` reads
+'in setup' for its progress and says since when and for how long under the table, `status
+--json` gives "setup_since" and "setup_seconds", and the dashboard's pages say it too (its
+jobs table's column of the instance's state is headed so, as `status`'s is); none of them
+says it once setup has ended and the job's command runs. Setup reports no step, so no speed
+is measured over it. A real job on the local launcher, whose setup waits for a file the test
+writes."""
 
 from __future__ import annotations
 
