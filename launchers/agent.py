@@ -21,11 +21,15 @@ says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_s
 (after a last publish) {"state": "stopped" | "succeeded" | "failed", "exit_code",
 "checkpoint_version", "checkpoint_step", "checkpoint_step_inferred", "detail", "step",
 "step_at", "checkpoint_error"}; "step_at" is when the job wrote that step (Unix seconds;
-None when not read in this run). "checkpoint_step" is the step of the newest version this
-instance published or restored (where a start from it resumes; None when not known): its
-commit marker's, else its new files' names', else the one the job had reported when they
-were written ("checkpoint_step_inferred": true; `launchers.progress_readings`); a restored
-version's as the agent that published it kept it (`launchers.version_steps`).
+None when not read in this run). While setup runs, it says {"state": "running",
+"setup_since": when setup began (Unix seconds), "checkpoint_version", "checkpoint_step",
+"checkpoint_step_inferred", "checkpoint_error"}, with no "step": the job's command has not
+begun; it is rewritten without "setup_since" as soon as setup ends. "checkpoint_step" is
+the step of the newest version this instance published or restored (where a start from
+it resumes; None when not known): its commit marker's, else its new files' names', else
+the one the job had reported when they were written ("checkpoint_step_inferred": true;
+`launchers.progress_readings`); a restored version's as the agent that published it kept
+it (`launchers.version_steps`).
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.
@@ -130,6 +134,7 @@ class Agent:
         self.checkpoint_step: int | None = None  # the step its newest version holds...
         self.checkpoint_inferred = False  # ...read off the time it was saved (a floor)
         self.progress = ProgressReadings(workdir / PROGRESS)
+        self.setup_since: float | None = None  # when setup began, while it runs (Unix s)
 
     @property
     def stop_reason(self) -> str:
@@ -262,8 +267,13 @@ class Agent:
             return
         with (self.workdir / JOB_LOG).open("ab") as out:
             out.write(b"costsched: setup\n")
+        self.setup_since = time.time()
+        self._report_running()  # in setup from now on, as the launcher reads it
         setup = self._start(self.setup, env, phase="setup")
-        self._supervise(setup)
+        try:
+            self._supervise(setup)
+        finally:
+            self.setup_since = None
         exit_code = _exit_code(setup.returncode)
         done_now = exit_code == 0 and not self.stop_reason
         self._wait_for_group(setup, keep_container=done_now)
@@ -281,6 +291,7 @@ class Agent:
         done.touch()
         with (self.workdir / JOB_LOG).open("ab") as out:
             out.write(b"costsched: setup done\n")
+        self._report_running()  # no longer in setup: said at once, not a poll later
 
     def _supervise(self, job: subprocess.Popen, pause: Callable[[], bool] | None = None
                    ) -> None:
@@ -329,11 +340,16 @@ class Agent:
                                   self.publisher.version, self.checkpoint_inferred)
 
     def _report_running(self) -> None:
-        """status.json while the job runs: its reported step and any publish failure
-        (rewritten only when they change)."""
-        self.progress.sample()  # the step read next is then known with its time
-        step = read_progress(self.workdir / PROGRESS)
-        report = {"state": "running", "step": step, "step_at": self.progress.written_at(step),
+        """status.json while the job runs: its reported step (or, while setup runs, when
+        setup began, and no step) and any publish failure (rewritten only when they
+        change)."""
+        if self.setup_since is not None:
+            said: dict = {"setup_since": self.setup_since}
+        else:
+            self.progress.sample()  # the step read next is then known with its time
+            step = read_progress(self.workdir / PROGRESS)
+            said = {"step": step, "step_at": self.progress.written_at(step)}
+        report = {"state": "running", **said,
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
                   INFERRED: self.checkpoint_inferred,

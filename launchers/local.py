@@ -297,7 +297,9 @@ class LocalLauncher(Launcher):
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
                             agent=agent, lost_nodes=lost, replacing=replacing,
                             created_at=utc(record.get("launched_at")),
-                            lost_at=lost_at(folder) if state == "preempted" else None)
+                            lost_at=lost_at(folder) if state == "preempted" else None,
+                            setup_since=step_time(status.get("setup_since"))
+                            if state == "running" else None)
         return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:

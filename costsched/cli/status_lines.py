@@ -109,9 +109,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                      s.instance_state or "-", progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(s.recoveries)])
-    print_table(title, ["id", "job", "state", "placement", "instance", "progress", "cost $",
-                        "migrations", "recoveries"], rows,
-                detail=["recoveries", "migrations", "instance"])
+    print_table(title, ["id", "job", "state", "placement", "instance state", "progress",
+                        "cost $", "migrations", "recoveries"], rows,
+                detail=["recoveries", "migrations", "instance state"])
     out = Lines()
     dues = due_places(shown, now)  # and one for the hours to or from the deadlines
     for s in shown:
@@ -132,7 +132,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
             f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s),
             not brief and _stopped_next(s)) if line]
-        said = problems(s, brief, assumed_figures) + resumes \
+        said = problems(s, brief, assumed_figures) + in_setup(s, now) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
             + cap_move_lines(s) + node_notices(s) + lost_lines(s)
@@ -149,6 +149,16 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         out.print(printable(stale), soft_wrap=True)
     out.flush()
     return places
+
+
+def in_setup(s: service.JobStatus, now: datetime) -> list[str]:
+    """A job whose instance reports its setup running: since when and for how long
+    (`setup_phase.setup_words`); [] for any other."""
+    if s.setup_since is None:
+        return []
+    from costsched.service.setup_phase import setup_seconds, setup_words
+
+    return [setup_words(s.setup_since, setup_seconds(s.setup_since, now), now)]
 
 
 def _secrets_for_start(s: service.JobStatus, said: list[str]) -> list[str]:
@@ -399,7 +409,8 @@ def progress(s: service.JobStatus) -> str:
     """'42%' when the job reported its step, 'step N' when its total is not known, 'no
     step yet' while it runs without one; '-' for a job that ended before it reported any."""
     return views.progress_words(s.progress, s.progress_source,
-                                live=not s.record.final and not s.reported, step=s.step)
+                                live=not s.record.final and not s.reported, step=s.step,
+                                setup=s.setup_since is not None)
 
 
 def problems(s: service.JobStatus, brief: bool = False, figures: bool = False) -> list[str]:

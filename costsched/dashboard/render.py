@@ -255,6 +255,18 @@ def budget_state(spent: float | None, budget: float | None) -> str:
     return "over" if spent > budget else "near" if spent >= NEAR_BUDGET * budget else ""
 
 
+def in_setup(job: dict) -> str:
+    """A job (`status --json`'s) whose instance reports its setup running, as `status`
+    says it (`setup_phase.setup_words`); '' for any other."""
+    from costsched.service.setup_phase import setup_words
+
+    since = job.get("setup_since")
+    if not since:
+        return ""
+    return setup_words(datetime.fromisoformat(since.replace("Z", "+00:00")),
+                       float(job.get("setup_seconds") or 0.0))
+
+
 def noun(count: int, singular: str, plural: str | None = None) -> str:
     """The noun of `counted` ('job' for 1, 'jobs' else), where a card shows the count
     itself apart."""
@@ -268,6 +280,7 @@ FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_
            "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
            "per_hour": per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
+FILTERS["in_setup"] = in_setup  # `job | in_setup`: its setup's words ('' past setup)
 FILTERS["estimated"] = estimated
 FILTERS["whole"] = whole  # a name or a state, never broken at a hyphen
 FILTERS["price"] = price

@@ -121,6 +121,9 @@ class Instance:
     # Whether the job's command began running on it (False: lost in its setup); None: the
     # backend does not say.
     ran: bool | None = None
+    # While it runs the job's setup (its command not begun yet), when that setup began, as
+    # the instance reports it; None: not in setup, or the backend does not say.
+    setup_since: datetime | None = None
 
     @property
     def live(self) -> bool:

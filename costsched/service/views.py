@@ -211,18 +211,24 @@ def budgets_document(states: list[BudgetState]) -> list[dict]:
 
 
 def progress_words(progress: float | None, source: str | None, *,
-                   live: bool = False, step: float | None = None) -> str:
+                   live: bool = False, step: float | None = None, setup: bool = False) -> str:
     """A job's progress as every view writes it (`status`, the dashboard: `job_progress`):
     '42%' (the step it reported, or the one it resumed from after a recovery or a start:
     its newest checkpoint's, '0%' with none), 'step 1,595' (the step it reported, of work
-    whose total is not known), 'no step yet' (a live job that has reported none: in setup,
-    or writing none), '-' (not known). Never a percentage guessed from the hours it ran.
-    Rounded down, never up to a step it has not reached: short of its end, past 99% it keeps
-    a decimal ('99.6%' at 2,492 of 2,500 steps, never '100%')."""
+    whose total is not known), 'in setup' (a live job whose instance reports its setup
+    running: `setup`), 'no step yet' (a live job that has reported none: writing none, or
+    on an instance that does not say it is in setup), '-' (not known). Never a percentage
+    guessed from the hours it ran. Rounded down, never up to a step it has not reached:
+    short of its end, past 99% it keeps a decimal ('99.6%' at 2,492 of 2,500 steps, never
+    '100%')."""
     if progress is not None and source == "reported":
         return percent_down(progress)  # the report's share done reads so too
     if step:
         return f"step {step:,.0f}"
+    if live and setup:
+        from costsched.service.setup_phase import IN_SETUP
+
+        return IN_SETUP
     return "no step yet" if live else "-"
 
 
@@ -231,7 +237,8 @@ def job_progress(job: Mapping[str, Any]) -> str:
     from costsched.model import SHOWN_FINAL
 
     return progress_words(job.get("progress"), job.get("progress_source"),
-                          live=job.get("state") not in SHOWN_FINAL, step=job.get("step"))
+                          live=job.get("state") not in SHOWN_FINAL, step=job.get("step"),
+                          setup=job.get("setup_since") is not None)
 
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
@@ -261,6 +268,9 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "progress": s.progress, "progress_source": s.progress_source,
         # Its measured speed (`measured.shown_speed`), or why it has none (else null).
         "steps_per_second": s.pace, "progress_note": share_key(s.record.spec) or None,
+        # While its instance runs its setup (as the instance reports): when it began and
+        # for how long it has run at this look (null for a job past setup).
+        **_in_setup(s.setup_since),
         "speed_note": None if s.speed is None or s.pace is not None else s.speed.words,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
@@ -294,6 +304,16 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
                       "end": b.booked.end, "upfront_usd": b.booked.upfront_usd,
                       "detail": b.detail or None} for b in s.bookings],
     }
+
+
+def _in_setup(since: datetime | None) -> dict:
+    """"setup_since" and "setup_seconds" of a job in setup (`setup_phase`), else nulls."""
+    if since is None:
+        return {"setup_since": None, "setup_seconds": None}
+    from costsched.service.setup_phase import setup_seconds
+
+    return {"setup_since": since.isoformat().replace("+00:00", "Z"),
+            "setup_seconds": round(setup_seconds(since), 1)}
 
 
 def recovered_of(note: Any, s: JobStatus) -> dict:

@@ -94,24 +94,45 @@ function givenUsd(v) {
 }
 // Its ticks: 1, 2 and 5 times each power of ten where a decade is tall enough for three
 // labels a line apart and more, else 1 alone of each decade (or of every second, third...
-// decade), so that no two labels overlap ($10 over $5).
+// decade), so that no two labels overlap ($10 over $5). The axis reaches from a labelled
+// tick at or below its smallest bar to one at or above its tallest, so that every bar
+// reads against labels on both sides ($3.23 under a '$5', never above the highest '$1').
 const TICK_ROOM = 2;  // the least room between two ticks, in lines of tick text
-function decadeTicks(axis) {
-  const lo = axis.min, hi = axis.max;
-  if (!(lo > 0 && hi > lo)) { return; }
-  const room = TICK_ROOM * (Chart.defaults.font.size || 12);
-  const perDecade = axis.height / Math.log10(hi / lo);
-  const steps = Math.log10(2) * perDecade >= room ? [1, 2, 5] : [1];
-  const every = Math.max(1, Math.ceil(room / perDecade));
-  const ticks = [];
-  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e += 1) {
-    if (((e % every) + every) % every) { continue; }
-    for (const m of steps) {
-      const v = Number((m * 10 ** e).toPrecision(1));
-      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) { ticks.push({value: v}); }
-    }
+const LOG_TOLERANCE = 1e-9;  // a bar of $1.000000001 stands at the '$1' tick
+function tickValues(lo, hi, steps, every) {
+  const values = [];
+  const top = Math.ceil(Math.log10(hi * (1 - LOG_TOLERANCE)));
+  for (let e = top - every * Math.ceil((top - Math.floor(Math.log10(lo))) / every) - 1;
+       e <= top; e += 1) {
+    if ((top - e) % every) { continue; }
+    for (const m of steps) { values.push(Number((m * 10 ** e).toPrecision(1))); }
   }
-  if (ticks.length >= 2) { axis.ticks = ticks; }
+  // The nearest at or below the smallest, the nearest at or above the largest, and those
+  // between.
+  const below = values.filter((v) => v <= lo * (1 + LOG_TOLERANCE));
+  const above = values.filter((v) => v >= hi * (1 - LOG_TOLERANCE));
+  return values.filter((v) => v >= below[below.length - 1] && v <= above[0]);
+}
+function decadeTicks(axis) {
+  const chart = axis.chart;
+  const shown = chart.data.datasets.filter((d, i) => chart.isDatasetVisible(i))
+    .flatMap((d) => d.data).filter((v) => v > 0);
+  const lo = Math.min(...shown), hi = Math.max(...shown);
+  if (!(lo > 0 && hi >= lo)) { return; }
+  const room = TICK_ROOM * (Chart.defaults.font.size || 12);
+  let steps = [1, 2, 5], every = 1, values = tickValues(lo, hi, steps, every);
+  for (let tries = 0; tries < 8; tries += 1) {
+    const perDecade = axis.height / Math.log10(values[values.length - 1] / values[0]);
+    const fits = steps.length > 1 ? Math.log10(2) * perDecade >= room
+      : every * perDecade >= room;
+    if (fits) { break; }
+    if (steps.length > 1) { steps = [1]; } else { every += 1; }
+    values = tickValues(lo, hi, steps, every);
+  }
+  if (values.length < 2) { return; }
+  axis.min = values[0];
+  axis.max = values[values.length - 1];
+  axis.ticks = values.map((value) => ({value}));
 }
 function moneyAxis(series) {
   const positive = series.flatMap((s) => s.values).filter((v) => v > 0);

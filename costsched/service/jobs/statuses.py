@@ -106,6 +106,10 @@ class JobStatus:
     node_recoveries: tuple[EventRow, ...] = ()
     # Its gang's nodes lost or being replaced now, as its instance says (() when whole).
     nodes_out: tuple[int, ...] = ()
+    # When its instance began the job's setup, while that setup runs (its command not begun),
+    # as the instance reports it; None for a job past setup, or where the launcher does not
+    # say. Setup reports no step, so it never counts as slow training.
+    setup_since: datetime | None = None
     # The steps its recoveries lost, as its log keeps them (its RECOVERY_NOTE events).
     recovered: tuple[EventRow, ...] = ()
     # Its restarts after its own errors, a line each (its RESTART_NOTE events).
@@ -469,7 +473,10 @@ def _status_of(run: RunningJob, placement: dict | None, instance: Instance | Non
                      "" if instance is None else instance.checkpoint_error, bookings,
                      "" if instance is None else instance.detail, decision=decision,
                      nodes_out=() if instance is None else
-                     tuple(sorted({*instance.lost_nodes, *instance.replacing})))
+                     tuple(sorted({*instance.lost_nodes, *instance.replacing})),
+                     setup_since=instance.setup_since if instance is not None
+                     and instance.state == "running" and run.record.state == "running"
+                     else None)
 
 
 def _stopped_why(record: JobRecord, events: Sequence[EventRow]) -> str:
