@@ -150,10 +150,11 @@ def _unpriced(db: str | None, model: str, clouds: list[str]) -> str:
     it that a collect would price (none in the catalog: a refresh of the catalog finds
     them), and the GPU models with prices whose names are close ("; did you mean 'A10G'?")."""
     from costsched import catalog
-    from costsched.vocabulary import did_you_mean
+    from costsched.bundled_prices import closest_gpus
+    from costsched.vocabulary import meant
 
     priced = dict.fromkeys(str(r["gpu_model"]) for r in _rows(db, None, None, clouds))
-    close = did_you_mean(model, [m for m in priced if m != model])
+    close = meant(closest_gpus(model, priced))
     types = catalog.instance_types()
     asked = ",".join(clouds)
     if not ((types["gpu_model"] == model)
