@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -163,8 +164,20 @@ def announce_new_store(db: str | None) -> None:
 
 
 def _can_create(path: Path) -> bool:
-    folder = next((p for p in path.resolve().parents if p.exists()), None)
-    return folder is not None and folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+    """Whether the store's file can be made: its folder can be made, as opening the store
+    makes it (tried, then removed again: a folder that only looks writable, such as /proc,
+    refuses), and written in."""
+    folder = path.resolve().parent
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.access(folder, os.W_OK | os.X_OK)
+    except OSError:
+        return False
+    finally:  # the store makes them as it opens: none is left behind by a refusal first
+        for p in made:
+            with contextlib.suppress(OSError):
+                p.rmdir()
 
 
 _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else the "
