@@ -14,6 +14,7 @@ from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
 from costsched.bundled_prices import closest_gpus
 from costsched.catalog_offers import offered_instead
+from costsched.clouds.hints import catalog_refresh_hint
 from costsched.instance_sizes import SIZES, said, sized
 from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
@@ -510,7 +511,7 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
             raise fail(field_name, machine)
         if instance_type is not None and named is None:
             raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "
-                       f"catalog on {on}; `costsched catalog refresh` adds the clouds' "
+                       f"catalog on {on}; {catalog_refresh_hint()} adds the clouds' "
                        "newer types, `sky launch` looks it up in SkyPilot's catalog"
                        + did_you_mean(str(instance_type), _named_types(scope)))
         raise fail(field_name, f"{' '.join(a for a in asked if a)}: no {kind} instance "

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 from typer._click.globals import get_current_context
 
+from costsched.clouds.hints import collect_hint
 from costsched.model import InvalidInput, TryAgain
 from costsched.redact import redact
 from costsched.service.views import frame_records
@@ -77,7 +78,7 @@ def _read_store(given: str | None, db: str | None) -> str | None:
     what = ("no costsched store in this database yet" if server else
             f"no such store ({missing.resolve()})" if missing else "")
     err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; `costsched launch JOB.yaml`, "
-                      "`costsched collect` or `costsched prices import FILE` makes one",
+                      f"{user_text(collect_hint())} or `costsched prices import FILE` makes one",
                       highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
@@ -135,7 +136,7 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
         return db
     where = server if server is not None else str(missing.resolve()) if missing else ""
     err_console.print(f"no store at {user_text(where)} yet: bundled list prices only "
-                      "(`costsched collect` or `costsched prices import FILE` makes one)",
+                      f"({user_text(collect_hint())} or `costsched prices import FILE` makes one)",
                       highlight=False, soft_wrap=True)
     return IN_MEMORY
 
