@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import os
 import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import cache
 from importlib import resources
@@ -33,7 +33,7 @@ from costsched.spot_market import (
     bundled_place_holds,
     bundled_spot_holds,
 )
-from costsched.vocabulary import choose, did_you_mean
+from costsched.vocabulary import choose, closest, did_you_mean
 
 # The GPU models, named as SkyPilot users write them (older first within a family).
 GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
@@ -100,6 +100,17 @@ def gpu_model_name(value: str) -> str:
             + (f"; did you mean {counted!r}? (a count is written MODEL:COUNT)" if counted
                else did_you_mean(name, GPU_MODELS)))
     return found
+
+
+def closest_gpus(name: str, models: Iterable[str]) -> list[str]:
+    """The GPU models of `models` closest to `name`, closest first ([] when none is
+    close): a model that is `name` with letters after it ('A10' -> 'A10G', 'L40' ->
+    'L40S': the variant of the GPU asked that the clouds sell) alone, else those that
+    read alike."""
+    key = name.strip().upper()
+    models = [m for m in models if m.upper() != key]
+    variants = [m for m in models if m.upper().startswith(key) and m[len(key):].isalpha()]
+    return variants or closest(name, models)
 
 
 def counted_name(name: str) -> str:

@@ -11,10 +11,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from costsched.amounts import age
+from costsched.clouds.hints import collect_hint
+
 
 # What brings newer prices than stale ones, said after the note of their age.
-NEWER = ("`costsched collect` or `costsched prices import` brings newer ones "
-         "(prices.stale_after in the configuration)")
+def newer() -> str:
+    """What brings newer prices than stale ones (a collect where this machine can, after
+    the install it needs)."""
+    return (f"{collect_hint()} or `costsched prices import` brings newer ones "
+            "(prices.stale_after in the configuration)")
 
 
 def stale_after_hours(config_path: str | None = None) -> float:
@@ -76,7 +81,7 @@ def charged_note(old: Stale, figures: str) -> str:
     computed from stale prices: how old, that they are estimates, and what gives the real
     figures (the clouds' bills, newer prices)."""
     return (f"note: {figures} are estimates from stored and list prices, not the clouds' "
-            f"bills: {old.note()}; `costsched collect` brings newer prices, and "
+            f"bills: {old.note()}; {collect_hint()} brings newer prices, and "
             "`costsched report --billed` sets the clouds' imported bills beside them")
 
 

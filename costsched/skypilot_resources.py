@@ -12,14 +12,16 @@ from typing import Any
 
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
+from costsched.bundled_prices import closest_gpus
 from costsched.catalog_offers import offered_instead
+from costsched.clouds.hints import catalog_refresh_hint
 from costsched.instance_sizes import SIZES, said, sized
 from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_type_words import machine_gpus, other_gpus
-from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, written
+from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, meant, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
 # CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
@@ -403,23 +405,35 @@ def _accelerators(value: Any, where: str, fail: Fail,
     if value is None:
         return [], []
     out, missing = [], []
-    sold: set[str] | None = None  # read once a name is known: a refused one reads nothing
+    sold: set[str] | None = None  # read once a name is read: a refused one reads nothing
     items = fields.accelerator_items(value, where, fail)
     for item in items:  # a name costsched does not know is refused, in a set as alone
         found = fields.accelerator(item, where, fail)
-        if sold is None and not isinstance(found, str):
+        if sold is None:
             sold = set(catalog.instance_types()["gpu_model"])
-        if isinstance(found, str) or found[0] not in (sold or ()):
-            missing.append(item)
+        if isinstance(found, str) or found[0] not in sold:
+            missing.append((item, found))
         else:
             out.append(found)
-    notes = [f"{where}: {m} dropped: the catalog has no instance type with it "
-             "(`costsched gpus` lists them)" for m in missing]
+    asked = {model for model, _ in out}
+    unsold = [(m, _unsold_meant(m, found, sold or set(), asked)) for m, found in missing]
+    notes = [f"{where}: {m} dropped: the catalog has no instance type with it{close} "
+             "(`costsched gpus` lists them)" for m, close in unsold]
     if missing and not out and not alternative:
-        raise fail(where, f"{', '.join(missing)}: the catalog has no instance type with "
-                   "it (`costsched gpus` lists them); `sky launch` looks in SkyPilot's "
-                   "catalog")
+        raise fail(where, "; ".join(f"{m}: the catalog has no instance type with it{close}"
+                                    for m, close in unsold)
+                   + " (`costsched gpus` lists them); `sky launch` looks in SkyPilot's catalog")
     return list(dict.fromkeys(out)), notes
+
+
+def _unsold_meant(item: str, found: tuple[str, int] | str, sold: set[str],
+                  asked: set[str]) -> str:
+    """"; did you mean 'A10G:1'?" for an accelerator the catalog sells no instance type of
+    ('A10:1'), naming the sold GPUs closest to it at the count asked; '' when none is
+    close, or when those closest are `asked` beside it already (a set of A10 and A10G)."""
+    name = found if isinstance(found, str) else found[0]
+    count = found[1] if not isinstance(found, str) else str(item).partition(":")[2].strip() or 1
+    return meant(f"{c}:{count}" for c in closest_gpus(name, sorted(sold)) if c not in asked)
 
 
 def _instead(gpu: str, count: int, clouds: set[str]) -> str:
@@ -497,7 +511,7 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
             raise fail(field_name, machine)
         if instance_type is not None and named is None:
             raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "
-                       f"catalog on {on}; `costsched catalog refresh` adds the clouds' "
+                       f"catalog on {on}; {catalog_refresh_hint()} adds the clouds' "
                        "newer types, `sky launch` looks it up in SkyPilot's catalog"
                        + did_you_mean(str(instance_type), _named_types(scope)))
         raise fail(field_name, f"{' '.join(a for a in asked if a)}: no {kind} instance "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from costsched import catalog
+from costsched.clouds.hints import catalog_refresh_hint
 from costsched.lazy import pandas as pd
 
 TYPES_SHOWN = 4  # instance types named as those with the GPUs asked
@@ -60,5 +61,5 @@ def machine_gpus(name: str, gpus: list[tuple[str, int]], clouds: Collection[str]
         said.append(f"{asked} comes on {', '.join(names[:TYPES_SHOWN])}{more} ({on})")
     listed = " or ".join([", ".join(comes[:-1]), comes[-1]] if len(comes) > 1 else comes)
     return (f"{said[0]}: " + "; ".join([*said[1:], f"{name} comes with {listed}"])
-            + f"; change {where}.instance_type or {where}.{key} (`costsched catalog refresh` "
+            + f"; change {where}.instance_type or {where}.{key} ({catalog_refresh_hint()} "
             "adds the clouds' newer types, `sky launch` looks it up in SkyPilot's catalog)")

@@ -59,10 +59,13 @@ _LOOK_ALIKE = str.maketrans({"o": "0", "i": "1", "l": "1", "z": "2", "s": "5", "
 
 def did_you_mean(value: str, names: Iterable[str]) -> str:
     """'; did you mean 'x'?' naming the names closest to `value`, or '' if none is close."""
-    close = closest(value, names)
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return meant(closest(value, names))
+
+
+def meant(close: Iterable[str]) -> str:
+    """'; did you mean 'x' or 'y'?' naming `close`, or '' if it names none."""
+    close = list(close)
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
 
 
 def closest(value: str, names: Iterable[str], cutoff: float | None = None) -> list[str]:

@@ -21,6 +21,7 @@ from costsched.cli.common import (
     split_csv,
     table,
 )
+from costsched.clouds.hints import collect_hint
 from costsched.model import CLOUDS
 from costsched.service.values import choices
 from costsched.service.values import regions as known_regions
@@ -72,7 +73,8 @@ def refresh_cmd(
         for line in result.lines():
             console.print(line, highlight=False, soft_wrap=True, markup=False)
         if result.path:
-            console.print(f"saved to {result.path}; `costsched collect` prices the new types",
+            console.print(f"saved to {result.path}; {collect_hint(split_csv(cloud))} prices "
+                          "the new types",
                           highlight=False, soft_wrap=True, markup=False)
     if not result.found:
         raise typer.Exit(1)

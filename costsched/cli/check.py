@@ -78,7 +78,7 @@ def _stored_quotas() -> dict:
     went (`costsched quotas --json`'s records)."""
     found = _facts()
     if found is None:
-        return {"read": [], "reads": [], "note": NO_QUOTAS}
+        return {"read": [], "reads": [], "note": no_quotas()}
     from costsched.cli.quotas import quota_records, read_records
 
     facts, now = found
@@ -86,19 +86,23 @@ def _stored_quotas() -> dict:
             "note": None}
 
 
-NO_QUOTAS = "no quotas read yet: `costsched collect` or `costsched quotas --refresh` reads them"
+def no_quotas() -> str:
+    """What `check` says where no quotas were read yet."""
+    from costsched.clouds.hints import quotas_read_hint
+
+    return f"no quotas read yet: {quotas_read_hint()} reads them"
 
 
 def _print_quotas() -> None:
     found = _facts()
     if found is None:
-        console.print(f"quotas: {NO_QUOTAS}", highlight=False, markup=False)
+        console.print(f"quotas: {no_quotas()}", highlight=False, markup=False)
         return
     from costsched.cli.quotas import print_table
 
     facts, now = found
     if facts.quotas.empty and facts.reads.empty:
-        console.print(f"quotas: {NO_QUOTAS}", highlight=False, markup=False)
+        console.print(f"quotas: {no_quotas()}", highlight=False, markup=False)
         return
     print_table(facts, now, title="GPU quotas (as last read; `costsched quotas` for all)")
 

@@ -20,6 +20,7 @@ from costsched.cli.common import (
     friendly_errors,
     options,
     print_json,
+    say_error,
     split_csv,
     table,
     user_text,
@@ -119,7 +120,26 @@ def collect(
                           f"{counted(found.asked, 'ask')}, {found.added:,} new",
                           highlight=False, markup=False)
     if not summary.ok:
+        nothing = _nothing_collected(summary, clouds, regions, gpus)
+        if nothing:
+            say_error(nothing)
         raise typer.Exit(1)
+
+
+def _nothing_collected(summary, clouds: list[str], regions: list[str],  # noqa: ANN001 - runner.RunSummary
+                       gpus: list[str]) -> str:
+    """The last line of a collection that could run no cloud asked because none has its
+    SDK installed here: that nothing was collected, and the install, then the same
+    collect, that works; '' otherwise (each cloud's line says why it failed)."""
+    from costsched.clouds.hints import PRICES_WITH, collect_command, lacking
+
+    asked = list(summary.clouds)
+    if not asked or any(not c.error for c in summary.clouds.values()) \
+            or lacking(asked, PRICES_WITH) != asked:
+        return ""
+    named = " or ".join([", ".join(asked[:-1]), asked[-1]] if len(asked) > 1 else asked)
+    return (f"nothing collected: no SDK of {named} is installed here; "
+            f"`{collect_command(clouds, regions, gpus)}` collects")
 
 
 def _collect_booked(db, request, gpus: list[str]):  # noqa: ANN001, ANN202

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -21,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 from typer._click.globals import get_current_context
 
+from costsched.clouds.hints import collect_hint
 from costsched.model import InvalidInput, TryAgain
 from costsched.redact import redact
 from costsched.service.views import frame_records
@@ -76,7 +78,7 @@ def _read_store(given: str | None, db: str | None) -> str | None:
     what = ("no costsched store in this database yet" if server else
             f"no such store ({missing.resolve()})" if missing else "")
     err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; `costsched launch JOB.yaml`, "
-                      "`costsched collect` or `costsched prices import FILE` makes one",
+                      f"{user_text(collect_hint())} or `costsched prices import FILE` makes one",
                       highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
@@ -134,7 +136,7 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
         return db
     where = server if server is not None else str(missing.resolve()) if missing else ""
     err_console.print(f"no store at {user_text(where)} yet: bundled list prices only "
-                      "(`costsched collect` or `costsched prices import FILE` makes one)",
+                      f"({user_text(collect_hint())} or `costsched prices import FILE` makes one)",
                       highlight=False, soft_wrap=True)
     return IN_MEMORY
 
@@ -163,8 +165,20 @@ def announce_new_store(db: str | None) -> None:
 
 
 def _can_create(path: Path) -> bool:
-    folder = next((p for p in path.resolve().parents if p.exists()), None)
-    return folder is not None and folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+    """Whether the store's file can be made: its folder can be made, as opening the store
+    makes it (tried, then removed again: a folder that only looks writable, such as /proc,
+    refuses), and written in."""
+    folder = path.resolve().parent
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.access(folder, os.W_OK | os.X_OK)
+    except OSError:
+        return False
+    finally:  # the store makes them as it opens: none is left behind by a refusal first
+        for p in made:
+            with contextlib.suppress(OSError):
+                p.rmdir()
 
 
 _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else the "

@@ -27,14 +27,17 @@ from costsched.cli.common import (
     print_json,
     split_csv,
 )
+from costsched.clouds.hints import catalog_refresh_hint, collect_hint
 from costsched.model import InvalidInput
 from costsched.vocabulary import counted
 
 if TYPE_CHECKING:
     import pandas as pd
 
-SNAPSHOT_NOTE = ("Prices older than a few days are the bundled list prices and spot "
-                 "snapshot: `costsched collect` fetches today's.")
+def snapshot_note() -> str:
+    """What the prices older than a few days are, and what fetches today's."""
+    return ("Prices older than a few days are the bundled list prices and spot snapshot: "
+            f"{collect_hint()} fetches today's.")
 SUPERSEDED_MARK = "!"
 OVER_QUOTA_MARK = "*"
 SUMMARY_QUOTA_NOTE = (f"{OVER_QUOTA_MARK} over quota: the account's quota, as last read, "
@@ -93,7 +96,7 @@ def gpus(
         console.print(SUPERSEDED_NOTE, highlight=False, soft_wrap=False, markup=False)
     for note in quota_notes:
         console.print(note, highlight=False, soft_wrap=True, markup=False)
-    console.print(SNAPSHOT_NOTE, highlight=False, soft_wrap=False, markup=False)
+    console.print(snapshot_note(), highlight=False, soft_wrap=False, markup=False)
 
 
 def _unpriceable(model: str) -> str:
@@ -110,7 +113,7 @@ def _unpriceable(model: str) -> str:
         if known is None:
             raise
     return (f"No price of {known} is known: costsched's catalog has no instance type with "
-            f"{known} (`costsched catalog refresh` finds new GPU instance types; the GPU "
+            f"{known} ({catalog_refresh_hint()} finds new GPU instance types; the GPU "
             f"models it has: {', '.join(bundled_prices.GPU_MODELS)})")
 
 
@@ -138,8 +141,7 @@ def _why_none(db: str | None, gpu: str | None, when: datetime | None,
     if oldest is None and models:
         return known + _unpriced(db, models[0], clouds)
     if oldest is None:
-        return f"{known} (`costsched collect` or `costsched prices import FILE` " \
-               "stores some)"
+        return f"{known} ({collect_hint(clouds)} or `costsched prices import FILE` stores some)"
     at = "now" if when is None else f"as of {when:%Y-%m-%d %H:%M} UTC"
     return (f"{known} {at}: the oldest price known is of "
             f"{oldest:%Y-%m-%d %H:%M} UTC (--at that time or later shows prices)")
@@ -150,22 +152,19 @@ def _unpriced(db: str | None, model: str, clouds: list[str]) -> str:
     it that a collect would price (none in the catalog: a refresh of the catalog finds
     them), and the GPU models with prices whose names are close ("; did you mean 'A10G'?")."""
     from costsched import catalog
-    from costsched.vocabulary import did_you_mean
+    from costsched.bundled_prices import closest_gpus
+    from costsched.vocabulary import meant
 
     priced = dict.fromkeys(str(r["gpu_model"]) for r in _rows(db, None, None, clouds))
-    close = did_you_mean(model, [m for m in priced if m != model])
+    close = meant(closest_gpus(model, priced))
     types = catalog.instance_types()
-    asked = ",".join(clouds)
     if not ((types["gpu_model"] == model)
             & (types["cloud"].isin(clouds) if clouds else True)).any():
-        refresh = (f"`costsched catalog refresh --cloud {asked}`" if clouds
-                   else "`costsched catalog refresh`")
         return (f": costsched's catalog has no instance type with {model}"
-                f"{' in ' + ', '.join(clouds) if clouds else ''} ({refresh} finds new GPU "
-                f"instance types){close}")
-    collect = (f"`costsched collect --cloud {asked} --gpu {model}`" if clouds
-               else f"`costsched collect --gpu {model}`")
-    return f" ({collect} or `costsched prices import FILE` stores some){close}"
+                f"{' in ' + ', '.join(clouds) if clouds else ''} "
+                f"({catalog_refresh_hint(clouds)} finds new GPU instance types){close}")
+    return (f" ({collect_hint(clouds, gpus=[model])} or `costsched prices import FILE` stores "
+            f"some){close}")
 
 
 def _model_and_count(gpu: str | None) -> tuple[str | None, int | None]:

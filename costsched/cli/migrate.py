@@ -19,6 +19,7 @@ from costsched.cli.common import (
     print_json,
     printable,
 )
+from costsched.clouds.hints import collect_hint
 from costsched.config import effective, fraction_problem
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
@@ -107,7 +108,7 @@ def migrate(
         if old:
             console.print(printable(
                 f"  note: a price compared is {age(max(old.values()) * 3600)} old (more "
-                "than prices.stale_after): `costsched collect` brings newer ones"),
+                f"than prices.stale_after): {collect_hint()} brings newer ones"),
                 highlight=False, markup=False, soft_wrap=True)
         if a.job_id in works:  # its dollars rest on an assumed hour of work
             console.print(printable(f"  note: {works[a.job_id].assumption()}"),

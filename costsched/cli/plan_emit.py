@@ -75,12 +75,14 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
         if isinstance(written, dict) and "costsched" in written:
             note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
                      f"not know); costsched reads it from {source}.")
-        elif left_out:
-            note += f"\nIts {_and(left_out)} are left out (SkyPilot has no such fields)."
-        if left_out:  # said where it is seen: the task may go to a file unread
+        if left_out:  # in the task too: saved to a file, the note on stderr goes unread
+            one = len(left_out) == 1
+            keeps = "does not keep to it" if one else "keeps to none of them"
+            note += (f"\nIts {_and(left_out)} {'is' if one else 'are'} left out (SkyPilot "
+                     f"has no such fields): `sky launch` of this task {keeps}.")
             err_console.print(
                 f"note: job {user_text(p.job.name)}'s task leaves out its {_and(left_out)}: "
-                "SkyPilot has no such fields, and `sky launch` of it keeps to none of them; "
+                f"SkyPilot has no such fields, and `sky launch` of it {keeps}; "
                 f"`costsched launch {shlex.quote(user_text(source))}` keeps to its file's",
                 highlight=False,
                 soft_wrap=True)

@@ -37,7 +37,7 @@ from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
-from costsched.price_ages import NEWER
+from costsched.price_ages import newer
 from costsched.service.plan_explain import RATE_MARK, REAL_RATES, rate_assumed
 from costsched.service.plan_interval import Interval
 from costsched.spec_errors import as_written
@@ -327,7 +327,7 @@ def stale_note(said: str, shown: pd.DataFrame, at: object, stale_after: float) -
     the PRICE_OF column where the table has it, and what brings newer prices."""
     where = (f", each one's date under '{PRICE_OF}'"
              if price_dates(shown, at, stale_after) is not None else "")
-    return f"{said}{where}: {NEWER}"
+    return f"{said}{where}: {user_text(newer())}"  # (a note is markup: its text escaped)
 
 
 def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:

@@ -32,6 +32,7 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.cli.gpus import SUPERSEDED_MARK, SUPERSEDED_NOTE
+from costsched.clouds.hints import collect_hint
 from costsched.model import InvalidInput
 from costsched.service import export_prices, import_prices, price_history, prices
 from costsched.service.prices import check_paths
@@ -192,8 +193,8 @@ def show(
             ("market", [market] if market else [])) if values]
         console.print(f"No prices match{' ' + user_text('; '.join(asked)) if asked else ''} "
                       f"as of {when:%Y-%m-%d %H:%M} UTC. `costsched prices import` or "
-                      "`costsched collect` adds prices; `costsched catalog` lists the known "
-                      "offerings.", highlight=False, soft_wrap=True)
+                      f"{user_text(collect_hint())} adds prices; `costsched catalog` lists the "
+                      "known offerings.", highlight=False, soft_wrap=True)
         return
     rows = [
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
@@ -216,7 +217,7 @@ def show(
         console.print(f"[yellow]note:[/yellow] {counted(len(stale), 'spot price')} "
                       f"{'was' if len(stale) == 1 else 'were'} last observed "
                       f"more than {STALE_SPOT_AGE.days} days before this time (see 'since'); "
-                      "`costsched collect` refreshes them.", highlight=False, markup=True)
+                      f"{user_text(collect_hint())} refreshes them.", highlight=False, markup=True)
 
 
 @app.command()
@@ -255,7 +256,7 @@ def history(
             elsewhere = (sorted(set(price_history(db, instance, bundled=bundled)["region"]))
                          if region else [])
             hint = (f"; it has prices in {', '.join(elsewhere)}" if elsewhere else
-                    "; `costsched prices import` or `costsched collect` adds prices")
+                    f"; `costsched prices import` or {collect_hint()} adds prices")
         else:
             hint = did_you_mean(instance, types)
         raise InvalidInput(f"no {'known' if bundled else 'stored'} prices for instance type "

@@ -25,12 +25,13 @@ from costsched.cli.common import (
     table,
     user_text,
 )
+from costsched.clouds.hints import CLOUD_NAMES, QUOTAS_WITH, collect_hint, lacking
 from costsched.service.quotas import (
-    REFRESH_LINE,
     QuotaFacts,
     none_read,
     read_problem,
     refresh,
+    refresh_line,
 )
 from costsched.service.stores import open_store
 from costsched.service.values import as_time
@@ -89,8 +90,10 @@ def quotas(
                     "reads": read_records(facts, clouds),
                     "refreshed": {c: r.to_dict() for c, r in read.items()}})
     elif facts.quotas.empty and facts.reads.empty:
-        console.print(f"No quotas read yet; {REFRESH_LINE} (and `costsched collect` with "
-                      "the prices).", highlight=False, markup=False)
+        also = ("" if lacking(clouds or CLOUD_NAMES, QUOTAS_WITH)  # (the install said once)
+                else f" (and {collect_hint(clouds)} with the prices)")
+        console.print(f"No quotas read yet; {refresh_line(clouds)}{also}.", highlight=False,
+                      markup=False)
     else:
         print_table(facts, now, clouds=clouds, regions=regions, every=every)
     if none_read(read_records(facts, clouds)):  # (those read now, with --refresh)
@@ -143,7 +146,7 @@ def cloud_lines(facts: QuotaFacts, clouds: list[str] = ()) -> list[tuple[str, st
     reads = facts.reads.set_index("cloud") if len(facts.reads) else None
     for cloud in clouds or sorted(set(facts.reads["cloud"])):
         if reads is None or cloud not in reads.index:
-            out.append((cloud, f"{cloud} quotas: never read; {REFRESH_LINE}"))
+            out.append((cloud, f"{cloud} quotas: never read; {refresh_line([cloud])}"))
             continue
         r = reads.loc[cloud]
         if r["error"]:

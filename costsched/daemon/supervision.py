@@ -19,6 +19,7 @@ from socket import gethostname
 
 from costsched import launch_secrets
 from costsched.amounts import age
+from costsched.clouds.hints import collect_hint
 from costsched.config import Config
 from costsched.daemon.logs import log_path
 from costsched.daemon.records import SUPERVISOR_LEASE, live_jobs
@@ -213,8 +214,7 @@ class Recovery:
         if all(w.kind in ("auto", "starting") for w in self.watchers):
             return (f"Scheduled optimizer: the supervisor re-plans the running jobs on "
                     f"schedule.replan ({self.replan}), no run yet; prices are collected by "
-                    "`costsched collect`, or on their schedule by `costsched daemon "
-                    "install`.")
+                    f"{collect_hint()}, or on their schedule by `costsched daemon install`.")
         return (f"Scheduled optimizer: no run yet by the {self.watchers[0].who()} that "
                 "watches this store (`costsched daemon status`).")
 

@@ -10,11 +10,12 @@ GCP's prices and are ranked like any hourly price.
 
 from __future__ import annotations
 
+from costsched.clouds.hints import collect_command
 from costsched.lazy import pandas as pd
 from costsched.model import BOOKED_MARKETS, Constraints
 from costsched.optimize.job import Workload
 from costsched.optimize.no_plan_keys import key
-from costsched.optimize.unmatched_collect import collect_command, collect_line
+from costsched.optimize.unmatched_collect import collect_line
 
 # Each booked market: the clouds that sell it, and what `collect` collects of it there (in
 # the words of `launch --book`'s line, `service.booking.no_booked_known`).

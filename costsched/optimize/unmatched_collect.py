@@ -3,23 +3,19 @@
 type of the shape on the job's clouds, the `costsched catalog refresh` that finds the
 types those clouds sell now first (a collect prices the catalog's types only).
 
-Frames in, words out; a cloud whose collector's library is not installed here gets the
-`pip install` of its extra first, so that the line works as written.
+Frames in, words out; the commands are written by `costsched.clouds.hints`, the `pip install`
+of a cloud's extra first where its SDK is not installed here, so that the line works as
+written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from costsched import clouds as known_clouds
-from costsched.clouds.base import installed
+from costsched.clouds.hints import catalog_refresh_hint, collect_command
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 
 FETCHES = "fetches today's prices, spot and on-demand"
-# What each cloud's price collector reads with (its module, and the extra that installs it).
-COLLECTS_WITH = {"aws": ("boto3", "aws"), "gcp": ("google.auth", "gcp"),
-                 "azure": ("requests", "azure")}
 
 
 def collect_line(found: pd.DataFrame, c: Constraints, cpu: bool, elsewhere: bool = False) -> str:
@@ -57,22 +53,7 @@ def there_line(types: pd.DataFrame, shaped: pd.Series, c: Constraints, cpu: bool
         return ""
     # (in the words of `costsched gpus` for a GPU model the catalog lacks on a cloud)
     return (f"costsched's catalog has no instance type with {' or '.join(c.gpu_models)} in "
-            f"{', '.join(asked)} (`costsched catalog refresh --cloud {','.join(asked)}` "
-            "finds new GPU instance types; "
-            f"`{collect_command(asked, c.regions, sorted(c.gpu_models))}` then fetches their "
+            f"{', '.join(asked)} ({catalog_refresh_hint(asked)} finds new GPU instance types; "
+            f"`{collect_command(asked, c.regions, sorted(c.gpu_models), installed=True)}` "
+            "then fetches their "
             "prices)")
-
-
-def collect_command(clouds: Sequence[str], regions: Sequence[str], gpus: Sequence[str],
-                    booked: bool = False) -> str:
-    """The collect command (with `--booked`: the booked capacity too), after the `pip
-    install` of the extras its clouds' collectors need and this machine lacks ('pip install
-    'costsched[azure]'`, then `costsched collect ...': the backticks around the whole stay
-    the caller's)."""
-    extras = sorted({extra for cloud in clouds
-                     for module, extra in [COLLECTS_WITH.get(cloud, ("", ""))]
-                     if module and not installed(module)})
-    first = (f"pip install 'costsched[{','.join(extras)}]'`, then `" if extras else "")
-    return (first + "costsched collect" + "".join(f" --cloud {x}" for x in clouds)
-            + "".join(f" --region {r}" for r in regions) + " --booked" * booked
-            + "".join(f" --gpu {g}" for g in gpus))

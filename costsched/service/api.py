@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from costsched import service
+from costsched.clouds.hints import collect_hint
 from costsched.service.plan import Jobs
 from costsched.service.stores import StoreLike
 
@@ -29,7 +30,7 @@ def _existing(db: StoreLike) -> StoreLike:
         if missing is not None:
             raise InvalidInput(f"db {str(db)!r}: no such store ({missing.resolve()}); "
                                "`costsched.import_prices`, `costsched prices import FILE` "
-                               "or `costsched collect` makes one")
+                               f"or {collect_hint()} makes one")
     return db
 
 

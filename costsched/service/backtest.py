@@ -15,9 +15,9 @@ from costsched import clouds
 from costsched.model import InvalidInput
 from costsched.service.replay_window import (  # noqa: F401 (default_first_start: theirs)
     FIT_LENGTHS,
-    MORE_PRICES,
     Span,
     default_first_start,
+    more_prices,
     replay_starts,
 )
 from costsched.service.stores import StoreLike, using
@@ -183,7 +183,7 @@ def backtest(
     with using(store) as opened:
         span = opened.span(os=list(REPLAY_OS))
         if span is None:
-            raise InvalidInput(f"the store holds no prices to replay: {MORE_PRICES}")
+            raise InvalidInput(f"the store holds no prices to replay: {more_prices()}")
         # A home region never priced is the first thing wrong, whatever the window.
         check_regions({j.region for j in jobs},
                       set(opened.offerings(os=list(REPLAY_OS))["region"]))

@@ -218,7 +218,7 @@ def no_booked_known(plan: JobPlan) -> str:
                        "the reservations held") if cloud == "aws" else
                       ("flex-start price or reservation", "GCP's prices, flex-start's among "
                        "them, and the reservations the project holds"))
-    from costsched.optimize.unmatched_collect import collect_command
+    from costsched.clouds.hints import collect_command
 
     return (f"no {what} known for {gpu}:{int(best['gpu_count'])} in {cloud} {region}; "
             f"`{collect_command([cloud], [region], [gpu], booked=True)}` "

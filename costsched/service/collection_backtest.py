@@ -21,7 +21,7 @@ from costsched.jobspec import ResolvedJob, resolve
 from costsched.model import Constraints, InvalidInput, Job
 from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.service.backtest import REPLAY_OS
-from costsched.service.replay_window import MORE_PRICES, replay_starts
+from costsched.service.replay_window import more_prices, replay_starts
 from costsched.service.stores import StoreLike, using
 from costsched.service.values import as_time, at_least, choices, positive
 from costsched.store import to_epoch_seconds
@@ -100,7 +100,7 @@ def collection_backtest(
         jobs = [_with_deadline(j, deadline_hours) for j in jobs]
     with using(store) as opened:
         if opened.span(os=list(REPLAY_OS)) is None:
-            raise InvalidInput(f"the store holds no prices to replay: {MORE_PRICES}")
+            raise InvalidInput(f"the store holds no prices to replay: {more_prices()}")
         trace = PriceTrace.from_store(opened, os=list(REPLAY_OS))
     times = replay_starts(trace, first, starts, every_hours, _longest(jobs))
     config = CollectionConfig(replan_hours=replan_hours, share_instances=share_instances,

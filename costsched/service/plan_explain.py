@@ -11,7 +11,7 @@ from typing import Any
 
 from costsched.amounts import per_hour
 from costsched.optimize.job import Workload
-from costsched.price_ages import NEWER
+from costsched.price_ages import newer
 from costsched.work import CPU_REFERENCE
 
 
@@ -117,4 +117,4 @@ def cost_line(span: str, rate: str, cost: str, old: str | None) -> str:
     `prices.stale_after` (`old`: its `price_ages.Stale.note`), its age and what brings a
     newer one, in the words of the plan's note."""
     line = f"expected cost = {span} h x {rate}/h = {cost}"
-    return line if old is None else f"{line}; {old}: {NEWER}"
+    return line if old is None else f"{line}; {old}: {newer()}"

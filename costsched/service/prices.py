@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from costsched import catalog, file_limits
+from costsched.clouds.hints import collect_hint
 from costsched.config import effective
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.prices import SPOT_PLACE, partial_source, prices_at
@@ -338,7 +339,7 @@ class HiddenSnapshot:
         return (f"{self.cloud} spot: the stored prices are newer than the bundled ones, so "
                 f"plans take them as {self.cloud}'s whole spot market: {self.offerings:,} "
                 f"bundled spot offerings they do not list (the newest of {self.dated}) are not "
-                f"offered; `costsched collect --cloud {self.cloud}` reads every type, and "
+                f"offered; {collect_hint([self.cloud])} reads every type, and "
                 "`costsched prices import --partial FILE` imports a file of some of them "
                 "without hiding the rest (importing a file again with it brings back what "
                 "that file hid)")

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from costsched.clouds import aws as aws_cloud
+from costsched.clouds.hints import quotas_hint
 from costsched.clouds.quotas import GLOBAL, request_line, where
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -29,7 +30,12 @@ from costsched.store import PriceStore
 from costsched.store.quotas import refusals_recorded
 from costsched.vocabulary import unprefixed
 
-REFRESH_LINE = "`costsched quotas --refresh` reads them"
+
+def refresh_line(clouds: Sequence[str] = ()) -> str:
+    """'`costsched quotas --refresh` reads them', after the install its clouds need here."""
+    return f"{quotas_hint(clouds)} reads them"
+
+
 NOT_READ = "quotas not read"
 
 
@@ -122,7 +128,7 @@ class QuotaFacts:
             return ""
         why = "; ".join(f"{c}: {_short(_reason(c, reason))}" for c, reason in unknown.items())
         return (f"quotas not known ({why}): offerings there are ranked as if the account's "
-                f"quotas held them; {REFRESH_LINE}")
+                f"quotas held them; {refresh_line()}")
 
     def table(self, at: datetime, *, clouds: Sequence[str] = (), regions: Sequence[str] = (),
               every: bool = False) -> pd.DataFrame:

@@ -19,10 +19,15 @@ from costsched.service.values import at_least
 # Without a first start, the window ends this many job lengths (V100-days) before the
 # trace's last observation: runs on cheaper, slower GPUs take up to ~3.3x as long.
 FIT_LENGTHS = 3.5
-MORE_PRICES = ("`costsched collect` stores the prices of the moment (run it regularly, or "
-               "`costsched daemon`, to gather a history); `costsched prices import FILE` "
-               "imports recorded history (AWS spot price history JSON, Azure daily CSV, "
-               "`prices export` files)")
+def more_prices() -> str:
+    """What stores more prices to replay: a collect (after the install it needs here) or
+    an import of recorded history."""
+    from costsched.clouds.hints import collect_hint
+
+    return (f"{collect_hint()} stores the prices of the moment (run it regularly, or "
+            "`costsched daemon`, to gather a history); `costsched prices import FILE` "
+            "imports recorded history (AWS spot price history JSON, Azure daily CSV, "
+            "`prices export` files)")
 
 
 class Spanned(Protocol):
@@ -71,7 +76,7 @@ def default_first_start(trace: Spanned, starts: int, every_hours: float, days: f
     raise InvalidInput(f"{_covered(begin, end)}: too short for {starts} start"
                        f"{'s' if starts != 1 else ''} {every_hours:g} h apart; give fewer "
                        f"starts or fewer hours between them, or store more prices: "
-                       f"{MORE_PRICES}")
+                       f"{more_prices()}")
 
 
 def replay_starts(trace: Spanned, first_start: datetime | None, starts: int,
@@ -89,7 +94,7 @@ def replay_starts(trace: Spanned, first_start: datetime | None, starts: int,
         raise InvalidInput(
             f"first_start {times[0]:%Y-%m-%d %H:%M}: the starts asked ({_window(times)}) are "
             f"not all within the prices known: {_covered(begin, end)}; start within them, "
-            f"or store more prices: {MORE_PRICES}")
+            f"or store more prices: {more_prices()}")
     return times
 
 

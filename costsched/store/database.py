@@ -100,6 +100,11 @@ def resolve_url(db: str) -> str:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        # A file where a folder of the path should be: said so (mkdir says "File exists").
+        file = next((p for p in path.parents if p.exists()), None)
+        if file is not None and not file.is_dir():
+            raise StoreError(f"store {path}: {file} is a file, not a folder; choose a "
+                             "writable location") from None
         raise StoreError(f"store {path}: cannot create its directory {path.parent} "
                          f"({exc.strerror or exc}); choose a writable location") from None
     return f"sqlite:///{path}"

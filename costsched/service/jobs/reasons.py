@@ -76,7 +76,11 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
 
 
 # What brings a price for the offering a job runs on, when none is known now.
-PRICE_HINT = "`costsched collect` or `costsched prices import` brings one"
+def price_hint() -> str:
+    """What brings a price for the offering a job runs on, when none is known now."""
+    from costsched.clouds.hints import collect_hint
+
+    return f"{collect_hint()} or `costsched prices import` brings one"
 
 
 def _unknown_figure(choice: Decision, asked: bool) -> str:
@@ -85,7 +89,7 @@ def _unknown_figure(choice: Decision, asked: bool) -> str:
     would let them be compared, never an amount written as '-'."""
     why = unpriced(choice.stay_usd, choice.choice_usd)
     if not math.isfinite(choice.stay_usd):
-        why = f"{why} ({PRICE_HINT})"
+        why = f"{why} ({price_hint()})"
     if asked:
         return asked_unpriced(choice, why)
     if not choice.moves and choice.choice == choice.current:
@@ -122,7 +126,7 @@ def deadline_dollars(d: Decision) -> str:
         return ""
     why = unpriced(d.stay_usd, d.choice_usd if d.moves else d.stay_usd)
     if why:  # never '- to finish here'
-        hint = f" ({PRICE_HINT})" if not math.isfinite(d.stay_usd) else ""
+        hint = f" ({price_hint()})" if not math.isfinite(d.stay_usd) else ""
         return f": its rest cannot be priced: {why}{hint}"
     if d.moves:
         places = decimals_kept([d.stay_usd, d.choice_usd, *parts(d)])
