@@ -135,6 +135,33 @@ def ahead_seconds(interval_seconds: float, rest_seconds: float = math.nan) -> fl
     return min(interval_seconds, whole)
 
 
+def rest_now(rest_seconds: float, since_seconds: float, interval_seconds: float) -> float:
+    """A running job's rest now at its pace, from its rest at its last step reading
+    (`rest_seconds`, read `since_seconds` ago): less the time since that reading, as its
+    spend is billed to now (a step read at one watch is 30 s old at the next), credited
+    up to one watch interval (`interval_seconds`: a job that reported no step for longer
+    is not assumed to have trained meanwhile), and never below its last second (one its
+    pace says is at its end but that has not said so is charged as one about to end). A
+    rest not known (NaN, 0: no speed known) or not finite stays as it is."""
+    if not (math.isfinite(rest_seconds) and rest_seconds > 0):
+        return rest_seconds
+    credit = min(max(since_seconds, 0.0), interval_seconds)
+    return max(rest_seconds - credit, min(rest_seconds, LAST_SECOND))
+
+
+LAST_SECOND = 1.0  # the least rest `rest_now` leaves a running job whose rest was known
+
+
+def room(ahead_seconds: float) -> float:
+    """The seconds more than its pace takes that a job's rest may run, and the job still
+    finish within a budget that holds its spend, its start, its rest at its pace and the
+    charge ahead of `ahead_seconds` (`enough_usd`, as a stop's hint gives it): at each
+    watch the cap holds its spend and its rest now (`rest_now`) and one second more
+    (`ahead_seconds`), billed by the whole second (one more), so the charge ahead less
+    those two seconds is the room; the hint adds no other margin for a slower pace."""
+    return max(math.floor(ahead_seconds) - REST_MARGIN_SECONDS - 1.0, 0.0)
+
+
 def ahead_usd(usd_per_hour: float, seconds: float, rest_seconds: float = math.nan) -> float:
     """What the watch charges a running job ahead (`caps.enforce`): its price (all its
     nodes) over the next watch interval of `seconds`, or its rest's (`ahead_seconds`) where

@@ -124,7 +124,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                                 f"({views.decided_words(s.decision, now)})"))
         elif undecided(s) and recovery is not None:
             out.print(printable(f"  job {s.record.id} next: "
-                                f"{recovery.undecided(s.record.id, now, scheduled)}"))
+                                f"{recovery.undecided(s.record.id, now, scheduled, s.due)}"))
         # Its measured speed: far from its plan's, else as every view shows it.
         speed = flags.get(s.record.id) or (None if brief or s.speed is None else s.speed.line)
         flag = [f"throughput: {speed}"] if speed else []

@@ -172,26 +172,36 @@ class Recovery:
                 "blocked": [b.document() for b in self.blocked],
                 "unscheduled": self.unscheduled()}
 
-    def undecided(self, job_id: int, at: datetime, scheduled: list | None = None) -> str:
+    def undecided(self, job_id: int, at: datetime, scheduled: list | None = None,
+                  due: datetime | None = None) -> str:
         """What `status` says of a running job the decider has not decided on where it
         runs now: when the daemon that watches the store decides it (its next re-plan:
         the supervisor's on schedule.replan, another daemon's as `scheduled`, the tasks'
-        status, says), or, none watching, what shows the policy's advice now."""
+        status, says), or, none watching, what shows the policy's advice now. A re-plan
+        after the job's deadline (`due`) is said to come after it, with what decides the
+        job before then: only a recovery, at a watch pass, should its instance be lost
+        (a watch pass recovers a job by its own decider, and decides no other move)."""
         if not self.watchers:
             return (f"not decided yet: no daemon watches this store to decide it; "
                     f"`costsched migrate {job_id} --dry-run` shows what the policy would do "
                     "now")
         first = self.watchers[0]
         if first.kind in ("auto", "starting"):
-            due = next_fire(self.replan, at)
+            replan = next_fire(self.replan, at)
         else:
-            due = next((t.next_run for t in scheduled or () if t.task == "replan"), None)
-        when = f", {due:%H:%M} UTC" if due is not None and due.date() == at.date() else \
-            f", {due:%Y-%m-%d %H:%M} UTC" if due is not None else ""
+            replan = next((t.next_run for t in scheduled or () if t.task == "replan"), None)
+        when = _clock(replan, at)
+        who = KIND_WORDS.get(first.kind, "daemon")
         # A dry run keeps no decision, so its advice is never shown here: said how to see it.
-        return (f"not decided yet: the {KIND_WORDS.get(first.kind, 'daemon')} decides it at "
-                f"its next re-plan{when} (schedule.replan {self.replan}); "
-                f"`costsched migrate {job_id} --dry-run` shows what it would decide now")
+        advice = f"`costsched migrate {job_id} --dry-run` shows what it would decide now"
+        if replan is not None and due is not None and at < due < replan:
+            return (f"not decided yet: the {who}'s next re-plan{when} (schedule.replan "
+                    f"{self.replan}) comes after its deadline{_clock(due, at)}, so until "
+                    f"then it stays where it runs unless its instance is lost (a watch, "
+                    f"every {first.watch_seconds:g} s, then places it again by its "
+                    f"deadline policy); {advice}")
+        return (f"not decided yet: the {who} decides it at its next re-plan{when} "
+                f"(schedule.replan {self.replan}); {advice}")
 
     def scheduled(self, tasks: list, at: datetime) -> list:
         """`tasks` (`records.status`) with the supervisor's next re-plan where only a
@@ -295,3 +305,10 @@ def next_fire(cron: str, at: datetime) -> datetime | None:
         return CronTrigger.from_crontab(cron, timezone="UTC").get_next_fire_time(None, at)
     except ValueError:
         return None
+
+
+def _clock(when: datetime | None, at: datetime) -> str:
+    """', 01:30 UTC' (its date too where it is not `at`'s); '' for None."""
+    if when is None:
+        return ""
+    return f", {when:%H:%M} UTC" if when.date() == at.date() else f", {when:%Y-%m-%d %H:%M} UTC"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
@@ -161,6 +161,9 @@ class Charging:
     sizes: Mapping[int, float]
     nodes: Mapping[int, int]
     paces: Mapping[int, list[Speed]]
+    # When each running job reported the step it is at, on the placement it runs on (its
+    # open placement's last reading of that step; none before it reports one there).
+    read_at: Mapping[int, datetime] = field(default_factory=dict)
 
 
 def charging(store: PriceStore, records: Sequence[JobRecord], wanted: Sequence[int], *,
@@ -181,7 +184,22 @@ def charging(store: PriceStore, records: Sequence[JobRecord], wanted: Sequence[i
     return Charging(placed, states, capped, runs,
                      {j: own_budget.checkpoint_gb(specs[j]) for j in wanted},
                      {j: nodes_of(specs[j]) for j in wanted},  # every node of a gang
-                     paces)
+                     paces, _read_at(store, runs, placed))
+
+
+def _read_at(store: PriceStore, runs: Mapping[int, RunningJob],
+             placed: Sequence[PlacementRow]) -> dict[int, datetime]:
+    """When each of the running jobs `runs` reported the step its record is at, where its
+    open placement (of `placed`) last read that step (one read of their readings)."""
+    open_ = {p.id for p in placed if p.end_at is None and p.job_id in runs}
+    if not open_:
+        return {}
+    out = {}
+    for pid, job_id, _, _, last, last_ts in store.jobs.reading_rows(sorted(runs)):
+        done = float(runs[job_id].record.steps_done or 0.0)
+        if pid in open_ and last_ts is not None and last is not None and float(last) == done:
+            out[int(job_id)] = datetime.fromtimestamp(int(last_ts), timezone.utc)
+    return out
 
 
 def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: str,
@@ -198,9 +216,15 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
     per_hour = {j: ahead.get(j, 0.0) * 3600 / interval_seconds for j in running}
     to_end = {j: _to_end(read.runs[j], mine, per_hour[j], read.paces.get(j, []))
               for j in running}
+    # Its rest now: from its last step reading, less the time since (`rest_now`), as its
+    # spend is billed to now.
+    rests = {j: own_budget.rest_now(own_budget.rest_seconds(to_end[j], per_hour[j]),
+                                    _since(read.read_at.get(j), at), interval_seconds)
+             for j in running}
+    to_end = {j: per_hour[j] * rests[j] / 3600 if math.isfinite(rests[j]) and rests[j] > 0
+              else to_end[j] for j in running}
     # One rule for the charge ahead: at most the job's rest at its pace (`ahead_seconds`).
-    seconds = {j: own_budget.ahead_seconds(
-        interval_seconds, own_budget.rest_seconds(to_end[j], per_hour[j])) for j in running}
+    seconds = {j: own_budget.ahead_seconds(interval_seconds, rests[j]) for j in running}
     ahead = {j: usd * seconds.get(j, interval_seconds) / interval_seconds
              for j, usd in ahead.items()}
     # The forecast runs to the end of the period: a running job is charged to its own end
@@ -216,6 +240,11 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
                              if read.capped.get(j) == ("" if kind == "job" else name)),
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end,
                        ahead_seconds=seconds)
+
+
+def _since(read_at: datetime | None, at: datetime) -> float:
+    """The seconds from a step reading (`read_at`; None: none on its placement) to `at`."""
+    return 0.0 if read_at is None else (at - read_at).total_seconds()
 
 
 def _next_charge(store: PriceStore, placed: Sequence[PlacementRow], at: datetime,
@@ -416,6 +445,8 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
         if rest > short.expected_usd - start:  # slower than planned: its refusal says so
             short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
                                 rest + start, per_hour, gpu=short.gpu)
+        seconds = own_budget.ahead_seconds(interval_seconds,
+                                           own_budget.rest_seconds(rest, per_hour))
         ahead = own_budget.ahead_usd(per_hour, interval_seconds,
                                      own_budget.rest_seconds(rest, per_hour))
         places = short_places(short, rest, start, ahead, least)
@@ -423,7 +454,8 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
             f"job {record.id} ({record.name}) is at its budget: {short.said(places)}",
             enough(record.name, short.budget.spent_usd, rest, short.steps_left,
                    start, ahead, own_budget.start_said(again),
-                   paced(short.gpu, short.offering), judging, places))) from None
+                   paced(short.gpu, short.offering), judging, places,
+                   seconds, interval_seconds))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     gpu = (str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"]))
@@ -459,8 +491,9 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
     record = store.jobs.get(job_id)
     nodes = nodes_of(record.spec)
     # Charged ahead as the watch will charge it: at most its rest (`ahead_seconds`).
-    ahead = own_budget.ahead_usd(usd_per_hour * nodes, interval_seconds,
-                                 own_budget.rest_seconds(rest_usd, usd_per_hour * nodes))
+    rest_seconds = own_budget.rest_seconds(rest_usd, usd_per_hour * nodes)
+    seconds = own_budget.ahead_seconds(interval_seconds, rest_seconds)
+    ahead = own_budget.ahead_usd(usd_per_hour * nodes, interval_seconds, rest_seconds)
     states = budget_states(store, config, at, interval_seconds)
     if budget_usd is not None:  # its own, as given: it replaces the one it had, if any
         own = own_budget.of_job(store, record, at, nodes, usd=budget_usd)
@@ -483,7 +516,8 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
             return own_budget.Refusal(
                 f"job {job_id} ({record.name}) is at its budget: {why}",
                 enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
-                       charged, start_said, paced, judging, places))
+                       charged, start_said, paced, judging, places,
+                       seconds if rest_usd == rest_usd else math.nan, interval_seconds))
         claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)

@@ -120,14 +120,17 @@ def short_places(short: BudgetShort, rest_usd: float, start_usd: float,
 def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
            start_usd: float, ahead_usd: float, start_said: str = "",
            paced: str | None = None, judging: bool = False,
-           places: int | None = None) -> str:
+           places: int | None = None, ahead_seconds: float = math.nan,
+           interval_seconds: float = math.nan) -> str:
     """What gives job `name` the own budget it needs to start again and finish
     (`enough_usd`), as `costsched start NAME --budget USD` takes it, its parts itemised and
     its start's source said (`start_said`); its rest not priced (NaN): more than the
     others. `paced`: the pace its rest is priced at, in words ('its own 11.7 steps/s (...)');
     None: at its plan's speed, marked `*` and said so (`judging`: as its speed is still
     being measured). `places`: the precision of the line it is joined to (`line_places`:
-    its amounts' own by default)."""
+    its amounts' own by default). `ahead_seconds`: the span of the charge ahead (of the
+    watch's `interval_seconds`), where known: said where it is the job's rest, with the
+    room that charge leaves its rest to run slower than at its pace (`own_budget.room`)."""
     source = f"; {start_said}" if start_said and start_usd > 0 else ""
     if places is None:
         places = line_places(spent_usd, 0.0, 0.0, math.nan, rest_usd, start_usd, ahead_usd)
@@ -146,9 +149,23 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
     rest += "" if paced is not None else "*"
     shown = [spent, rest, start] if start_usd > 0 else [spent, rest]
     rounded = _rounded_up([*shown, ahead], amount, digits)
+    span = (f" ({ahead_seconds:g} s, to its end at its pace)"
+            if ahead_seconds < interval_seconds else "")
     return (f"give it enough: `costsched start {name} --budget {amount:.{digits}f}` ({spent} "
             f"spent + {rest} expected for its {steps_left:,.0f} steps left{at_pace}{started} "
-            f"+ {ahead} for the next watch interval{rounded}){source}{planned}")
+            f"+ {ahead} for the next watch interval{span}{rounded}){_room(ahead_seconds)}"
+            f"{source}{planned}")
+
+
+def _room(ahead_seconds: float) -> str:
+    """What the charge ahead a hint gives (its span, `ahead_seconds`; NaN: not known)
+    leaves for a rest slower than its pace, in words (`own_budget.room`)."""
+    if ahead_seconds != ahead_seconds:
+        return ""
+    room = own_budget.room(ahead_seconds)
+    if room < 1:
+        return "; that amount holds its rest as priced, not slower"
+    return f"; that amount also holds its rest taking about {room:g} s longer than priced"
 
 
 def _rounded_up(parts: Sequence[str], amount: float, places: int) -> str:

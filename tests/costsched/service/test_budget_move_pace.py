@@ -49,7 +49,7 @@ def test_the_stop_and_its_hint_price_finishing_there_alike(
     path = tmp_path / "slow.yaml"
     path.write_text(yaml.safe_dump({
         "name": "slow", "throughputs": {"T4": 60, "L4": 60}, "steps": 2480, "run": "true",
-        "constraints": {"budget": 0.0035, "at_cap": "move", "markets": ["spot"]},
+        "constraints": {"budget": 0.0034, "at_cap": "move", "markets": ["spot"]},
         "checkpoint": {"interval_minutes": 2, "size_gb": 0.001}}))
     launcher = FakeLauncher()
     [job] = service.launch(store, [path], launcher=launcher,

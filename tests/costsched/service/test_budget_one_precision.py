@@ -63,8 +63,9 @@ def test_the_trial_s_line_reads_its_spend_at_one_precision(priced: PriceStore) -
         "job N (ar) is at its budget: $0.0478 spent + $0.0028 for the next watch interval "
         "would pass the budget of $0.05; give it enough: `costsched start ar --budget 0.054` "
         "($0.0478 spent + $0.0025* expected for its 1,333 steps left + <$0.0001 to start it "
-        "+ $0.0028 for the next watch interval; their exact sum rounded up to 3 decimals); "
-        + PLAN), said
+        "+ $0.0028 for the next watch interval (10 s, to its end at its pace); their exact "
+        "sum rounded up to 3 decimals); that amount also holds its rest taking about 8 s "
+        "longer than priced; " + PLAN), said
 
 
 def test_a_cleanly_round_line_keeps_two_decimals(priced: PriceStore) -> None:
@@ -73,7 +74,8 @@ def test_a_cleanly_round_line_keeps_two_decimals(priced: PriceStore) -> None:
         "job N (ar) is at its budget: $3.00 spent + $0.02 for the next watch interval would "
         "pass the budget of $3.01; give it enough: `costsched start ar --budget 3.67` ($3.00 "
         "spent + $0.40* expected for its 40 steps left + $0.25 to start it + $0.02 for the "
-        "next watch interval); " + PLAN), said
+        "next watch interval); that amount also holds its rest taking about 70 s longer "
+        "than priced; " + PLAN), said
 
 
 _MONEY = re.compile(r"(<?)\$([\d,]+\.\d+)")

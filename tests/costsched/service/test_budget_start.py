@@ -116,7 +116,10 @@ def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
                       r"\$([0-9.]+) expected for its ([0-9,]+) steps left at its measured [0-9.,]+ "
                       r"steps/s on aws us-east-1a p3\.2xlarge spot \+ \$([0-9.]+) to start "
                       r"it \+ \$([0-9.]+) for the next watch interval"
-                      r"(?:; their exact sum rounded up to the cent)?\); its start: 0.25 h "
+                      r"(?: \([0-9]+ s, to its end at its pace\))?"
+                      r"(?:; their exact sum rounded up to the cent)?\)"
+                      r"(?:; that amount also holds its rest taking about [0-9]+ s longer "
+                      r"than priced)?; its start: 0.25 h "
                       r"to get an instance up and the job going again "
                       r"from its checkpoint = 10 min boot and set-up \(\[migration\] "
                       r"restart_minutes\) \+ 5 min warm-up", line)

@@ -125,7 +125,9 @@ def test_the_launch_line_states_the_plan_s_figure_and_its_start(
 HINT = re.compile(r"give it enough: `costsched start boot --budget ([0-9.]+)` \(\$([0-9.]+) "
                   r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
                   r"to start it \+ \$([0-9.]+) for the next watch interval"
-                  r"(?:; their exact sum rounded up to the cent)?\); its start: "
+                  r"(?:; their exact sum rounded up to the cent)?\)"
+                  r"(?:; that amount also holds its rest taking about [0-9]+ s longer than "
+                  r"priced)?; its start: "
                   r"0.2522 h to get an instance up and the job going again "
                   r"from its checkpoint = " + re.escape(START_WORDS)
                   + r" \+ [0-9.]+ min to copy the 1 GB checkpoint")
