@@ -7,9 +7,10 @@ what that file says of the job.
 A launcher that describes instances says where each one's heartbeat is, from what its cloud
 keeps of it (a tag naming the job's checkpoint location, or its startup script), as
 `Place`s; `with_steps` reads each heartbeat once per describe pass and fills
-`Instance.step`, `step_at` and `checkpoint_step` from it. An instance whose heartbeat is
-not there (still installing), or cannot be read, or was written before heartbeats carried
-steps, keeps them None: what a move loses is then the decision model's assumption.
+`Instance.step`, `step_at`, `checkpoint_step` and `checkpoint_version` from it. An
+instance whose heartbeat is not there (still installing), or cannot be read, or was
+written before heartbeats carried steps, keeps them None: what a move loses is then the
+decision model's assumption.
 """
 
 from __future__ import annotations
@@ -100,4 +101,5 @@ def _filled(instance: Instance, checkpoint_uri: str) -> Instance:
         return instance
     return replace(instance, step=said.step, step_at=said.step_at,
                    checkpoint_step=said.checkpoint_step,
+                   checkpoint_version=said.checkpoint_version,
                    checkpoint_step_inferred=said.checkpoint_inferred)

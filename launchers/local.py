@@ -51,7 +51,7 @@ from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_a
 from launchers.local_lost import last_step, lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
-from launchers.progress_readings import checkpoint_step, inferred, step_time
+from launchers.progress_readings import checkpoint_step, checkpoint_version, inferred, step_time
 from launchers.status_file import STATUS, write_status
 
 # Where the launcher keeps things, as the tests and tools know them by this module.
@@ -292,6 +292,7 @@ class LocalLauncher(Launcher):
                             exit_code=ended.get("exit_code"), detail=detail,
                             step=step, step_at=step_at, ran="step" in status,
                             checkpoint_step=checkpoint_step(status),
+                            checkpoint_version=checkpoint_version(status),
                             checkpoint_step_inferred=inferred(status),
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),

@@ -199,6 +199,14 @@ def checkpoint_step(status: dict) -> int | None:
         else None
 
 
+def checkpoint_version(status: dict) -> int | None:
+    """A status file's "checkpoint_version": the version whose step "checkpoint_step" is,
+    None where it says none or nothing that is a version."""
+    version = status.get("checkpoint_version")
+    return version if isinstance(version, int) and not isinstance(version, bool) \
+        and version >= 0 else None
+
+
 def inferred(status: dict) -> bool:
     """Whether a status file's (or a heartbeat's) checkpoint step is inferred (`INFERRED`);
     False where it says no step, or nothing of it (an older agent's)."""

@@ -8,11 +8,17 @@ then the optimizer state): a version taken between the two would hold new weight
 optimizer state, and a hard preemption would restore that mix. So a new version is
 published only when the job's set is whole:
 - with the commit marker (COMMIT, at the top of the directory): the job touches it once every
-  file of a set is written; a version is published while the marker is at least as new as
-  every other file but the logs (`launchers.state_logs`: appended to after a save), never
+  file of a set is written; a version is published while the marker is newer than every
+  other file but the logs (`launchers.state_logs`: appended to after a save), never
   otherwise (once a marker was seen, a missing one means "not whole": a job may delete it
   before a save). No wait: a large or slow set is published as soon as it is committed.
-  The marker may hold the step saved: the version's step then
+  A marker with the same time as the newest file (a filesystem clock moves in ticks of a
+  few milliseconds on many kernels) does not tell which came first: the set may be
+  committed, or the next save may have begun in the tick of the commit. It is taken once
+  a later look finds the marker and every file as they were (a save under way changes
+  one), or at once when the job has exited; never while a file of the marker's time was
+  seen changed after a look that found the marker as it is (written after it: a save
+  begun, not committed). The marker may hold the step saved: the version's step then
   (`said_step`; launchers.progress_readings.saved_step);
 - else once the directory has stopped changing: no file's (size, mtime), temp files
   included, changed between looks for the settle period (SETTLE seconds, the job's
@@ -269,6 +275,10 @@ class Publisher:
         self._log_states: set[str] = set()  # files named like logs seen renamed in
         self._appended: set[str] = set()  # ...and seen appended to (logs: no save)
         self._bursts = SaveBursts(settle)  # saves sooner than the settle time, said in waits
+        # The marker as last seen, and the files of its time seen changed after a look that
+        # found it so (`_committed`); the set last found with the marker no newer than it.
+        self._after_marker: tuple[tuple[int, int, int], set[str]] | None = None
+        self._tie: frozenset[tuple[str, int, int, int]] | None = None
 
     def remember_all(self) -> None:
         """Take the files there now as published: version `version`'s (after a restore)."""
@@ -345,19 +355,15 @@ class Publisher:
             log.error("pruning the checkpoint store failed: %s", exc)
             return False
 
-    def _whole(self, seen: Look, final: bool, now: float) -> str:
-        """'' when the set `seen` is whole (the module's doc), else what it waits for; the
-        new-names rule is `_settled_new_names`'s."""
+    def _whole(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
+               final: bool, now: float) -> str:
+        """'' when the set `seen` is whole (the module's doc; `before`: the complete files
+        at the last look), else what it waits for; the new-names rule is
+        `_settled_new_names`'s."""
         marker = seen.complete.get(COMMIT)
         self._marked = self._marked or marker is not None
         if self._marked:
-            # (a log appended after the marker does not undo the commit: it is whole as is)
-            newest = max((i.st_mtime_ns for n, i in seen.complete.items()
-                          if n != COMMIT and not is_log(n)), default=0)
-            if marker is not None and marker.st_mtime_ns >= newest:
-                return ""
-            return (f"{COMMIT} is missing or older than the files it commits (touch it "
-                    "once every file of a save is written)")
+            return self._committed(seen, before, final)
         if final or self.settle <= 0 or (len(seen.complete) == len(seen.signature) == 1):
             return ""
         if now - self._still_since >= self.settle:
@@ -365,6 +371,41 @@ class Publisher:
         logs = sorted(n for n, at in self._changed_at.items()
                       if is_log(n) and now - at < self.settle)  # each cause seen: `unsettled`
         return unsettled(self.settle, logs, self._bursts.quick(now))
+
+    def _committed(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
+                   final: bool) -> str:
+        """The marker rule (the module's doc): '' when the marker commits the set `seen`,
+        else what it waits for."""
+        marker = seen.complete.get(COMMIT)
+        # (a log appended after the marker does not undo the commit: it is whole as is)
+        files = {n: _state(i) for n, i in seen.complete.items()
+                 if n != COMMIT and not is_log(n)}
+        newest = max((at for _, at, _ in files.values()), default=0)
+        if marker is None or marker.st_mtime_ns < newest:
+            return (f"{COMMIT} is missing or older than the files it commits (touch it "
+                    "once every file of a save is written)")
+        mark = _state(marker)
+        if self._after_marker is None or self._after_marker[0] != mark:
+            self._after_marker = (mark, set())  # touched again: a new commit
+        if before is not None and before.get(COMMIT) == mark:
+            # the last look found the marker as it is: a file of its time changed since
+            # was written after it, in the same clock tick
+            self._after_marker[1].update(
+                n for n, was in files.items()
+                if was[1] == marker.st_mtime_ns and before.get(n) != was)
+        if self._after_marker[1]:
+            return (f"{', '.join(sorted(self._after_marker[1])[:3])} written after {COMMIT} "
+                    "was last touched (touch it once every file of a save is written)")
+        if marker.st_mtime_ns > newest or final:
+            return ""
+        # which came first, their times do not tell: every file but the logs, temp ones
+        # included (an optimizer state being written under a temp name grows)
+        tie = frozenset(e for e in seen.signature if not is_log(e[0]))
+        if self._tie == tie:
+            return ""  # a look later, as it was: no save under way
+        self._tie = tie
+        return (f"{COMMIT} has the time of a file it commits: taken at the next look that "
+                "finds them unchanged")
 
     def _settled_new_names(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
                            tidy_before: bool, changed: list[str],
@@ -453,7 +494,7 @@ class Publisher:
             self._marked = self._marked or COMMIT in paths
             self._waiting_since = None
             return 0, ""
-        why = self._whole(seen, final, now)
+        why = self._whole(seen, before, final, now)
         logs: set[str] = set()  # logs taken as this look saw them (state-and-logs rule)
         if why and self._state_and_logs(changed):
             logs = {n for n in paths if is_log(n)}
@@ -573,6 +614,11 @@ class Publisher:
             with contextlib.suppress(FileNotFoundError):
                 shutil.copy2(self.directory / name, staged)
         return staged
+
+
+def _state(info: os.stat_result) -> tuple[int, int, int]:
+    """(size, mtime_ns, inode): what tells a file changed between two looks."""
+    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 def _rewritten(staged: Path, was: os.stat_result) -> bool:

@@ -111,6 +111,9 @@ class Instance:
     # The step the job had reported when its newest checkpoint here was published: where a
     # start resumes (None: the backend does not say, or nothing was published yet).
     checkpoint_step: int | None = None
+    # The version of that checkpoint (None: the backend does not say): a version published
+    # as the instance was lost may be newer than the one whose step it last said.
+    checkpoint_version: int | None = None
     # That step read off the time its checkpoint was saved (neither its commit marker nor
     # its files' names say it): a floor of the step saved, said as "about".
     checkpoint_step_inferred: bool = False

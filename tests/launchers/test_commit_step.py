@@ -38,7 +38,7 @@ def publish_after_a_quick_report(tmp_path: Path, marker: str) -> tuple[Publisher
     write(progress, "483\n", 100 * S - MS)
     readings.sample()
     write(folder / "weights.npy", "w483", 100 * S)
-    write(folder / COMMIT, marker, 100 * S)
+    write(folder / COMMIT, marker, 100 * S + 1)  # touched after the weights
     write(progress, "484\n", 100 * S + 5 * MS)  # the next step, within REPORTED_WITH_NS
     readings.sample()
     publisher = Publisher(LocalStore(tmp_path / "store"), folder, settle=0)

@@ -100,7 +100,7 @@ def test_a_job_with_the_marker_is_never_judged_by_the_new_names_rule(
     folder, store, clock = work
     publisher = Publisher(store, folder, clock=clock)
     rotate(folder, 50, 0)
-    save(folder / COMMIT, "50", 0)
+    save(folder / COMMIT, "50", 1)
     assert publisher.publish_changed() == 1
     rotate(folder, 100, 2)  # not committed
     for clock.now in (2, 4, 6, 100):

@@ -238,7 +238,7 @@ def test_a_job_with_the_marker_is_never_judged_by_this_rule(
     folder, store, clock = work
     publisher = Publisher(store, folder, clock=clock)
     save(folder / "state.pkl", "150", 0)
-    save(folder / COMMIT, "150", 0)
+    save(folder / COMMIT, "150", 1)
     assert publisher.publish_changed() == 1
     save(folder / "state.pkl", "300", 2)  # not committed
     append(folder / "metrics.jsonl", "300", 2)

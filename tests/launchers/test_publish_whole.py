@@ -139,7 +139,7 @@ def test_a_committed_set_is_published_at_once_and_never_before(
     publisher = Publisher(store, folder, clock=clock)
     save(folder / "weights.npy", "500", 0)
     save(folder / "optim.npy", "500", 0)
-    save(folder / COMMIT, "", 0)  # as new as the files: the set is whole
+    save(folder / COMMIT, "", 0.5)  # newer than the files: the set is whole
     assert publisher.publish_changed() == 1  # at once, no settle wait
 
     save(folder / "weights.npy", "600", 10)  # a slow set: minutes between its files
@@ -169,7 +169,7 @@ def test_a_restored_committed_set_waits_for_the_marker_again(
     folder, store, clock = work
     save(folder / "weights.npy", "500", 0)
     save(folder / "optim.npy", "500", 0)
-    save(folder / COMMIT, "", 0)
+    save(folder / COMMIT, "", 0.5)
     Publisher(store, folder, clock=clock).publish_changed()
 
     again = tmp_path / "again" / "checkpoints"
@@ -250,7 +250,7 @@ def test_a_marker_touched_at_the_start_holds_back_the_first_save(
     clock.now = 100
     assert publisher.publish_changed() == 0
     save(folder / "optim.npy", "100", 2)
-    save(folder / COMMIT, "", 2)
+    save(folder / COMMIT, "", 2.5)
     assert publisher.publish_changed() == 1
     assert sets(store, tmp_path) == [{COMMIT: "", "weights.npy": "100", "optim.npy": "100"}]
 
@@ -278,5 +278,5 @@ def test_leftovers_of_a_running_job_are_published_only_when_committed(tmp_path: 
     save(folder / "optim.npy", "500", 0)
     assert publish_leftovers(store, folder, final=False) is None
     save(folder / "optim.npy", "600", 1)
-    save(folder / COMMIT, "", 1)
+    save(folder / COMMIT, "", 1.5)
     assert publish_leftovers(store, folder, final=False) == 1

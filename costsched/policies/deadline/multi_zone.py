@@ -32,6 +32,7 @@ are cheaper against the work left than for one node (`gang`).
 
 from __future__ import annotations
 
+from costsched.amounts import age
 from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     NONE,
@@ -139,6 +140,25 @@ class SpotAnywhere(DeadlinePolicy):
             return behind, keep
         return behind & paced[0], keep & paced[1]
 
+    def pace_said(self, state: DeadlineState, market: MarketNow) -> str:
+        """How the batch's first run is behind (`pace`), in figures."""
+        line_said = behind_line_said(state, market)
+        paced = spot_pace_said(state, market, PACE_MARGIN)
+        return f"{line_said}, and {paced}" if paced else line_said
+
+    def on_demand_why(self, state: DeadlineState, market: MarketNow) -> str:
+        """Its own choice of on-demand for a job without an instance (the live decision
+        asks no why of a job kept on on-demand): with no spot in any zone it allows, or
+        waiting for spot in its checkpoint's region (`waits_for_region`), it runs on-demand
+        meanwhile where the job is behind (`pace`)."""
+        behind = self.pace_said(state, market)
+        if bool(np.asarray(market.spot_available)[0].any()):
+            return (f"{self.name} waits for spot in the region of the job's checkpoint, "
+                    "expected to cost less than the checkpoint's egress to another "
+                    f"region, and runs on-demand meanwhile as the job is behind: {behind}")
+        return (f"{self.name} finds no spot now in any zone it allows and runs on-demand as "
+                f"the job is behind: {behind}")
+
 
 def waits_for_region(state: DeadlineState, market: MarketNow, best: np.ndarray,
                      crossing: np.ndarray) -> np.ndarray:
@@ -192,6 +212,28 @@ def spot_pace(state: DeadlineState, market: MarketNow,
     needed = state.remaining / rate
     room = state.time_left - market.tick - state.restart
     return needed > room, needed > room - state.restart
+
+
+def behind_line_said(state: DeadlineState, market: MarketNow) -> str:
+    """`line_pace`'s figures for the batch's first run."""
+    return (f"{age(float(state.progress[0]))} of work done, short of the "
+            f"{age(float(line(state, market)[0]))} the straight line to the deadline reaches "
+            f"by its next decision, in {age(market.tick)}")
+
+
+def spot_pace_said(state: DeadlineState, market: MarketNow, margin: float) -> str:
+    """`spot_pace`'s figures for the batch's first run ('' without the market's past)."""
+    if market.spot_share is None or market.spell_mean is None:
+        return ""
+    spell = float(np.mean(market.spell_mean[0]))
+    restart = float(np.broadcast_to(state.restart, (1,))[0])
+    kept = min(max(1 - (restart + state.checkpoint / 2) / spell, 0.05), 1.0)
+    rate = min(max(float(market.spot_share[0]) * kept * margin, 1e-3), 1.0)
+    room = float(state.time_left[0]) - market.tick - restart
+    return (f"at spot's expected pace ({rate:.0%} of the time making progress) the "
+            f"{age(float(state.remaining[0]))} of work left would take "
+            f"{age(float(state.remaining[0]) / rate)}, more than the {age(max(room, 0.0))} "
+            "left after its next decision and a restart")
 
 
 def slack_usd(state: DeadlineState, saving: np.ndarray, seconds: float) -> np.ndarray:

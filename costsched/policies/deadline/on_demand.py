@@ -12,3 +12,7 @@ class OnDemand(DeadlinePolicy):
 
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
         return market.on_demand(state.home)
+
+    def on_demand_why(self, state: DeadlineState, market: MarketNow) -> str:
+        return (f"{self.name} runs a job on on-demand from its start to its end and never "
+                "on spot (the cost ceiling)")

@@ -24,6 +24,7 @@ preemption's lost work) for every spot spell that comes while it catches up.
 
 from __future__ import annotations
 
+from costsched.amounts import age
 from costsched.lazy import numpy as np
 from costsched.policies.deadline.base import (
     NONE,
@@ -47,6 +48,14 @@ def line(state: DeadlineState, market: MarketNow) -> np.ndarray:
     return state.work * np.minimum((state.elapsed + market.tick) / span, 1.0)
 
 
+def safety_net(state: DeadlineState, market: MarketNow) -> np.ndarray:
+    """Rule 1: the work left and two restarts no longer fit in the time left, in whole
+    ticks (as the replay bills them)."""
+    tick = market.tick
+    return np.ceil((state.remaining + 2 * state.restart) / tick) >= np.floor(
+        state.time_left / tick)
+
+
 class UniformProgress(DeadlinePolicy):
     name = "uniform-progress"
     description = ("Can't Be Late's rule: home-zone spot when there; on-demand while behind "
@@ -54,7 +63,7 @@ class UniformProgress(DeadlinePolicy):
 
     def choose(self, state: DeadlineState, market: MarketNow) -> np.ndarray:
         rows = np.arange(len(state.home))
-        zones, d, tick = market.zones, state.restart, market.tick
+        zones, d = market.zones, state.restart
         spot = market.spot_available[rows, state.home]
         on_spot = is_spot(state.placement, zones)
         on_demand = is_on_demand(state.placement, zones)
@@ -65,5 +74,26 @@ class UniformProgress(DeadlinePolicy):
         without = np.where(spot, state.home, np.where(behind, here_od, NONE))
         from_od = np.where(spot & ahead, state.home, state.placement)
         wanted = np.where(on_spot, state.placement, np.where(on_demand, from_od, without))
-        safety = np.ceil((state.remaining + 2 * d) / tick) >= np.floor(state.time_left / tick)
-        return np.where(safety & ~on_spot, here_od, wanted)
+        return np.where(safety_net(state, market) & ~on_spot, here_od, wanted)
+
+    def on_demand_why(self, state: DeadlineState, market: MarketNow) -> str:
+        """Which of its rules (the module's doc) takes on-demand for the batch's first run,
+        with its figures."""
+        d, t = float(np.broadcast_to(state.restart, (1,))[0]), float(state.elapsed[0])
+        work, left = float(state.remaining[0]), float(state.time_left[0])
+        done = float(state.progress[0])
+        if bool(safety_net(state, market)[0]):
+            return (f"{self.name}'s safety net: the work left ({age(work)}) and two restarts "
+                    f"({age(2 * d)}) no longer fit in the {age(left)} to the deadline, in "
+                    f"decisions every {age(market.tick)}: on-demand to the end")
+        spot = bool(market.spot_available[0, int(state.home[0])])
+        if not spot:
+            expected = float(expected_progress(state, np.array([t]))[0])
+            return (f"{self.name} runs on-demand while its home zone has no spot and the job "
+                    f"is behind the straight line to the deadline ({age(done)} of work done, "
+                    f"{age(expected)} by the line now)" if expected > done else
+                    f"{self.name} keeps on-demand while its home zone has no spot")
+        expected = float(expected_progress(state, np.array([t + 2 * d]))[0])
+        return (f"{self.name} keeps on-demand until the job is ahead of the straight line to "
+                f"the deadline two restarts from now ({age(done)} of work done, "
+                f"{age(expected)} by the line then)")

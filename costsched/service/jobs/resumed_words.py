@@ -50,6 +50,14 @@ def unknown_step_words(version: int) -> str:
             f"the job reports no step, see {STEP_DOC})")
 
 
+def unsaid_step_words(version: int, said_version: int, said_step: float) -> str:
+    """A job resumes from checkpoint version `version`, published after the one whose step
+    its lost instance said last (`said_version`, at `said_step`), with no step kept with it:
+    what is known, never the older version's step as if it were this one's."""
+    return (f"resumes from its newest checkpoint (version {version}; its step is not known: "
+            f"its instance last said version {said_version}'s, step {said_step:,.0f})")
+
+
 def nothing_saved_words() -> str:
     """A job that reports no step, published no checkpoint and ran its command, resumes
     from step 0: what it did is lost, by how much not known."""
@@ -57,14 +65,21 @@ def nothing_saved_words() -> str:
             "how much is not known (it reports no step)")
 
 
+def may_have_run(ran: bool | None) -> bool:
+    """Whether what an instance's command did may be lost with it: its command started
+    (`ran`), or its backend does not say whether it did (None, as a cloud's instance):
+    then its work is said lost, by how much not known, never "no step lost". The one rule
+    for every recovery's words (`steps.resume_from`, `unreported_words`)."""
+    return ran is not False
+
+
 def unreported_words(steps_done: float, ran: bool | None) -> str:
     """An instance lost before it reported a step, whose job resumes where it stood
     (`steps_done`, its newest checkpoint's): no step lost where its command had not
-    started (`ran` False) or the backend does not say (None); where it ran, the steps
-    it made are not known."""
-    lost = ("the steps it made since are not known (it reported none)" if ran
-            else "no step lost (its command had not started)" if ran is False
-            else "no step lost (it reported none)")
+    started (`ran` False); else (it ran, or whether it did is not known: `may_have_run`)
+    what it did there is lost, by how much not known."""
+    lost = ("what it did since is lost; how much is not known (it reported no step)"
+            if may_have_run(ran) else "no step lost (its command had not started)")
     return f"resumes from step {steps_done:,.0f} (its newest checkpoint's, as before it): {lost}"
 
 

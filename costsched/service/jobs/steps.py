@@ -299,7 +299,7 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
                 at: datetime, inferred: bool = False, *, silent: bool = False,
-                ran: bool = False) -> str:
+                ran: bool | None = False, version: int | None = None) -> str:
     """Store, as the step the job stands at until it reports one again, the step its next
     instance resumes from (a recovery's, a start's): its newest checkpoint's. `saved`: that
     step as the instance it resumes after reported it (`Instance.checkpoint_step`), else
@@ -314,12 +314,20 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     the time its checkpoint was saved (`Instance.checkpoint_step_inferred`): said 'about'.
     `silent`: the job has reported no step, in this run or before (its step stands at 0):
     a checkpoint whose step is not known is named by its version, never said to be at a
-    step; with none, the work its command did (`ran`) is said lost, by how much not known
-    (`resumed_words.unknown_step_words`, `nothing_saved_words`)."""
+    step; with none, the work its command did is said lost, by how much not known, where
+    it ran or whether it ran is not known (`ran`: `Instance.ran`; `may_have_run`)
+    (`resumed_words.unknown_step_words`, `nothing_saved_words`).
+    `version`: the checkpoint version `saved` is the step of (`Instance.checkpoint_version`);
+    where the store holds a newer one (published as the instance was lost, before it said
+    its step), that version's step as kept with it, or its version with its step not known
+    (`restored_step`, `resumed_words.unsaid_step_words`)."""
+    from costsched.service.jobs.restored_step import restored_step
     from costsched.service.jobs.resumed_words import (
+        may_have_run,
         nothing_saved_words,
         resumed_words,
         unknown_step_words,
+        unsaid_step_words,
     )
     from launchers import runs_here
 
@@ -327,6 +335,11 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     silent = silent and record.steps_done == 0
     if record.state == "pending" and record.steps_done > 0:  # a start's: where it ended
         store.jobs.note(record.id, STOOD_AT_NOTE, f"{record.steps_done:g}", at=at)
+    if saved is not None and version is not None:  # of the version restored, or an older one
+        said = float(saved)
+        saved, inferred, restored = restored_step(run.checkpoint_uri, version, said, inferred)
+        if saved is None and restored is not None:
+            return unsaid_step_words(restored, version, said)
     saved = record.checkpoint_step if saved is None else float(saved)
     newest, none = None, False
     if saved is None:
@@ -337,7 +350,7 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
             saved = None
     if saved is None:
         return unknown_step_words(newest) if silent and newest is not None else ""
-    if silent and none and ran:
+    if silent and none and may_have_run(ran):
         return nothing_saved_words()
     saved = within_total(record, max(saved, 0.0))
     if record.steps_done > saved:  # (at its checkpoint's step: said all the same)

@@ -385,7 +385,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     # Its step until it reports again: where the next instance resumes, its checkpoint's.
     resumed = resume_from(store, run, instance.checkpoint_step, when,
                           instance.checkpoint_step_inferred, silent=instance.step is None,
-                          ran=instance.ran is not False)
+                          ran=instance.ran, version=instance.checkpoint_version)
     if not resumed and instance.step is None:  # lost before it reported a step here
         resumed = unreported_words(store.jobs.get(job_id).steps_done, instance.ran)
     if resumed:

@@ -91,7 +91,7 @@ def test_a_replacement_lost_in_its_setup_says_its_recovery_too(world) -> None:  
     preempt(launcher, second)
     lines = service.reconcile(store, launcher)
     said = (f"resumes from step {step:,.0f} (its newest checkpoint's, as before it): " + (
-        "the steps it made since are not known (it reported none)"
+        "what it did since is lost; how much is not known (it reported no step)"
         if launcher.status(second).ran else "no step lost (its command had not started)"))
     assert any(said in line for line in lines), lines
     [after] = service.status(store, launcher, job.id)
