@@ -62,7 +62,7 @@ def test_a_path_under_a_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["prices", "import", str(DEMO_PRICES), "--db", str(db)],
                                 catch_exceptions=False)
     assert_one_line(result.exit_code, result.stdout, result.stderr.strip(),
-                    "cannot create its directory")
+                    "file is a file, not a folder")
 
 
 def test_an_unknown_url_scheme() -> None:

@@ -34,7 +34,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
         record = SimpleNamespace(id=1, final=final, name="train", state=state)
         return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 30),
                                 progress_source="reported", reported=True, step=0.0,
-                                trouble="")]
+                                trouble="", setup_since=None)]
 
     shown: list[str] = []
     monkeypatch.setattr(cli_jobs.time, "monotonic", lambda: clock["now"])

@@ -15,14 +15,21 @@ from costsched.service import jobs as service
 from costsched.service.jobs.budgets import budgets_now
 from costsched.store import PriceStore
 from launchers import make_launcher
-from tests.costsched.service.test_rest_priced import DONE, MEASURED, PRICE, STEPS, slow_job
+from tests.costsched.service.test_rest_priced import (
+    DONE,
+    MEASURED,
+    PRICE,
+    STEPS,
+    credited,
+    slow_job,
+)
 
 
 def test_the_dashboard_forecasts_the_rest_at_the_measured_speed(
         store: PriceStore, client: TestClient, instances: Path) -> None:
     """4x slower than planned: the job page's forecast and the jobs page's are its spend
-    plus the rest at 1 step/s ($79.50 left), the budget's forecast, and the rest is the
-    decider's stay cost exactly."""
+    plus the rest at 1 step/s ($79.50 left, less the time since its last reading), the
+    budget's forecast, and the decider's stay cost is the rest from that reading."""
     now = datetime.now(timezone.utc).replace(microsecond=0)  # readings keep whole seconds
     job = slow_job(store, instances, now)
     rest = (STEPS - DONE) / MEASURED / 3600 * PRICE
@@ -30,8 +37,10 @@ def test_the_dashboard_forecasts_the_rest_at_the_measured_speed(
     doc = client.get(f"/api/jobs/{job}").json()
     [advice] = doc["advice"]
     assert advice["stay_usd"] == pytest.approx(rest, rel=1e-9)
-    # (read a moment after its cost: the same figure at one time, `test_one_forecast`)
-    assert doc["forecast_usd"] == pytest.approx(doc["job"]["cost_usd"] + rest, abs=0.005)
+    # (read a moment after its cost: the same figure at one time, `test_one_forecast`; the
+    # rest now, less the time since its last reading that its cost bills already)
+    assert doc["forecast_usd"] == pytest.approx(doc["job"]["cost_usd"] + rest - credited(),
+                                                abs=0.005)
     assert doc["job"]["rest"]["source"] == "measured"
     [budget] = budgets_now(store)
     assert doc["forecast_usd"] == pytest.approx(budget.forecast_usd, abs=0.005)
