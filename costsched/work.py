@@ -18,6 +18,8 @@ from typing import Any
 CPU_REFERENCE = "a CPU instance"
 # What every view says of the total of a job whose work is not given (`steps_total`).
 NOT_KNOWN = "the work is not given, so its total is not known"
+# What a running job's views say of its rest when its work is not given (`service.speeds`).
+REST_NOT_PRICED = f"{NOT_KNOWN} and the rest cannot be priced"
 
 
 @dataclass(frozen=True)
@@ -52,17 +54,22 @@ class Work:
                 f"`costsched: {{model: NAME, steps: N}}` or `costsched: {{throughputs: "
                 f"{{GPU: steps/s}}, steps: N}}`{where}")
 
-    def assumption(self, figures: bool = True) -> str:
+    def assumption(self, figures: bool = True, rest: bool = False) -> str:
         """The note a plan or a launch of assumed work prints ('' when the work is given).
         `figures`: whether figures of the assumed hour are shown beside it; without (a
-        running job's `status`), only what gives the total: 'a total needs the work: ...'."""
+        running job's `status`), only what gives the total: 'a total needs the work: ...'.
+        `rest`: of a running job, whose rest cannot be priced either: said in the same
+        line, once (never a second line that the work is not given)."""
         if not self.assumed:
             return ""
-        if not figures:
-            return f"a total needs the work: {self.key()}"
+        needs = f"a total needs the work: {self.key()}"
         where = self.source if self.source and not self.source.startswith("<") else "the job"
-        return (f"the work is not given in {where}: figures are for {self.hours:g} h of work "
-                f"on {self.reference}; a total needs the work: {self.key()}")
+        given = (f"the work is not given in {where}, so its total is not known and the rest "
+                 "cannot be priced" if rest else f"the work is not given in {where}")
+        if not figures:
+            return f"{given}; {needs}" if rest else needs
+        return (f"{given}: figures are for {self.hours:g} h of work on {self.reference}; "
+                f"{needs}")
 
     def as_dict(self) -> dict:
         """The JSON form (`plan --json`, `status --json`)."""
