@@ -478,13 +478,13 @@ def notes(shown: pd.DataFrame, work: Work | None, hint: str,
     out = []
     if work is not None and work.assumed:
         out.append(work.assumption())
-        out.append(f"{PER_WORK_HOUR}: the expected cost of an hour of work on {work.reference} "
+        out.append(f"{PER_WORK_HOUR}: the expected cost of an hour of work on {work.on()} "
                    "(the $/h over the speed, preemptions included); offerings rank by it")
     if relative(work) and work is not None and work.reference != CPU_REFERENCE:
-        out.append(f"speed: work done in an hour against {work.reference} (1 = as fast)")
+        out.append(f"speed: work done in an hour against {work.on()} (1 = as fast)")
     if shown["throughput_estimated"].any() or steps_estimated:
         figures = "cost" if work is not None and work.assumed else "hours, cost"
-        steps = (f"; the {work.steps:,.0f} steps too ({work.hours:g} h on {work.reference} "
+        steps = (f"; the {work.steps:,.0f} steps too ({work.hours:g} h on {work.on()} "
                  "at an estimated speed), and every hours, cost and vs OD V100 figure from "
                  "them" if steps_estimated and work is not None else "")
         out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} and vs OD V100 from "
