@@ -16,7 +16,8 @@ from tests.costsched.service.test_rest_priced import instances, store  # noqa: F
 from tests.costsched.service.test_work_not_given import running_task_without_work
 
 
-def _lines(store: PriceStore, figures: bool, capsys: pytest.CaptureFixture) -> tuple[int, list[str]]:
+def _lines(store: PriceStore, figures: bool,  # noqa: F811
+           capsys: pytest.CaptureFixture) -> tuple[int, list[str]]:
     from costsched.cli import status_lines
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
