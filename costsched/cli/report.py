@@ -180,4 +180,4 @@ def _print(built: Report) -> None:
             out.caption = Text(left_out_caption(left + [h for h in detail if h not in kept]))
         console.print(out, markup=False)  # (its cells and caption are Text: shown literally)
         if note:  # what the table says, as the HTML file and --json say it
-            console.print(Text(f"  {note}"), highlight=False, soft_wrap=True)
+            console.print(Text(f"  {note}"), highlight=False)  # (wrapped to the page)
