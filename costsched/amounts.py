@@ -78,6 +78,9 @@ HTML), the dashboard and every message.
 - An age, or how long ago (`age`): in the coarsest whole unit that still says it:
   seconds under a minute, minutes under an hour, hours under two days, days under 60
   days, months beyond ('45 s', '12 min', '5 h', '12 days', '4 mo'), wherever it is read.
+- A span of time said beside what makes it (work lost at a pace: `duration`): in the
+  unit an age takes, at two significant digits under ten of it and whole beyond ('3.4 s',
+  '8.8 s', '40 min', '3.3 h'), never '0.1458 min' beside '3.4 s'.
 
 '-' stands for an amount that does not apply (None, NaN, infinite).
 - An amount the user types (`parse_usd`: a budget, a price cap): USD, as a number
@@ -356,6 +359,24 @@ def age(seconds: float | None) -> str:
         count = math.floor(seconds / size + 0.5)  # half up: 2.5 h reads 3 h
         if count * size < up_to:  # as it reads: 59.7 s is 1 min, not '60 s'
             return f"{count:,} {unit}"
+    return "-"  # (unreachable: months have no end)
+
+
+def duration(seconds: float | None) -> str:
+    """A span of time beside what makes it ('3.4 s', '8.8 s', '40 min', '3.3 h', '12
+    days'): the unit `age` says it in (as it reads: 59.96 s is '1 min'), two significant
+    digits under ten of it, whole from ten; '<0.001 s' under a millisecond; '-' unknown."""
+    if not _known(seconds):
+        return "-"
+    seconds = max(float(seconds), 0.0)  # type: ignore[arg-type]
+    if 0 < seconds < 0.001:
+        return "<0.001 s"  # (never an exponent)
+    for size, unit, up_to in AGE_UNITS:
+        # (a span that rounds up to the next unit reads 1 of it: 59.97 s is '1 min')
+        value = max(seconds / size, 1.0) if size > 1 else seconds
+        shown = float(f"{value:.2g}") if value < 9.95 else float(math.floor(value + 0.5))
+        if shown * size < up_to:
+            return f"{shown:,.0f} {unit}" if shown == int(shown) else f"{shown:.2g} {unit}"
     return "-"  # (unreachable: months have no end)
 
 

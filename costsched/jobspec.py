@@ -487,8 +487,9 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     relative = spec.model is None and not rows and spec.reference_gpu != CPU
     if relative:  # work given as hours on a reference GPU only: speeds relative to it
         gpu, n = parse_gpu(spec.reference_gpu or "")
+        gang = f"{spec.num_nodes} nodes x " if spec.num_nodes > 1 else ""  # the gang's pace
         rows = [(spec.name, gpu, n, 1.0,
-                 f"job spec {source}: {spec.hours} h on {n}x{gpu}, {said}")]
+                 f"job spec {source}: {spec.hours} h on {gang}{n}x{gpu}, {said}")]
     if rows:
         fields = ("model", "gpu_model", "gpu_count", "steps_per_second", "source")
         table = table.overlay([dict(zip(fields, row, strict=True)) for row in rows],
@@ -554,7 +555,9 @@ def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
     else:
         gpu, n = parse_gpu(spec.reference_gpu)
         reference = f"{n}x{gpu}"
-    return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source)
+    # Speeds relative to the reference are the gang's pace: its hour of work is the gang's.
+    gang = spec.num_nodes if relative or spec.task.work_assumed else 1
+    return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source, gang)
 
 
 def parse(data: Any, source: str = "<spec>") -> JobSpec:

@@ -18,6 +18,8 @@ from typing import Any
 CPU_REFERENCE = "a CPU instance"
 # What every view says of the total of a job whose work is not given (`steps_total`).
 NOT_KNOWN = "the work is not given, so its total is not known"
+# What a running job's views say of its rest when its work is not given (`service.speeds`).
+REST_NOT_PRICED = f"{NOT_KNOWN} and the rest cannot be priced"
 
 
 @dataclass(frozen=True)
@@ -30,17 +32,25 @@ class Work:
     relative: bool = False  # speeds are relative to the reference (no model, no throughputs)
     assumed: bool = False  # not said: costsched's default hour on the reference
     source: str = ""  # the job's file
+    nodes: int = 1  # a gang's nodes: its hours of work are the gang's, at its pace
+
+    def on(self) -> str:
+        """What an hour of the work is on: the reference ('1xV100'), or a gang's nodes of it
+        ('2 nodes x 1xL4'), whose pace, all nodes together, a speed is (1 = as fast)."""
+        if self.nodes > 1 and self.reference and self.reference != CPU_REFERENCE:
+            return f"{self.nodes} nodes x {self.reference}"
+        return self.reference
 
     def describe(self) -> str:
         """'20,000 steps', '3 h of work on 1xV100', '1 h of work on 1xV100 (assumed)'."""
         if self.hours is None:
             return f"{self.steps:,.0f} steps"
-        return (f"{self.hours:g} h of work on {self.reference}"
+        return (f"{self.hours:g} h of work on {self.on()}"
                 + (" (assumed)" if self.assumed else ""))
 
     def unit(self) -> str:
         """What the per-hour figures of a plan of assumed work are per."""
-        return f"hour of work on {self.reference}"
+        return f"hour of work on {self.on()}"
 
     def key(self) -> str:
         """The key of the job's file that gives the real work, in words."""
@@ -48,27 +58,33 @@ class Work:
         if self.reference == CPU_REFERENCE:
             return f"`costsched: {{hours: H}}` (hours of CPU work){where}"
         # Only a SkyPilot task's work is ever assumed: its keys are under `costsched:`.
-        return (f"`costsched: {{hours: H}}` (hours of work on {self.reference}), "
+        return (f"`costsched: {{hours: H}}` (hours of work on {self.on()}), "
                 f"`costsched: {{model: NAME, steps: N}}` or `costsched: {{throughputs: "
                 f"{{GPU: steps/s}}, steps: N}}`{where}")
 
-    def assumption(self, figures: bool = True) -> str:
+    def assumption(self, figures: bool = True, rest: bool = False) -> str:
         """The note a plan or a launch of assumed work prints ('' when the work is given).
         `figures`: whether figures of the assumed hour are shown beside it; without (a
-        running job's `status`), only what gives the total: 'a total needs the work: ...'."""
+        running job's `status`), only what gives the total: 'a total needs the work: ...'.
+        `rest`: of a running job, whose rest cannot be priced either: said in the same
+        line, once (never a second line that the work is not given)."""
         if not self.assumed:
             return ""
-        if not figures:
-            return f"a total needs the work: {self.key()}"
+        needs = f"a total needs the work: {self.key()}"
         where = self.source if self.source and not self.source.startswith("<") else "the job"
-        return (f"the work is not given in {where}: figures are for {self.hours:g} h of work "
-                f"on {self.reference}; a total needs the work: {self.key()}")
+        given = (f"the work is not given in {where}, so its total is not known and the rest "
+                 "cannot be priced" if rest else f"the work is not given in {where}")
+        if not figures:
+            return f"{given}; {needs}" if rest else needs
+        return (f"{given}: figures are for {self.hours:g} h of work on {self.on()}; "
+                f"{needs}")
 
     def as_dict(self) -> dict:
         """The JSON form (`plan --json`, `status --json`)."""
         # (steps that exist only because the work is assumed are no steps of the job's)
         return {"steps": None if self.assumed else self.steps, "hours": self.hours,
-                "reference": self.reference or None,
+                "reference": self.reference or None, "nodes": self.nodes,
+                "unit": self.unit() if self.hours is not None else None,
                 "relative_speeds": self.relative, "assumed": self.assumed,
                 "note": self.assumption() or None,
                 "keys": self.keys() if self.assumed else []}
@@ -111,7 +127,14 @@ def assumed_work(stored: Mapping[str, Any]) -> Work | None:
         gpu, _, count = reference.partition(":")
         reference = f"{count or 1}x{gpu}"
     return Work(float(hours) * 3600, float(hours), reference, True, True,
-                str(stored.get("source") or ""))
+                str(stored.get("source") or ""), _nodes(spec))
+
+
+def _nodes(spec: Mapping[str, Any]) -> int:
+    """A stored spec's nodes (its task's num_nodes; 1 when not said)."""
+    task = spec.get("task") or {}
+    nodes = spec.get("num_nodes") or (task.get("num_nodes") if isinstance(task, Mapping) else 1)
+    return int(nodes) if isinstance(nodes, int) and nodes > 1 else 1
 
 
 def steps_total(stored: Mapping[str, Any], figure: float) -> float | None:

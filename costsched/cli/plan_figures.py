@@ -77,10 +77,12 @@ def times_line(span: float, usd_per_hour: float, cost: float,
                written: tuple[str, str] | None = None, mark: str = "") -> str:
     """'1.6561 h x $2.8600/h = $4.74': hours times a price making the amount as written
     (`amounts.hours_times`); `written`: (hours, amount) as the table's columns beside it
-    write them: their decimals are kept, the hours' where the product reads so; `mark`
-    after each figure made from an estimate."""
-    hours_places, usd_places = (None, None) if written is None else map(written_places,
-                                                                          written)
+    write them: their decimals are kept, the hours' where the product reads so; else the
+    amount is a cost the user weighs, as the table and launch write it (`decimals_kept`:
+    '0.2868 h x $0.07962/h = $0.0228', never '0.29 h x $0.07962/h = $0.02' beside a row
+    of $0.0228); `mark` after each figure made from an estimate."""
+    hours_places, usd_places = ((None, decimals_kept([cost])) if written is None
+                                else map(written_places, written))
     hours, rate, money = hours_times(span, usd_per_hour, cost, usd_places)
     if hours_places is not None and usd(written_at(span, hours_places) * written_at(
             usd_per_hour, MAX_DECIMALS), usd_places) == money:  # the column's, adding up
@@ -478,13 +480,13 @@ def notes(shown: pd.DataFrame, work: Work | None, hint: str,
     out = []
     if work is not None and work.assumed:
         out.append(work.assumption())
-        out.append(f"{PER_WORK_HOUR}: the expected cost of an hour of work on {work.reference} "
+        out.append(f"{PER_WORK_HOUR}: the expected cost of an hour of work on {work.on()} "
                    "(the $/h over the speed, preemptions included); offerings rank by it")
     if relative(work) and work is not None and work.reference != CPU_REFERENCE:
-        out.append(f"speed: work done in an hour against {work.reference} (1 = as fast)")
+        out.append(f"speed: work done in an hour against {work.on()} (1 = as fast)")
     if shown["throughput_estimated"].any() or steps_estimated:
         figures = "cost" if work is not None and work.assumed else "hours, cost"
-        steps = (f"; the {work.steps:,.0f} steps too ({work.hours:g} h on {work.reference} "
+        steps = (f"; the {work.steps:,.0f} steps too ({work.hours:g} h on {work.on()} "
                  "at an estimated speed), and every hours, cost and vs OD V100 figure from "
                  "them" if steps_estimated and work is not None else "")
         out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} and vs OD V100 from "

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from costsched.amounts import times, usd
+from costsched.amounts import decimals_kept, times, usd
 from costsched.vocabulary import counted
 
 if TYPE_CHECKING:  # (a task refused as it is read loads nothing heavy)
@@ -96,8 +96,9 @@ def _cost(placed: LaunchPlacement, spot: bool) -> str:
     if not (placed.usd == placed.usd and placed.usd_per_hour > 0):
         return ""
     lasts = " if spot lasts" if spot else ""
-    written = times(placed.usd / placed.usd_per_hour, placed.usd_per_hour, placed.usd)
+    places = decimals_kept([placed.usd])  # a cost the user weighs, as the table's
+    written = times(placed.usd / placed.usd_per_hour, placed.usd_per_hour, placed.usd, places)
     if written is None:
-        return f", {usd(placed.usd)} for its work and start{lasts}"
+        return f", {usd(placed.usd, places)} for its work and start{lasts}"
     h, price, money = written
     return f", {h} h x {price}/h = {money} for its work and start{lasts}"

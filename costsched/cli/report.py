@@ -161,7 +161,7 @@ def _print(built: Report) -> None:
                    *built.rows.get("estimated_baselines", ())):  # `report.paces`
         console.print(Text(placed["line"]), highlight=False)
     wide = asked_wide()
-    for name, title, _ in TABLES:
+    for name, title, note in TABLES:
         found = built.rows[name]
         if not found:
             continue
@@ -179,3 +179,5 @@ def _print(built: Report) -> None:
             kept = {str(c.header) for c in out.columns}
             out.caption = Text(left_out_caption(left + [h for h in detail if h not in kept]))
         console.print(out, markup=False)  # (its cells and caption are Text: shown literally)
+        if note:  # what the table says, as the HTML file and --json say it
+            console.print(Text(f"  {note}"), highlight=False)  # (wrapped to the page)

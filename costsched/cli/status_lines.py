@@ -40,6 +40,7 @@ from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.jobs.restarts import is_restart
 from costsched.vocabulary import offering_label, prefixed
+from costsched.work import REST_NOT_PRICED
 
 if TYPE_CHECKING:
     from costsched.service.jobs.caps import BudgetState
@@ -128,11 +129,14 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         # Its measured speed: far from its plan's, else as every view shows it.
         speed = flags.get(s.record.id) or (None if brief or s.speed is None else s.speed.line)
         flag = [f"throughput: {speed}"] if speed else []
-        short = [words] if (words := short_work(s)) else []
+        words = short_work(s)
+        # Of a job whose work is not given, its note says why its rest cannot be priced.
+        merged = words == REST_NOT_PRICED and s.assumed_work is not None
+        short = [words] if words and not merged else []
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
             f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s),
             not brief and _stopped_next(s)) if line]
-        said = problems(s, brief, assumed_figures) + in_setup(s, now) + resumes \
+        said = problems(s, brief, assumed_figures, merged) + in_setup(s, now) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
             + cap_move_lines(s) + node_notices(s) + lost_lines(s)
@@ -413,9 +417,11 @@ def progress(s: service.JobStatus) -> str:
                                 setup=s.setup_since is not None)
 
 
-def problems(s: service.JobStatus, brief: bool = False, figures: bool = False) -> list[str]:
+def problems(s: service.JobStatus, brief: bool = False, figures: bool = False,
+             rest: bool = False) -> list[str]:
     """What kept this look from looking after the job, why a failed job failed
-    (`failure_lines`), and a checkpoint store that fails now."""
+    (`failure_lines`), a checkpoint store that fails now, and what gives an assumed work
+    its total (`rest`: and that its rest cannot be priced, in the same line)."""
     from costsched.redact import remembered_masked
     from costsched.service.glance import remember_secrets
 
@@ -428,7 +434,7 @@ def problems(s: service.JobStatus, brief: bool = False, figures: bool = False) -
     if not s.record.final and s.waits:  # a daemon cannot carry it on: why, and the fix
         out.append(s.waits)
     if s.assumed_work is not None and not s.record.final:  # what gives it a total
-        out.append(s.assumed_work.assumption(figures))
+        out.append(s.assumed_work.assumption(figures, rest))
     return [remembered_masked(line) for line in out]
 
 

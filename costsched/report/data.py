@@ -57,7 +57,7 @@ from costsched.report.pieces import (
 from costsched.report.settled import settled_scale
 from costsched.report.speeds import speed_table, speeds, trained_readings
 from costsched.report.sums import column_sum, group_sums, nan_to_none
-from costsched.report.tables import NAMES
+from costsched.report.tables import NAMES, TABLES
 from costsched.report.written import estimate_parts, repriced_rows, row_parts, scaled_parts
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
@@ -182,7 +182,8 @@ class Report:
         """The report as `report --json` writes it (but the budgets now, which the
         command adds): its period (and whether anything was placed in it), the jobs
         `--job` chose (null: every job), totals over them and every table by name, NaN
-        as None."""
+        as None, and what each table says (`notes`, by table: the text's and the HTML
+        file's words)."""
         return {"since": self.since, "until": self.until, "placed": self.placed,
                 "chosen": {"jobs": self.chosen, "job_ids": list(self.chosen_ids)}
                 if self.chosen else None,
@@ -194,7 +195,8 @@ class Report:
                     "stale_after_hours": self.stale.stale_after_hours,
                     "note": self.stale_note().removeprefix("note: ")},
                 **{name: [{k: nan_to_none(v) for k, v in row.items()} for row in rows]
-                   for name, rows in self.rows.items()}}
+                   for name, rows in self.rows.items()},
+                "notes": {t.name: t.note for t in TABLES if t.note}}
 
     @property
     def totals(self) -> dict[str, float | None]:

@@ -132,7 +132,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         short = ended_short(succeeded, job.steps_done, total, said)
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
             steps_done(job.steps_done, total, succeeded, said) / total
-        hours = usd = math.nan
+        hours = usd = outside = math.nan
         planned = started_usd(p)  # the plan's start, counted whole (paid once)
         expected_hours = p["expected_hours"] * done
         expected_usd = expected_start_usd(p, job) + (p["expected_usd"] - planned) * done
@@ -151,6 +151,8 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             if trained is not None:  # training only: the work done at its measured pace
                 hours = trained / 3600
             hours = min(hours, ran)  # never more than its instances ran
+            if trained is not None and ran > 0:  # its billed share outside training
+                outside = 1.0 - hours / ran
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
         if job.state == "failed" or short:  # no measure of the estimate: no ratio
             hours_ratio = usd_ratio = math.nan
@@ -159,7 +161,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             done, expected_hours, hours, hours_ratio, expected_usd, usd, usd_ratio,
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
             verdict(hours_ratio, usd_ratio, done if short else None,
-                    job.state == "failed")), strict=True)))
+                    job.state == "failed", outside)), strict=True)))
     return rows
 
 
@@ -196,25 +198,37 @@ def started_usd(predicted: Mapping) -> float:
 
 
 def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
-            failed: bool = False) -> str:
+            failed: bool = False, outside: float = math.nan) -> str:
     """`vs_estimate`; for a run that says nothing of its estimate, what it is: 'failed'
     (`failed`), or 'ended short' with the share done of a job that exited 0 short of its
-    declared steps (`short`; None for any other job)."""
+    declared steps (`short`; None for any other job). `outside`: the share of its billed
+    hours outside training (`vs_estimate`)."""
     if failed:
         return "failed"
     if short is not None:
         return f"{SHORT} (exited 0 at {percent_down(short)} of its declared steps)"
-    return vs_estimate(hours_ratio, usd_ratio)
+    return vs_estimate(hours_ratio, usd_ratio, outside)
 
 
-def vs_estimate(hours_ratio: float, usd_ratio: float) -> str:
+# Where a job's billed hours outside training go: what costsched sees of them.
+OUTSIDE = "billed outside training: its setup, and before its first step and after its last"
+
+
+def vs_estimate(hours_ratio: float, usd_ratio: float, outside: float = math.nan) -> str:
     """'under', 'within' or 'over' the estimate where the hours and the cost agree (each
     judged alone: `judged`), else the verdict of each, named: 'hours within, cost under'
-    (see the module); '' when nothing can be compared."""
+    (see the module); '' when nothing can be compared. A cost over beside training hours
+    that are not says what of its billed hours were outside training (`outside`: their
+    share), a setup longer than its plan assumed (or one its plan leaves out: the local
+    launcher's): 'hours within, cost over (38% of its hours billed outside training: its
+    setup, ...)'."""
     hours, cost = judged(hours_ratio), judged(usd_ratio)
     if not hours or not cost or hours == cost:
         return hours or cost
-    return f"hours {hours}, cost {cost}"
+    said = f"hours {hours}, cost {cost}"
+    if cost == "over" and math.isfinite(outside) and outside >= 0.01:
+        return f"{said} ({percent_down(outside)} of its hours {OUTSIDE})"
+    return said
 
 
 def judged(value: float) -> str:

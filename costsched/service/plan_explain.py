@@ -53,9 +53,9 @@ def speed_line(job: Workload, row: Mapping[str, Any], kind: str) -> str:
     work = getattr(job, "work", None)
     if work is None or not work.assumed:
         return f"throughput {speed:.4g} steps/s ({kind}): {source}"
-    unit = (f"(the assumed hour of work on {work.reference}, whose unit is a second of work "
+    unit = (f"(the assumed hour of work on {work.on()}, whose unit is a second of work "
             "there: no speed anyone measured)")
-    return (f"speed {speed:.4g}, the work done in an hour against {work.reference} "
+    return (f"speed {speed:.4g}, the work done in an hour against {work.on()} "
             f"({kind}): {_ASSUMED_UNIT.sub(unit, source)}")
 
 

@@ -50,7 +50,7 @@ from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
 from costsched.throughput_rest import MEASURED, PLANNED, RestTable
 from costsched.vocabulary import prefixed
-from costsched.work import NOT_KNOWN, own_steps, share_key
+from costsched.work import REST_NOT_PRICED, own_steps, share_key
 
 RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
 
@@ -333,7 +333,7 @@ def short_work(job: JobRecord | object) -> str:
     if record.state != "running":
         return ""
     if record.steps_total is None:
-        return f"{NOT_KNOWN} and the rest cannot be priced"  # one sentence, one line
+        return REST_NOT_PRICED  # one sentence, one line
     done = max(float(record.steps_done or 0.0), float(record.checkpoint_step or 0.0))
     total = float(record.steps_total)
     if not paced(record.spec):

@@ -165,7 +165,7 @@ def rests_on(resolved: ResolvedJob, row: pd.Series) -> tuple[str, str]:
     work = resolved.work
     if work is None or not work.assumed:
         return mark, words
-    assumed = (f"for {work.hours:g} h of work on {work.reference}, assumed: the work is not "
+    assumed = (f"for {work.hours:g} h of work on {work.on()}, assumed: the work is not "
                f"given; {work.key()} gives it")
     if words:  # ' (* from ...)': one parenthesis, both said
         speed = words.removeprefix(f" ({ESTIMATED_MARK} ").removesuffix(")")

@@ -28,11 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from costsched.amounts import duration
 from costsched.decide.price import Decision
 from costsched.jobspec import ResolvedJob
 from costsched.measured import sps
 from costsched.model import RECOVERY_NOTE, InvalidInput, lost_steps_said
-from costsched.own_budget import span
 from costsched.service.jobs.checkpoint_seen import Reported, newest_version
 from costsched.store import PriceStore
 from costsched.store.job_log import EventRow
@@ -107,7 +107,7 @@ def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | N
     hours = steps / rate / 3600
     whose = "" if pace.basis.startswith(_MEASURED) else "its plan's "
     return LostWork(hours, f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}: "
-                           f"{span(hours)} at {whose}{sps(rate)} steps/s")
+                           f"{duration(hours * 3600)} at {whose}{sps(rate)} steps/s")
 
 
 def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:

@@ -157,8 +157,8 @@ def test_launch_and_status_of_a_task_without_work_say_what_their_figures_rest_on
     try:
         assert launched.exit_code == 0, launched.output
         out = " ".join(launched.stdout.split())
-        assert (f"job 1: the work is not given in {path}: figures are for 1 h of work on "
-                "1xV100") in out
+        assert (f"job 1: the work is not given in {path}, so its total is not known and the "
+                "rest cannot be priced: figures are for 1 h of work on 1xV100") in out
         status = json.loads(cli("status", "1", "--json").stdout)
         job = status["jobs"][0] if isinstance(status, dict) else status[0]
         assert job["work_assumed"]["assumed"] is True

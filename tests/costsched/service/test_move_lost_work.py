@@ -42,7 +42,7 @@ def test_a_move_loses_the_steps_since_the_job_s_checkpoint_at_its_measured_speed
     hours = 120 / MEASURED_STEPS_PER_SECOND / 3600
     assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
     assert advice.reason.endswith("; lost work: 120 steps since its checkpoint at step 600: "
-                                  "0.6667 h at 0.05 steps/s")
+                                  "40 min at 0.05 steps/s")
     # The figure the line shows is the one priced.
     assert f"lost work {usd(hours * WEST_USD_PER_HOUR)}" in advice.reason
 
@@ -54,7 +54,7 @@ def test_at_its_plan_s_speed_where_none_is_measured_it_says_so(
     [lost] = lost_works(store, [(job_id, _resolved(store, job_id), None)])
     assert lost is not None
     assert lost.hours == pytest.approx(120 / STEPS_PER_SECOND / 3600)
-    assert lost.line() == ("lost work: 120 steps since its checkpoint at step 600: 3.333 h at "
+    assert lost.line() == ("lost work: 120 steps since its checkpoint at step 600: 3.3 h at "
                            "its plan's 0.01 steps/s")
 
 
@@ -164,7 +164,7 @@ def test_a_job_never_stopped_loses_the_steps_since_the_checkpoint_its_instance_r
     hours = 12 / MEASURED_STEPS_PER_SECOND / 3600
     assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
     assert advice.reason.endswith("; lost work: 12 steps since its checkpoint at step 708: "
-                                  "0.06667 h at 0.05 steps/s")
+                                  "4 min at 0.05 steps/s")
     assert "lost work $0.0667," in advice.reason  # at the line's one precision
     # Far below the assumption (half the 30-min interval) it replaces.
     assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR

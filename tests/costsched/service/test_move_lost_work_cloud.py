@@ -61,7 +61,7 @@ def test_a_move_of_a_job_on_ec2_loses_the_steps_since_the_checkpoint_its_heartbe
     hours = 12 / 0.05 / 3600
     assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
     assert advice.reason.endswith("; lost work: 12 steps since its checkpoint at step 708: "
-                                  "0.06667 h at 0.05 steps/s")
+                                  "4 min at 0.05 steps/s")
     assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
     assert advice.decision.move.lost_work_usd < assumed / 3
     store.dispose()

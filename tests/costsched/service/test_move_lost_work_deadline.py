@@ -52,7 +52,7 @@ def test_a_deadline_job_s_move_loses_the_steps_since_its_instance_s_checkpoint(
     hours = 12 / PLAN_STEPS_PER_SECOND / 3600
     assert moved.move.lost_work_usd == pytest.approx(hours * 1.0)
     assert moved.reason.endswith("; lost work: 12 steps since its checkpoint at step 708: "
-                                 "0.3333 h at its plan's 0.01 steps/s")
+                                 "20 min at its plan's 0.01 steps/s")
 
 
 def test_without_a_checkpoint_step_the_assumption_prices_it_as_before(

@@ -44,6 +44,6 @@ def test_a_running_job_s_move_loses_the_steps_since_its_published_checkpoint(
     # Not measured yet (no pass stored its steps): at its plan's 0.01 steps/s.
     hours = 12 / 0.01 / 3600
     assert advice.reason.endswith("; lost work: 12 steps since its checkpoint at step 600: "
-                                  "0.3333 h at its plan's 0.01 steps/s")
+                                  "20 min at its plan's 0.01 steps/s")
     assert move.lost_work_usd == pytest.approx(hours * advice.decision.usd_per_hour)
     assert f"lost work {usd(move.lost_work_usd)}" in advice.reason

@@ -39,4 +39,6 @@ def test_status_says_what_gives_the_total_not_figures_it_does_not_show(
     status_lines.print_status(shown, json_out=False)
     out = " ".join(capsys.readouterr().out.split())
     assert "figures are for" not in out, out
-    assert f"job {job}: a total needs the work: `costsched: {{hours: H}}`" in out, out
+    assert (f"job {job}: the work is not given in plain.yaml, so its total is not known and "
+            "the rest cannot be priced; a total needs the work: `costsched: {hours: H}`"
+            ) in out, out
