@@ -34,11 +34,13 @@ def present(module: str) -> bool:
     packages (an SDK's import costs a tenth of a second or more, and a command that only
     prints a hint loads none); False for one a test or the user blocked (None in
     sys.modules)."""
+    parts = module.split(".")
+    # A package blocked above it blocks it, loaded or not (its import fails at the package).
+    if any(sys.modules.get(".".join(parts[:n]), True) is None for n in range(1, len(parts))):
+        return False
     if module in sys.modules:
         return sys.modules[module] is not None
-    top, *rest = module.split(".")
-    if top in sys.modules and sys.modules[top] is None:
-        return False
+    top, *rest = parts
     try:
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):

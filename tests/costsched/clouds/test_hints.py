@@ -77,3 +77,14 @@ def test_a_blocked_package_blocks_its_modules(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "azure", None)
     assert not hints.present("azure.mgmt.compute")
     assert hints.lacking(["azure"], hints.QUOTAS_WITH) == ["azure"]
+
+
+def test_a_blocked_package_blocks_its_modules_loaded_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loaded by an earlier import, a module under a package blocked since is not there: its
+    import would fail at the package."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "azure.mgmt.compute", types.ModuleType("azure.mgmt.compute"))
+    monkeypatch.setitem(sys.modules, "azure", None)
+    assert not hints.present("azure.mgmt.compute")
