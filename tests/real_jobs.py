@@ -91,9 +91,11 @@ def a_world(tmp_path: Path, poll_seconds: float = POLL) -> Iterator[World]:
     launcher = LocalLauncher(tmp_path / "instances", grace_seconds=5, poll_seconds=poll_seconds)
     start = datetime.now(timezone.utc) - timedelta(hours=1)
     set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0, "us-east-1c": 2.5}, start)
-    yield store, launcher, tmp_path
-    for instance in launcher.instances():
-        launcher.terminate(instance.id)
+    try:
+        yield store, launcher, tmp_path
+    finally:  # a failing test leaves no job running either
+        for instance in launcher.instances():
+            launcher.terminate(instance.id)
     store.dispose()
 
 
