@@ -23,18 +23,36 @@ from costsched.vocabulary import did_you_mean
 
 
 def installed(module: str) -> bool:
-    """Whether `module` can be imported here, without importing it (an SDK's import costs
-    a tenth of a second or more); False for one a test or the user blocked (None in
+    """Whether `module` can be imported here, found without importing it or its parent
+    packages (an SDK's import costs a tenth of a second or more, and a command that only
+    prints a hint loads none); False for one a test or the user blocked (None in
     sys.modules)."""
     import importlib.util
     import sys
+    from pathlib import Path
 
+    parts = module.split(".")
+    # A package blocked above it blocks it, loaded or not (its import fails at the package).
+    if any(sys.modules.get(".".join(parts[:n]), True) is None for n in range(1, len(parts))):
+        return False
     if module in sys.modules:
         return sys.modules[module] is not None
+    top, *rest = parts
     try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # a parent package missing, or unimportable
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
         return False
+    if spec is None:
+        return False
+    if not rest:
+        return True
+    *folders, name = rest
+    for root in spec.submodule_search_locations or ():
+        base = Path(root, *folders)
+        if (base / name / "__init__.py").is_file() or (base / f"{name}.py").is_file() \
+                or any(base.glob(f"{name}.*.so")) or (base / name).is_dir():
+            return True
+    return False
 
 
 class SdkMissing(RuntimeError):

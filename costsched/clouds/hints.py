@@ -10,10 +10,9 @@ the install of every cloud's extra comes first.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+
+from costsched.clouds.base import installed
 
 CLOUD_NAMES = ("aws", "gcp", "azure")  # (costsched.clouds.NAMES, without importing them)
 # What each cloud's price collector (and catalog refresh) imports before it reads anything:
@@ -29,39 +28,10 @@ QUOTAS_WITH: Mapping[str, tuple[str, ...]] = {
     "azure": ("azure.identity", "azure.mgmt.compute")}
 
 
-def present(module: str) -> bool:
-    """Whether `module` can be imported here, found without importing it or its parent
-    packages (an SDK's import costs a tenth of a second or more, and a command that only
-    prints a hint loads none); False for one a test or the user blocked (None in
-    sys.modules)."""
-    parts = module.split(".")
-    # A package blocked above it blocks it, loaded or not (its import fails at the package).
-    if any(sys.modules.get(".".join(parts[:n]), True) is None for n in range(1, len(parts))):
-        return False
-    if module in sys.modules:
-        return sys.modules[module] is not None
-    top, *rest = parts
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return False
-    if spec is None:
-        return False
-    if not rest:
-        return True
-    *folders, name = rest
-    for root in spec.submodule_search_locations or ():
-        base = Path(root, *folders)
-        if (base / name / "__init__.py").is_file() or (base / f"{name}.py").is_file() \
-                or any(base.glob(f"{name}.*.so")) or (base / name).is_dir():
-            return True
-    return False
-
-
 def lacking(clouds: Sequence[str], needs: Mapping[str, tuple[str, ...]] = PRICES_WITH
             ) -> list[str]:
     """The clouds of `clouds` whose SDK (what `needs` names) is not installed here."""
-    return [c for c in clouds if not all(present(m) for m in needs.get(c, ()))]
+    return [c for c in clouds if not all(installed(m) for m in needs.get(c, ()))]
 
 
 def command(words: str, clouds: Sequence[str] = (), options: str = "",

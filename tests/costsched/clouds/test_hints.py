@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from costsched.clouds import hints
+from costsched.clouds.base import installed
 
 ROOT = Path(__file__).resolve().parents[3]
 # Every module the clouds' readers import first (blocked: as on a machine without them).
@@ -62,11 +63,12 @@ def test_with_some_sdks_only_the_clouds_it_can_read_are_named(
 
 def test_a_module_is_found_without_importing_it_or_its_package() -> None:
     """A command that only prints a hint loads no SDK, nor its namespace package."""
-    assert hints.present("costsched.clouds.hints") and hints.present("json")
-    assert not hints.present("costsched.no_such_module")
-    assert not hints.present("no_such_package.module")
+    assert installed("costsched.clouds.hints") and installed("json")
+    assert not installed("costsched.no_such_module")
+    assert not installed("no_such_package.module")
     code = ("import sys; from costsched.clouds import hints; "
-            "found = [hints.present(m) for m in hints.PRICES_WITH['gcp']]; "
+            "from costsched.clouds.base import installed; "
+            "found = [installed(m) for m in hints.PRICES_WITH['gcp']]; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('google', 'boto3')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -75,7 +77,7 @@ def test_a_module_is_found_without_importing_it_or_its_package() -> None:
 
 def test_a_blocked_package_blocks_its_modules(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "azure", None)
-    assert not hints.present("azure.mgmt.compute")
+    assert not installed("azure.mgmt.compute")
     assert hints.lacking(["azure"], hints.QUOTAS_WITH) == ["azure"]
 
 
@@ -87,4 +89,4 @@ def test_a_blocked_package_blocks_its_modules_loaded_before(
 
     monkeypatch.setitem(sys.modules, "azure.mgmt.compute", types.ModuleType("azure.mgmt.compute"))
     monkeypatch.setitem(sys.modules, "azure", None)
-    assert not hints.present("azure.mgmt.compute")
+    assert not installed("azure.mgmt.compute")
