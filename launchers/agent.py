@@ -330,14 +330,15 @@ class Agent:
 
     def _beat(self) -> None:
         """WORKDIR/heartbeat; and, when due (`heartbeats.StoreBeat`), the heartbeat beside
-        the checkpoints, with the job's step (timed as it was written) and its newest
-        checkpoint's."""
+        the checkpoints, with the job's step (timed as it was written), its newest
+        checkpoint's, and when its setup began while it runs."""
         beat(self.workdir)
-        if self.store_beat.due(self.publisher.version):
+        if self.store_beat.due(self.publisher.version, self.setup_since is not None):
             self.progress.sample()
             step = read_progress(self.workdir / PROGRESS)
             self.store_beat.write(step, self.progress.written_at(step), self.checkpoint_step,
-                                  self.publisher.version, self.checkpoint_inferred)
+                                  self.publisher.version, self.checkpoint_inferred,
+                                  self.setup_since)
 
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step (or, while setup runs, when

@@ -7,7 +7,7 @@ beside the job's checkpoints, per instance, rewritten every minute:
 
     <checkpoint location>/agents/<attempt>.json
     {"pid", "at": Unix seconds, "step", "step_at", "checkpoint_step", "checkpoint_version",
-     "checkpoint_step_inferred"}
+     "checkpoint_step_inferred", "setup_since"}
 
     publish("s3://bucket/jobs/job-7", "j7-m2-0", document(720, 1767225590.0, 708, 3))
     read("s3://bucket/jobs/job-7", "j7-m2-0")      # the document, or None
@@ -16,7 +16,8 @@ beside the job's checkpoints, per instance, rewritten every minute:
 (Unix seconds), "checkpoint_step" the step its newest published (or restored) checkpoint
 holds, "checkpoint_version" that checkpoint's version: each None when not known;
 "checkpoint_step_inferred": true when that step was read off the time the checkpoint was
-saved (`launchers.progress_readings`: a floor of the step saved). The
+saved (`launchers.progress_readings`: a floor of the step saved); "setup_since": while the
+job's setup runs, when it began (Unix seconds), else None. The
 cloud launchers read them into the instances they describe (`steps`; launchers.cloud_steps):
 what a move made now loses, and where a recovery resumes. A heartbeat written before they
 were (only "pid" and "at") says none of them.
@@ -57,14 +58,16 @@ class Steps(NamedTuple):
     checkpoint_step: int | None  # the step its newest checkpoint holds: where a start resumes
     checkpoint_version: int | None  # that checkpoint's version
     checkpoint_inferred: bool = False  # its step read off the time it was saved
+    setup_since: datetime | None = None  # while its setup runs: when it began (UTC)
 
 
 def document(step: int | None, step_at: float | None, checkpoint_step: int | None,
-             checkpoint_version: int | None, checkpoint_inferred: bool = False) -> dict:
+             checkpoint_version: int | None, checkpoint_inferred: bool = False,
+             setup_since: float | None = None) -> dict:
     """The heartbeat beside the checkpoints, written now by this process."""
     return {"pid": os.getpid(), "at": time.time(), "step": step, "step_at": step_at,
             "checkpoint_step": checkpoint_step, "checkpoint_version": checkpoint_version,
-            INFERRED: checkpoint_inferred}
+            INFERRED: checkpoint_inferred, "setup_since": setup_since}
 
 
 def steps(doc: dict | None) -> Steps:
@@ -73,7 +76,7 @@ def steps(doc: dict | None) -> Steps:
     doc = doc if isinstance(doc, dict) else {}
     return Steps(_count(doc.get("step")), _when(doc.get("step_at")),
                  _count(doc.get("checkpoint_step")), _count(doc.get("checkpoint_version")),
-                 inferred(doc))
+                 inferred(doc), _when(doc.get("setup_since")))
 
 
 def _when(at: object) -> datetime | None:
@@ -93,29 +96,33 @@ def _count(value: object) -> int | None:
 class StoreBeat:
     """The agent's heartbeat beside the checkpoints of the instance of `attempt`: due every
     `seconds` (0, or no attempt: never), and at once when the checkpoint version it holds
-    is not the one last written (a recovery then reads where the job resumes). A store that
+    is not the one last written (a recovery then reads where the job resumes), or the job
+    went into or out of its setup (`status` says so). A store that
     fails is said in the log, never fatal; the next beat tries again."""
 
     def __init__(self, checkpoint_uri: str, attempt: str, seconds: float) -> None:
         self.checkpoint_uri, self.attempt, self.seconds = checkpoint_uri, attempt, seconds
         self._next = 0.0  # time.monotonic() when it is next due
-        self._written: tuple[int | None] | None = None  # the version last written (None: none)
+        # (the version, in setup) last written; None: none
+        self._written: tuple[int | None, bool] | None = None
 
-    def due(self, checkpoint_version: int | None) -> bool:
+    def due(self, checkpoint_version: int | None, in_setup: bool = False) -> bool:
         if self.seconds <= 0 or not self.attempt:
             return False
-        return time.monotonic() >= self._next or self._written != (checkpoint_version,)
+        return (time.monotonic() >= self._next
+                or self._written != (checkpoint_version, in_setup))
 
     def write(self, step: int | None, step_at: float | None, checkpoint_step: int | None,
-              checkpoint_version: int | None, checkpoint_inferred: bool = False) -> None:
+              checkpoint_version: int | None, checkpoint_inferred: bool = False,
+              setup_since: float | None = None) -> None:
         from launchers.notices import redact
 
         self._next = time.monotonic() + self.seconds
-        self._written = (checkpoint_version,)
+        self._written = (checkpoint_version, setup_since is not None)
         try:
             publish(self.checkpoint_uri, self.attempt,
                     document(step, step_at, checkpoint_step, checkpoint_version,
-                             checkpoint_inferred))
+                             checkpoint_inferred, setup_since))
         except Exception as exc:  # noqa: BLE001 - a store error must not end the job
             log.warning("heartbeat to %s: %s", redact(self.checkpoint_uri), exc)
 
