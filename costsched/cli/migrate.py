@@ -11,7 +11,7 @@ from costsched.cli import jobs
 from costsched.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_TRY_AGAIN,
-    DbOption,
+    EmptyDbOption,
     JsonOption,
     at_least,
     console,
@@ -52,7 +52,7 @@ def migrate(
         "--secret", help="NAME=VALUE for the jobs' secrets (NAME alone: from your "
                          "environment): passed to the instances the moves start, never "
                          "stored or shown.", show_default=False)] = None,
-    db: DbOption = None,
+    db: EmptyDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Ask the policy where each running job should be now, among every offering its
