@@ -172,7 +172,7 @@ def test_launch_and_status_of_a_task_without_work_say_what_their_figures_rest_on
         assert advised.exit_code == 0, advised.output
         said = " ".join(advised.stdout.split())
         assert said.count("the work is not given") == 1, said
-        assert f"note: a total needs the work: `costsched: {{hours: H}}`" in said
+        assert "note: a total needs the work: `costsched: {hours: H}`" in said
         [advice] = json.loads(cli("migrate", "--dry-run", "--json").stdout)
         assert advice["work_assumed"]["assumed"] is True
     finally:
