@@ -90,7 +90,18 @@ def closest(value: str, names: Iterable[str], cutoff: float | None = None) -> li
         by_base = {_letters(n.split("(")[0]): n for n in reversed(names)}
         close = [by_fold[c] for c in _alike(folded(value), list(by_fold), cutoff)]
         close = close or [by_base[c] for c in _alike(key, list(by_base), cutoff)]
+    singular = _singular(value, names)
+    if singular is not None:  # a trailing 's' is most likely a plural: the name first
+        close = [singular, *(n for n in close if n != singular)][:3]
     return close
+
+
+def _singular(value: str, names: list[str]) -> str | None:
+    """The name `value` is the plural of ('L4' for 'L4s', 'A100' for 'a100s'), or None."""
+    typed = folded(value)
+    if len(typed) < 2 or not typed.endswith("s"):
+        return None
+    return next((n for n in names if folded(n) == typed[:-1]), None)
 
 
 def _alike(value: str, names: list[str], cutoff: float) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from costsched.cli.common import (
-    DbOption,
+    EmptyDbOption,
     JsonOption,
     console,
     frame_records,
@@ -15,7 +15,7 @@ from costsched.service.prices import spot_availability
 
 
 @friendly_errors
-def availability_cmd(db: DbOption = None, json_out: JsonOption = False) -> None:
+def availability_cmd(db: EmptyDbOption = None, json_out: JsonOption = False) -> None:
     """Spot availability imported from traces and probe logs: per offering and source,
     the time observed and the share of it spot was available (or a probed instance ran)."""
     frame = spot_availability(db)

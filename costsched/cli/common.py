@@ -120,6 +120,16 @@ def _reads_store_or_nothing(db: str | None) -> str | None:
     return _read_store(db, configured)
 
 
+def _reads_store_or_empty(db: str | None) -> str | None:
+    """A command that lists what launches, imports and the daemon store (risk signals,
+    spend, moves, availability), on a machine where no store was made yet (no --db, no
+    configured db, no $COSTSCHED_DB, no default store), reads an empty store in memory: it
+    says what an empty store says (none stored yet, and what stores them), exit code 0,
+    and makes nothing. A store named that does not exist is a typo, named in one line."""
+    found = _reads_store_or_nothing(db)
+    return IN_MEMORY if found == NO_STORE else found
+
+
 def _reads_store_or_list_prices(db: str | None) -> str | None:
     """A command that can answer from the bundled list prices reads the default store
     ($COSTSCHED_DB, else the user data directory's) when there is one, else an empty store
@@ -193,6 +203,12 @@ DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must 
 JobsDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
                                                   callback=_reads_store_or_nothing,
                                                   show_default=False)]
+# What only lists stored records (`risk show`, `report`, `migrate`, `prices availability`):
+# no store yet is none of them yet.
+EmptyDbOption = Annotated[str | None, typer.Option(
+    "--db", help=_DB_HELP + " It must exist; with no --db, while the default store is not "
+    "made yet, there is nothing stored to show.", callback=_reads_store_or_empty,
+    show_default=False)]
 NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                  callback=_writes_store, show_default=False)]
 OpenedDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",

@@ -11,7 +11,7 @@ from costsched.cli import jobs
 from costsched.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_TRY_AGAIN,
-    DbOption,
+    EmptyDbOption,
     JsonOption,
     at_least,
     console,
@@ -24,6 +24,7 @@ from costsched.config import effective, fraction_problem
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import views
+from costsched.work import NOT_KNOWN, Work
 
 
 @friendly_errors
@@ -52,7 +53,7 @@ def migrate(
         "--secret", help="NAME=VALUE for the jobs' secrets (NAME alone: from your "
                          "environment): passed to the instances the moves start, never "
                          "stored or shown.", show_default=False)] = None,
-    db: DbOption = None,
+    db: EmptyDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Ask the policy where each running job should be now, among every offering its
@@ -111,9 +112,16 @@ def migrate(
                 f"than prices.stale_after): {collect_hint()} brings newer ones"),
                 highlight=False, markup=False, soft_wrap=True)
         if a.job_id in works:  # its dollars rest on an assumed hour of work
-            console.print(printable(f"  note: {works[a.job_id].assumption()}"),
+            console.print(printable(f"  note: {_work_note(a, works[a.job_id])}"),
                           highlight=False, markup=False, soft_wrap=True)
     _exit_held_back(advice, to is not None, dry_run)
+
+
+def _work_note(advice: Any, work: Work) -> str:
+    """What its note says of a job's assumed work: where its line said the work is not
+    given (its rest not priced: no figures), only what gives the total, once a job."""
+    said = " ".join(_advice_lines(advice))
+    return work.assumption(figures=NOT_KNOWN not in said)
 
 
 def _exit_held_back(advice: Any, asked: bool, dry_run: bool) -> None:

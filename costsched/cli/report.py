@@ -10,7 +10,7 @@ from rich.text import Text
 
 from costsched.cli.budgets import budgets_now, print_budgets
 from costsched.cli.common import (
-    DbOption,
+    EmptyDbOption,
     JsonOption,
     WideOption,
     asked_wide,
@@ -59,7 +59,7 @@ def report(
         "--billed", help="The imported bills (`bills import`) beside the estimate, per job "
         "and day, the difference itemised; jobs past bills.difference_threshold flagged.")
     ] = False,
-    db: DbOption = None,
+    db: EmptyDbOption = None,
     wide: WideOption = False,  # read by common.table
     json_out: JsonOption = False,
 ) -> None:

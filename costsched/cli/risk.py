@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 
 from costsched.cli.common import (
-    DbOption,
+    EmptyDbOption,
     JsonOption,
+    OpenedDbOption,
+    announce_new_store,
     console,
     frame_records,
     friendly_errors,
@@ -34,14 +36,16 @@ def import_(
                                       "eviction (a Resource Graph answer).")],
     at: Annotated[str | None, typer.Option(help="When the document was published (ISO "
                                            "8601; default now).", show_default=False)] = None,
-    db: DbOption = None,
+    db: OpenedDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Store a saved signal document's observations (history is kept)."""
     if not path:  # as a Path, the current folder
         raise InvalidInput("path '': expected a saved JSON document")
     with options(kind="--kind", at="--at"):
-        read, added = service.import_signals(db, Path(path), kind, at)
+        frame = service.read_signals(Path(path), kind, at)
+    announce_new_store(db)  # (a document refused above makes none)
+    read, added = len(frame), service.add_signals(db, frame)
     if json_out:
         print_json({"file": str(path), "read": read, "added": added})
         return
@@ -57,7 +61,7 @@ def show(
                                               show_default=False)] = None,
     history: Annotated[bool, typer.Option("--history", help="Every stored observation.")
                        ] = False,
-    db: DbOption = None,
+    db: EmptyDbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """The newest signal per offering and kind, with the prior rate it maps to."""
@@ -68,7 +72,8 @@ def show(
         return
     if frame.empty:  # an empty table tells nothing of where signals come from
         console.print("No spot risk signals stored"
-                      + (f" for {cloud}" if cloud else "") + (f" as of {at}" if at else "")
+                      + (f" for {cloud}" if cloud else "")
+                      + (f" as of {at}" if at else "" if cloud else " yet")
                       + "; `costsched risk import FILE --kind KIND` stores a saved document: "
                       "advisor (Spot Instance Advisor), placement (spot placement scores) or "
                       "eviction (Azure eviction rates).",

@@ -8,6 +8,8 @@ JOB_COLUMNS = ["job_id", "name", "state", "nodes", "billed_hours", "compute_usd"
 CLOUD_COLUMNS = ["cloud", "billed_hours", "compute_usd", "egress_usd", "usd"]
 DAY_COLUMNS = ["day", "job_id", "name", "cloud", "billed_hours", "compute_usd", "egress_usd",
                "usd"]
-EGRESS_COLUMNS = ["job_id", "name", "at", "from_cloud", "from_region", "to_cloud",
-                  "to_region", "gb", "usd_per_gb", "usd", "gb_source"]
+# move_id and kind: the move that copied the checkpoint, as the moves table names it (no
+# id where no move was recorded for it: its kind then is its placement's reason)
+EGRESS_COLUMNS = ["move_id", "job_id", "name", "kind", "at", "from_cloud", "from_region",
+                  "to_cloud", "to_region", "gb", "usd_per_gb", "usd", "gb_source"]
 BUDGET_COLUMNS = ["job_id", "name", "budget_usd", "spent_usd", "used", "status"]

@@ -45,7 +45,7 @@ from costsched.report.columns import (
     JOB_COLUMNS,
 )
 from costsched.report.failed import failed_runs
-from costsched.report.moves import gang_events, move_table, target_running_times
+from costsched.report.moves import gang_events, move_table, moved_into, target_running_times
 from costsched.report.paces import estimated_lines, placement_paces
 from costsched.report.pieces import (
     Piece,
@@ -307,6 +307,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     budgets = own_budget.budgets(store, jobs)  # as `start --budget` left them
     lives = [c.placement for c in pieces([p for p in ran if p.job_id in budgets], None, end)]
     job_moves = store.moves.of_jobs(names)
+    into, reasons = moved_into(job_moves, placed), {p.id: p.reason for p in placed}
     moves, idle = move_table(job_moves, names, placed, all_moves, start, end,
                              target_running_times(store, job_moves, start, end),
                              gang_events(store, names))
@@ -371,7 +372,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
         "clouds": _cloud_table(spent_on, egress),
         "days": _day_table(spent_on, egress, names),
         "moves": moves,
-        "egress": [_egress_row(m, names) for m in egress],
+        "egress": [_egress_row(m, names, into, reasons) for m in egress],
         "budgets": _budget_table(jobs, budgets, spent, all_moves, end,
                                  _stopped_at_budget(store, jobs, budgets)),
         "speeds": [row for row in speed_table(by_id, measured, rates, predicted,
@@ -516,8 +517,13 @@ def _day_table(spent: Sequence[Spent], egress: Sequence[Move], names: Mapping[in
     return rows
 
 
-def _egress_row(move: Move, names: Mapping[int, str]) -> dict:
-    return {"job_id": move.job_id, "name": names[move.job_id], "at": move.at,
+def _egress_row(move: Move, names: Mapping[int, str], into: Mapping[int, tuple[int, str]],
+                reasons: Mapping[int, str]) -> dict:
+    """A checkpoint's copy, with the move that made it (`moves.moved_into`; none recorded:
+    its kind is the reason of the placement it went to)."""
+    move_id, kind = into.get(move.to_placement, (None, reasons.get(move.to_placement, "")))
+    return {"move_id": move_id, "job_id": move.job_id, "name": names[move.job_id],
+            "kind": kind, "at": move.at,
             "from_cloud": move.from_cloud, "from_region": move.from_region,
             "to_cloud": move.to_cloud, "to_region": move.to_region, "gb": float(move.gb),
             "usd_per_gb": float(move.usd_per_gb), "usd": float(move.usd),

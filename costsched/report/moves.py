@@ -78,6 +78,21 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
     return rows, idle
 
 
+def moved_into(job_moves: Mapping[int, list[MoveRecord]], placed: Sequence[PlacementRow]
+               ) -> dict[int, tuple[int, str]]:
+    """Each placement a move went to, by id: (the move's id, its kind as the moves table
+    writes it), so that the egress of a checkpoint's copy names the move that made it."""
+    on_instance = {(p.job_id, p.instance): p for p in placed}  # (as `move_table` finds it)
+    out = {}
+    for moves in job_moves.values():
+        for move in moves:
+            target = on_instance.get((move.job_id, move.target_instance)) \
+                if move.target_instance else None
+            if target is not None:
+                out[target.id] = (move.id, _kind(move))
+    return out
+
+
 def _kind(move: MoveRecord) -> str:
     """What the move was: its kind, or what made it where its kind says less (a restart
     after the job's own error, a move a budget's cap made: 'move at its own budget's cap',

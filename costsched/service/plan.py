@@ -16,7 +16,6 @@ from costsched.amounts import (
     hours,
     hours_times,
     sum_as_written,
-    usd_all,
 )
 from costsched.config import effective
 from costsched.jobspec import (
@@ -47,6 +46,7 @@ from costsched.service.plan_explain import (
     assumed_rate_line,
     cost_line,
     gang_line,
+    move_line,
     speed_line,
     start_line,
     work_line,
@@ -187,7 +187,7 @@ class PlanResult:
         lines.append(plan.job.restart_said(restart))
         lines.append(start_line(plan.job, start))
         lines.append(cost_line(span, rate, cost, _price_age(row.head(1), self.at)))
-        lines.extend(self._move_lines(plan, offering, moved_from, overheads))
+        lines.extend(self._move_lines(plan, offering, moved_from, overheads, interval))
         if r["excluded"]:  # what the arithmetic is of: an offering the plan leaves out
             lines.append(f"left out of the plan: {r['excluded']}")
         return lines
@@ -201,7 +201,7 @@ class PlanResult:
         return _move_of(plan, offering, moved_from, overheads)
 
     def _move_lines(self, plan: JobPlan, offering: str, moved_from: str | None,
-                    overheads: Overheads | None) -> list[str]:
+                    overheads: Overheads | None, interval: Interval | None) -> list[str]:
         if moved_from is None and plan.choices.empty:
             return []
         source = moved_from or str(plan.choices["offering"].iloc[0])
@@ -209,12 +209,9 @@ class PlanResult:
         if move is None:  # (the plan's own choice, unless the job was said to run there)
             here = "the job runs here" if moved_from else "it is the plan's choice"
             return [f"a move here: none, {here} ({source})"]
-        total, egress, restart, lost, overlap = usd_all(*(float(v) for v in (
-            move.total, move.egress_usd, move.restart_usd, move.lost_work_usd,
-            move.overlap_usd)))
-        return [f"a move here from {source}: {total} (egress {egress} for "
-                f"{plan.job.job.checkpoint_gb:g} GB, restart {restart}, lost work {lost}, "
-                f"overlap {overlap})"]
+        size = plan.job.job.checkpoint_gb
+        unsized = interval is not None and not interval.size_given and not size
+        return [move_line(source, move, size, interval.size_key() if unsized else "")]
 
     def _named(self, name: str) -> JobPlan:
         for p in self.jobs:

@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from costsched.amounts import per_hour
+from costsched.amounts import MAX_DECIMALS, per_hour
+from costsched.optimize.decision import MovePrice
 from costsched.optimize.job import Workload
 from costsched.price_ages import newer
 from costsched.work import CPU_REFERENCE
@@ -118,3 +119,17 @@ def cost_line(span: str, rate: str, cost: str, old: str | None) -> str:
     newer one, in the words of the plan's note."""
     line = f"expected cost = {span} h x {rate}/h = {cost}"
     return line if old is None else f"{line}; {old}: {newer()}"
+
+
+def move_line(source: str, move: MovePrice, size_gb: float, size_key: str = "") -> str:
+    """'a move here from X: $0.3466 (egress $0.0000 for 0.2 GB, restart $0.1733, lost work
+    $0.1733, overlap $0.0000)': at the cost line's precision (MAX_DECIMALS), the items
+    adding up to the total as written (`reasons.move_items`). `size_key`: the key that
+    gives the checkpoint's size where the job's file gives none: the egress is then said
+    to be of no size given, never of '0 GB'."""
+    from costsched.service.jobs.reasons import move_items
+
+    if not size_key:
+        return f"a move here from {source}: {move_items(move, MAX_DECIMALS, f'for {size_gb:g} GB')}"
+    return (f"a move here from {source}: {move_items(move, MAX_DECIMALS)}; the checkpoint's "
+            f"size is not given, so no egress is counted: {size_key} gives it")

@@ -16,13 +16,15 @@ from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS
 
 @dataclass(frozen=True)
 class Interval:
-    """A job's checkpoint interval as its plan reads it."""
+    """A job's checkpoint interval as its plan reads it (and whether its file gives the
+    checkpoint's size, which a move's egress is priced on)."""
 
     hours: float
     given: bool  # the job's file sets it (minutes, or auto)
     auto: bool = False  # costsched chose it (`interval_minutes: auto`)
     sky: bool = False  # a SkyPilot task: the key is under `costsched:`
     source: str = ""
+    size_given: bool = True  # the job's file sets checkpoint.size_gb
 
     @property
     def assumed(self) -> bool:
@@ -35,6 +37,14 @@ class Interval:
         """The key of the job's file that sets it, as YAML, with the file."""
         written = ("`costsched: {checkpoint: {interval_minutes: M}}`" if self.sky
                    else "`checkpoint: {interval_minutes: M}`")
+        where = self._where()
+        return written + (f" in {where}" if where else "")
+
+    def size_key(self) -> str:
+        """The key of the job's file that gives the checkpoint's size, as YAML, with the
+        file."""
+        written = ("`costsched: {checkpoint: {size_gb: G}}`" if self.sky
+                   else "`checkpoint: {size_gb: G}`")
         where = self._where()
         return written + (f" in {where}" if where else "")
 
@@ -69,4 +79,5 @@ def interval_of(spec: JobSpec, hours: float, source: str) -> Interval:
     """The interval of job `spec` (`hours`: as it was resolved) and where it comes from."""
     checkpoint = spec.checkpoint
     return Interval(hours, "interval_minutes" in checkpoint.model_fields_set,
-                    checkpoint.interval_minutes == AUTO, spec.task.sky, source)
+                    checkpoint.interval_minutes == AUTO, spec.task.sky, source,
+                    "size_gb" in checkpoint.model_fields_set)

@@ -40,8 +40,13 @@ def import_signals(store: StoreLike, path: str | Path, kind: str,
     """Store a saved signal document's observations (all or none): (read, added); one
     already stored (same offering, kind, time and source) is not stored twice."""
     frame = read_signals(path, kind, at)
+    return len(frame), add_signals(store, frame)
+
+
+def add_signals(store: StoreLike, frame: pd.DataFrame) -> int:
+    """Store observations read by `read_signals` (all or none): how many were new."""
     with using(store) as opened:
-        return len(frame), opened.signals.add(frame)
+        return opened.signals.add(frame)
 
 
 def signals(store: StoreLike, at: datetime | str | None = None, *,

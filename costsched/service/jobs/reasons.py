@@ -188,15 +188,21 @@ def itemised(choice: Decision, places: int | None = None) -> str:
 
 
 def _itemised(move: MovePrice, places: int | None = None) -> str:
-    """' of $T (egress $a, restart $b, lost work $c, overlap $d)', the items summing to the
+    """' of $T (egress $a, restart $b, lost work $c, overlap $d)' (`move_items`)."""
+    return f" of {move_items(move, places)}"
+
+
+def move_items(move: MovePrice, places: int | None = None, egress_of: str = "") -> str:
+    """'$T (egress $a, restart $b, lost work $c, overlap $d)': a move's price and its
+    items at one precision (`places`, else the one they need), the items summing to the
     total as written (each within a unit of its last decimal where they would not alone:
-    `parts_as_written`)."""
+    `parts_as_written`); `egress_of`: what the egress is for ('for 0.2 GB'), after it."""
     items = _items(move)
     places = decimals(items) if places is None else places
     shown = parts_as_written(items[0], items[1:], places)
     total, egress, restart, lost, overlap = (usd(v, places) for v in (items[0], *shown))
-    return (f" of {total} (egress {egress}, restart {restart}, lost work {lost}, overlap "
-            f"{overlap})")
+    return (f"{total} (egress {egress}{egress_of and ' ' + egress_of}, restart {restart}, "
+            f"lost work {lost}, overlap {overlap})")
 
 
 def label(key: OfferingKey) -> str:

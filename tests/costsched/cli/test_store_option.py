@@ -56,9 +56,11 @@ def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
 
 
 # plan, prices show and prices history answer from the bundled prices without a store;
-# status finds no jobs where nothing was launched yet.
+# status finds no jobs where nothing was launched yet, report and migrate nothing stored
+# (test_hints_without_store).
 @pytest.mark.parametrize("name", sorted(set(READERS) - {"plan", "prices show",
-                                                        "prices history", "status"}))
+                                                        "prices history", "status",
+                                                        "report", "migrate"}))
 def test_a_reader_on_a_missing_default_store_names_it_and_creates_nothing(
         name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COSTSCHED_DB", raising=False)
