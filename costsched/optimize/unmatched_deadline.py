@@ -89,6 +89,8 @@ def deadline_missed(name: str, deadline_hours: float, fastest: str, needs_hours:
     places = max(_places_needed(total, deadline_hours),
                  left_out.places(deadline_hours) if left_out is not None else 0)
     need = _met(total, places)  # met at that
+    if left_out is not None and not left_out.meets and _met(left_out.hours, places) >= need:
+        left_out = None  # no sooner deadline, as the line reads it: no way to one
     needs = hours(need, places)
     boot = hours(start_hours, places)
     run = hours(need - float(boot.replace(",", "")), places)  # the parts add up to the need
