@@ -367,7 +367,9 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
             return JobEvent(job_id, "finished", _succeeded_as(store.jobs.get(job_id)))
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
                else instance.detail)
-        return JobEvent(job_id, "failed", f"failed ({why}{restarts.exhausted(allowed)})",
+        where = f" in {instance.phase}" if instance.phase else ""  # 'in setup': not its run
+        return JobEvent(job_id, "failed",
+                        f"failed{where} ({why}{restarts.exhausted(allowed)})",
                         notify="failure")
     if not recover:
         return None
