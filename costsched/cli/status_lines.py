@@ -134,7 +134,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         merged = words == REST_NOT_PRICED and s.assumed_work is not None
         short = [words] if words and not merged else []
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
-            f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s),
+            f"{s.steps_not_reached}; {_short_next(s)}"), s.steps_not_reported,
+            not brief and _failed_next(s),
             not brief and _stopped_next(s)) if line]
         said = problems(s, brief, assumed_figures, merged) + in_setup(s, now) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \

@@ -29,7 +29,9 @@ that exited 0 (succeeded) at a step short of its declared steps: its verdict say
 ('ended short (exited 0 at 12% of its declared steps)'), and it has no ratio: a run that
 ended short of its steps, like one that failed ('failed'), says nothing of its estimate's
 accuracy and is left out of the calibration, as is a job not ended yet (its row says where
-it stands: a job 1% done is no measure of its estimate). A run on several GPU types ('1xL4 then
+it stands: a job 1% done is no measure of its estimate). One that exited 0 having
+reported no step did a share of its steps that is not known (`work.done_not_known`): no
+share done, no ratio, its verdict NOT_REPORTED. A run on several GPU types ('1xL4 then
 1xA10G') is left out of each GPU's group of the calibration (counted in ALL). Ratios are
 actual over expected: above 1 the job took longer or cost more than planned. Each ratio is
 judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` between.
@@ -60,7 +62,13 @@ from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
 from costsched.store.schema import job_predictions
 from costsched.throughput import assumed_basis
-from costsched.work import ended_short, own_total, steps_done, trained_seconds
+from costsched.work import (
+    done_not_known,
+    ended_short,
+    own_total,
+    steps_done,
+    trained_seconds,
+)
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
@@ -73,6 +81,8 @@ CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_training_hours_ratio",
 ALL = "(all)"
 THEN = " then "  # between the GPUs of a job that ran on several (`gpus_of`)
 SHORT = "ended short"  # the verdict of a job that exited 0 short of its declared steps
+# The verdict of one that exited 0 having reported no step: its share done is not known.
+NOT_REPORTED = "no step reported (exited 0: the share of its steps it did is not known)"
 _PREDICTED = ("job_id", "model", "gpu_model", "gpu_count", "steps_per_second",
               "throughput_source", "expected_hours", "expected_usd", "expected_preemptions",
               "usd_per_hour")
@@ -130,6 +140,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         succeeded = job.state == "succeeded"
         said = bool(read_of.get(job_id))  # it reported a step, 0 included
         short = ended_short(succeeded, job.steps_done, total, said)
+        unknown = done_not_known(succeeded, job.steps_done, total, said)  # done: NaN
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
             steps_done(job.steps_done, total, succeeded, said) / total
         hours = usd = outside = math.nan
@@ -161,7 +172,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             done, expected_hours, hours, hours_ratio, expected_usd, usd, usd_ratio,
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
             verdict(hours_ratio, usd_ratio, done if short else None,
-                    job.state == "failed", outside)), strict=True)))
+                    job.state == "failed", outside, unknown)), strict=True)))
     return rows
 
 
@@ -198,15 +209,19 @@ def started_usd(predicted: Mapping) -> float:
 
 
 def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
-            failed: bool = False, outside: float = math.nan) -> str:
+            failed: bool = False, outside: float = math.nan,
+            not_reported: bool = False) -> str:
     """`vs_estimate`; for a run that says nothing of its estimate, what it is: 'failed'
-    (`failed`), or 'ended short' with the share done of a job that exited 0 short of its
-    declared steps (`short`; None for any other job). `outside`: the share of its billed
-    hours outside training (`vs_estimate`)."""
+    (`failed`), 'ended short' with the share done of a job that exited 0 short of its
+    declared steps (`short`; None for any other job), or NOT_REPORTED for one that exited 0
+    having reported no step (`not_reported`: `work.done_not_known`). `outside`: the share
+    of its billed hours outside training (`vs_estimate`)."""
     if failed:
         return "failed"
     if short is not None:
         return f"{SHORT} (exited 0 at {percent_down(short)} of its declared steps)"
+    if not_reported:
+        return NOT_REPORTED
     return vs_estimate(hours_ratio, usd_ratio, outside)
 
 
