@@ -56,6 +56,7 @@ from sqlalchemy import select
 
 from costsched.costs import Move
 from costsched.model import FINAL_STATES
+from costsched.report.outside import Causes, outside_words
 from costsched.report.sums import by, column_sum, seconds
 from costsched.step_share import percent_down
 from costsched.store import PriceStore
@@ -68,6 +69,7 @@ from costsched.work import (
     own_total,
     steps_done,
     trained_seconds,
+    trained_span,
 )
 
 TOLERANCE = 0.10
@@ -116,14 +118,17 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
                    recoveries: Mapping[int, int],
                    readings: Sequence[tuple] | None = None,
                    spent: Mapping[int, float] | None = None,
-                   read: Mapping[int, datetime] | None = None) -> list[dict]:
+                   read: Mapping[int, datetime] | None = None,
+                   causes: Mapping[int, Causes] | None = None) -> list[dict]:
     """ESTIMATE_COLUMNS per job with a prediction. `lives`: the jobs' placements charged
     over their whole lives up to the report's end (each with its usd); `egress`: their
     moves' egress up to then; `recoveries`: per job id, the recoveries after a lost
     instance; `readings`: their step readings (`JobStore.reading_rows`); `spent`: per job
     id, its spend as the spend table has it, where it is the same figure (the period
     holds its whole life): its dollars here are that figure, never one summed again;
-    `read`: per job id, the time its hours run to (`until`; default: its lives' ends)."""
+    `read`: per job id, the time its hours run to (`until`; default: its lives' ends);
+    `causes`: per job id, what is known of its billed hours beyond its training (its steps
+    lost at preemptions, its measured setup: `outside.causes_of`; none by default)."""
     rows = []
     by_job = by(lives, lambda life: life[0].job_id)
     read_of = by(readings or [], lambda r: int(r[1]))
@@ -143,7 +148,8 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         unknown = done_not_known(succeeded, job.steps_done, total, said)  # done: NaN
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
             steps_done(job.steps_done, total, succeeded, said) / total
-        hours = usd = outside = math.nan
+        hours = usd = math.nan
+        outside = ""  # what of its billed hours was not training, by cause
         planned = started_usd(p)  # the plan's start, counted whole (paid once)
         expected_hours = p["expected_hours"] * done
         expected_usd = expected_start_usd(p, job) + (p["expected_usd"] - planned) * done
@@ -162,8 +168,10 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             if trained is not None:  # training only: the work done at its measured pace
                 hours = trained / 3600
             hours = min(hours, ran)  # never more than its instances ran
-            if trained is not None and ran > 0:  # its billed share outside training
-                outside = 1.0 - hours / ran
+            span = trained_span(read_of.get(job_id, []), column_sum)
+            if trained is not None and span is not None:  # its billed hours not training
+                outside = outside_words(ran, hours, span[1] / span[0],
+                                        (causes or {}).get(job_id, Causes()))
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
         if job.state == "failed" or short:  # no measure of the estimate: no ratio
             hours_ratio = usd_ratio = math.nan
@@ -209,13 +217,13 @@ def started_usd(predicted: Mapping) -> float:
 
 
 def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
-            failed: bool = False, outside: float = math.nan,
+            failed: bool = False, outside: str = "",
             not_reported: bool = False) -> str:
     """`vs_estimate`; for a run that says nothing of its estimate, what it is: 'failed'
     (`failed`), 'ended short' with the share done of a job that exited 0 short of its
     declared steps (`short`; None for any other job), or NOT_REPORTED for one that exited 0
-    having reported no step (`not_reported`: `work.done_not_known`). `outside`: the share
-    of its billed hours outside training (`vs_estimate`)."""
+    having reported no step (`not_reported`: `work.done_not_known`). `outside`: what of its
+    billed hours was not training, by cause (`outside.outside_words`; `vs_estimate`)."""
     if failed:
         return "failed"
     if short is not None:
@@ -225,24 +233,21 @@ def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
     return vs_estimate(hours_ratio, usd_ratio, outside)
 
 
-# Where a job's billed hours outside training go: what costsched sees of them.
-OUTSIDE = "billed outside training: its setup, and before its first step and after its last"
-
-
-def vs_estimate(hours_ratio: float, usd_ratio: float, outside: float = math.nan) -> str:
+def vs_estimate(hours_ratio: float, usd_ratio: float, outside: str = "") -> str:
     """'under', 'within' or 'over' the estimate where the hours and the cost agree (each
     judged alone: `judged`), else the verdict of each, named: 'hours within, cost under'
     (see the module); '' when nothing can be compared. A cost over beside training hours
-    that are not says what of its billed hours were outside training (`outside`: their
-    share), a setup longer than its plan assumed (or one its plan leaves out: the local
-    launcher's): 'hours within, cost over (38% of its hours billed outside training: its
-    setup, ...)'."""
+    that are not says what of its billed hours were not training, by the causes known
+    (`outside`: `outside.outside_words`; its steps lost at a preemption and trained again,
+    its setup where measured, the rest before its first step and after its last): 'hours
+    within, cost over (26% of its billed hours outside training: 689 steps lost at a
+    preemption and trained again, 20%; ...)'."""
     hours, cost = judged(hours_ratio), judged(usd_ratio)
     if not hours or not cost or hours == cost:
         return hours or cost
     said = f"hours {hours}, cost {cost}"
-    if cost == "over" and math.isfinite(outside) and outside >= 0.01:
-        return f"{said} ({percent_down(outside)} of its hours {OUTSIDE})"
+    if cost == "over" and outside:
+        return f"{said} ({outside})"
     return said
 
 

@@ -338,11 +338,12 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                  for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step, i.live)) is not None}
+        setups = {j: asked[j].setup_seconds for j in steps}  # where its instance says
         store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
                                 reported=reported_at({j: asked[j].step_at for j in steps},
-                                                     when))
+                                                     when), setups=setups)
         store.jobs.record_steps({j: s for j, s in steps.items() if not asked[j].live},
-                                at=when, extend=False)  # found gone: no training since
+                                at=when, extend=False, setups=setups)  # found gone
         read_of = _by_job(gang_stalls.trained_readings(store, None if every else ids))
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]
