@@ -92,6 +92,23 @@ def lost_steps_said(detail: str) -> tuple[str, str]:
     return instance, words
 
 
+# How `steps.resume_from`'s words (`service.jobs.resumed_words`) count the steps lost:
+# 'N steps lost', 'at least N steps lost' (a floor: a cloud's instance, gone with its last
+# steps), 'about N steps lost' (its checkpoint's step read off the time it was saved).
+_LOST_COUNT = re.compile(r"(?:^|[\s(:])(at least |about )?(\d[\d,]*) steps? lost\b")
+_NONE_LOST = re.compile(r"(?:^|[\s(:])no step lost\b")
+
+
+def steps_lost(words: str) -> tuple[float, str] | None:
+    """The steps a recovery's words (a RECOVERY_NOTE's, after 'instance ID: ') say were
+    lost, and how they are known ('' counted; 'at least '; 'about '): (0, '') for 'no step
+    lost'; None where they say how many is not known (or say nothing of it)."""
+    found = _LOST_COUNT.search(words)
+    if found is not None:
+        return float(found.group(2).replace(",", "")), found.group(1) or ""
+    return (0.0, "") if _NONE_LOST.search(words) else None
+
+
 def recoveries(move_kinds: Iterable[str], nodes_replaced: int = 0) -> int:
     """A job's recoveries after a preemption: its recovery moves (of `move_kinds`, its
     moves' kinds) and its gang's nodes replaced in place (its NODE_RECOVERY events)."""

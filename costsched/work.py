@@ -11,6 +11,7 @@ has no total. `Work` says which, and the key of the job's file that gives the re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -192,13 +193,35 @@ def ended_short(succeeded: bool, step: float, total: float | None,
     """Whether a job that exited 0 (`succeeded`) had reported a last `step` short of its
     `total` in its own steps (`own_total`; None: no share is known). Exit 0 is done, by the
     job contract, but its progress is then the step it reported, not all of its steps. A
-    job that reported no step is taken as done; one that reported step 0 did none of them.
+    job that reported no step is not short: how much it did is not known
+    (`done_not_known`); one that reported step 0 did none of them.
     `reported`: whether it reported a step (0 included: a step reading is stored); None
     where that is not known, when only a step above 0 says it did."""
     if not succeeded or total is None:
         return False
     said = float(step) > 0 if reported is None else reported or float(step) > 0
     return said and float(step) < float(total)
+
+
+def done_not_known(succeeded: bool, step: float, total: float | None,
+                   reported: bool | None) -> bool:
+    """Whether a job that exited 0 (`succeeded`) did a share of its `total` in its own
+    steps (`own_total`; None: no share is known) that is not known: it reported no step,
+    0 included (`reported` False: no step reading is stored, and its `step` is 0). Exit 0
+    is done by the job contract, but no step it reported stands behind it: every view
+    shows no share for it (never 100%) and no step 'reported', and says why
+    (`not_reported_words`). None for `reported`: not known (only a step above 0 says)."""
+    return succeeded and total is not None and reported is False and float(step) <= 0
+
+
+def not_reported_words(total: float) -> str:
+    """What every view says of a job whose share done is not known (`done_not_known`)."""
+    return (f"exited 0 having reported no step: how many of its {total:,.0f} declared steps "
+            f"it did is not known (a job reports its step in {PROGRESS_FILE_VARIABLE})")
+
+
+# Where a job reports its step (the job contract, `launchers.agent`).
+PROGRESS_FILE_VARIABLE = "$COSTSCHED_PROGRESS_FILE"
 
 
 def short_words(step: float, total: float) -> str:
@@ -212,9 +235,11 @@ def steps_done(step: float, total: float | None, succeeded: bool,
     """The steps a job did: its last reported `step`, at most its `total` in its own steps
     (`own_total`; all of them once it `succeeded`, unless it `ended_short`: `reported`
     says whether it reported a step, 0 included), or that step where its total is not its
-    own (None)."""
+    own (None); NaN where it is not known (`done_not_known`: it exited 0 reporting none)."""
     if total is None:
         return max(float(step), 0.0)
+    if done_not_known(succeeded, step, total, reported):
+        return math.nan
     if succeeded and not ended_short(succeeded, step, total, reported):
         return float(total)
     return max(min(float(step), float(total)), 0.0)

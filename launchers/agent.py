@@ -24,7 +24,9 @@ says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_s
 None when not read in this run). While setup runs, it says {"state": "running",
 "setup_since": when setup began (Unix seconds), "checkpoint_version", "checkpoint_step",
 "checkpoint_step_inferred", "checkpoint_error"}, with no "step": the job's command has not
-begun; it is rewritten without "setup_since" as soon as setup ends. "checkpoint_step" is
+begun; it is rewritten without "setup_since" as soon as setup ends, and from then on
+(its end's too) says "setup_seconds", how long this instance's setup took (0 without a
+setup; kept in WORKDIR/.setup-done for an agent started again). "checkpoint_step" is
 the step of the newest version this instance published or restored (where a start from
 it resumes; None when not known): its commit marker's, else its new files' names', else
 the one the job had reported when they were written ("checkpoint_step_inferred": true;
@@ -85,7 +87,8 @@ PROGRESS = "progress"  # the job writes its step here ($COSTSCHED_PROGRESS_FILE)
 JOB_LOG = "job.log"
 CHECKPOINTS = "checkpoints"
 CODE = "code"  # the unpacked code archive: where setup and the command run
-_SETUP_DONE = ".setup-done"  # beside the code: setup ran to success on this instance
+# Beside the code: setup ran to success on this instance; it holds the seconds it took.
+_SETUP_DONE = ".setup-done"
 ENV_POLL = "COSTSCHED_AGENT_POLL"  # the default --poll (seconds)
 _TICK = 0.05  # seconds between looks at the job and the stop flag
 _EXIT_DETAIL = {126: "command not executable", 127: "command not found"}
@@ -135,6 +138,9 @@ class Agent:
         self.checkpoint_inferred = False  # ...read off the time it was saved (a floor)
         self.progress = ProgressReadings(workdir / PROGRESS)
         self.setup_since: float | None = None  # when setup began, while it runs (Unix s)
+        # The seconds this instance's setup took, once it ended (0 without one); None
+        # before, or where an earlier agent ran it and did not keep it.
+        self.setup_seconds: float | None = None
 
     @property
     def stop_reason(self) -> str:
@@ -262,18 +268,21 @@ class Agent:
         log); SetupFailed with their exit code when they fail."""
         done = self.workdir / _SETUP_DONE
         if not self.setup.strip() or done.exists():
+            self.setup_seconds = _setup_took(done) if self.setup.strip() else 0.0
             if self.container is not None:
                 self.container.set_up_already(bool(self.setup.strip()))
             return
         with (self.workdir / JOB_LOG).open("ab") as out:
             out.write(b"costsched: setup\n")
         self.setup_since = time.time()
+        began = time.monotonic()
         self._report_running()  # in setup from now on, as the launcher reads it
         setup = self._start(self.setup, env, phase="setup")
         try:
             self._supervise(setup)
         finally:
             self.setup_since = None
+        took = time.monotonic() - began
         exit_code = _exit_code(setup.returncode)
         done_now = exit_code == 0 and not self.stop_reason
         self._wait_for_group(setup, keep_container=done_now)
@@ -288,7 +297,8 @@ class Agent:
             last = _last_line(self.workdir / JOB_LOG)
             raise SetupFailed(exit_code, f"setup failed: exit code {exit_code}"
                               + (f" ({last})" if last else ""))
-        done.touch()
+        done.write_text(f"{took:.3f}")
+        self.setup_seconds = took
         with (self.workdir / JOB_LOG).open("ab") as out:
             out.write(b"costsched: setup done\n")
         self._report_running()  # no longer in setup: said at once, not a poll later
@@ -349,7 +359,8 @@ class Agent:
         else:
             self.progress.sample()  # the step read next is then known with its time
             step = read_progress(self.workdir / PROGRESS)
-            said = {"step": step, "step_at": self.progress.written_at(step)}
+            said = {"step": step, "step_at": self.progress.written_at(step),
+                    **self._setup_said()}
         report = {"state": "running", **said,
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
@@ -396,11 +407,26 @@ class Agent:
                 INFERRED: self.checkpoint_inferred,
                 "step": (step := read_progress(self.workdir / PROGRESS)),
                 "step_at": self.progress.written_at(step),
-                "checkpoint_error": self.publisher.error}
+                "checkpoint_error": self.publisher.error, **self._setup_said()}
+
+    def _setup_said(self) -> dict:
+        """{"setup_seconds": how long this instance's setup took} once it ended, else {}."""
+        took = self.setup_seconds
+        return {} if took is None else {"setup_seconds": round(took, 3)}
 
 
 # What the agent's own environment holds only for the agent (`local_env.ENV_AGENT_ONLY`,
 # so that it can import costsched and reach its checkpoint store): not passed to the job.
+
+
+def _setup_took(done: Path) -> float | None:
+    """The seconds an earlier agent's setup on this instance took, as its `_SETUP_DONE`
+    file keeps them; None where it does not (written before it kept them)."""
+    try:
+        took = float(done.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return took if took >= 0 else None
 
 
 def job_environment() -> dict[str, str]:

@@ -52,7 +52,7 @@ from launchers.local_lost import last_step, lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 from launchers.progress_readings import checkpoint_step, checkpoint_version, inferred, step_time
-from launchers.status_file import STATUS, write_status
+from launchers.status_file import STATUS, setup_seconds, write_status
 
 # Where the launcher keeps things, as the tests and tools know them by this module.
 __all__ = ["ENV_INSTANCES", "INDEX", "INSTANCE", "JOBS", "LocalLauncher", "default_base_dir",
@@ -300,7 +300,8 @@ class LocalLauncher(Launcher):
                             created_at=utc(record.get("launched_at")),
                             lost_at=lost_at(folder) if state == "preempted" else None,
                             setup_since=step_time(status.get("setup_since"))
-                            if state == "running" else None)
+                            if state == "running" else None,
+                            setup_seconds=setup_seconds(status))
         return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:

@@ -4,6 +4,7 @@ agent never started) says of the job, written atomically for the launcher to rea
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -18,3 +19,14 @@ def write_status(workdir: Path, status: dict) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temp, workdir / STATUS)
+
+
+def setup_seconds(status: dict) -> float | None:
+    """A status file's "setup_seconds", how long the instance's setup took (0 without
+    one); None where it says none (in setup, before it, an older agent's) or nothing that
+    is a duration."""
+    took = status.get("setup_seconds")
+    if isinstance(took, bool) or not isinstance(took, (int, float)) \
+            or not math.isfinite(took) or took < 0:
+        return None
+    return float(took)

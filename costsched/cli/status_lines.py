@@ -134,7 +134,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         merged = words == REST_NOT_PRICED and s.assumed_work is not None
         short = [words] if words and not merged else []
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
-            f"{s.steps_not_reached}; {_short_next(s)}"), not brief and _failed_next(s),
+            f"{s.steps_not_reached}; {_short_next(s)}"), s.steps_not_reported,
+            not brief and _failed_next(s),
             not brief and _stopped_next(s)) if line]
         said = problems(s, brief, assumed_figures, merged) + in_setup(s, now) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
@@ -206,23 +207,38 @@ def _stopped_next(s: service.JobStatus) -> str:
 
 # The shell's exit codes of a command it could not run: not executable, not found.
 COMMAND_NOT_RUN = (126, 127)
+# The job file's key of what ran in each phase a job can fail in with an exit code: its
+# setup (`setup`), else its command (`run`).
+PHASE_KEYS = {"setup": "setup", "": "run"}
 
 
 def _failed_next(s: service.JobStatus) -> str:
     """How a failed job starts again, and from which step (`Failure.resumes_at`: its
     newest verified checkpoint's; 0 when it published none); '' for any other job, or one
-    that failed before it was placed (nothing to start again)."""
+    that failed before it was placed (nothing to start again). Its setup or its command
+    are run as launched (`start` never reads the job file again: `--repack` packs its
+    workdir alone): one that could not run at all, or a failed setup, is sent to the key
+    of its file that ran, and to the launch that reads the file fixed."""
     if s.record.state != "failed" or s.failure is None or not s.record.checkpoint_location:
         return ""
-    if s.failure.exit_code in COMMAND_NOT_RUN:  # its job file's command: a start runs it again
-        from costsched.service.jobs.launches import launch_again
+    from costsched.service.jobs.launches import job_file, launch_again
 
-        return (f"its command (the job file's `run`, as launched) could not run (exit code "
+    key = PHASE_KEYS.get(s.failure.phase)
+    named = job_file(s.record)
+    where = f"`{key}` in {named}" if named else f"`{key}` in its job file"
+    what = "its setup" if key == "setup" else "its command"
+    if key is not None and s.failure.exit_code in COMMAND_NOT_RUN:  # a start runs it again
+        return (f"{what} (the job file's `{key}`, as launched) could not run (exit code "
                 f"{s.failure.exit_code}): `costsched start {s.record.id}` runs the same "
-                f"command again; fix the file, then {launch_again(s.record)}")
+                f"{'setup' if key == 'setup' else 'command'} again; fix {where}, then "
+                f"{launch_again(s.record)}")
     code = (f", with the code it ran (`costsched start {s.record.id} --repack` packs its "
             "workdir again, as it is now)" if s.record.spec.get("code") else "")
-    return _starts_again(s.record.id, s.failure.resumes_at, s.failure.resumes_inferred) + code
+    again = _starts_again(s.record.id, s.failure.resumes_at, s.failure.resumes_inferred) + code
+    if key == "setup":  # its setup as launched, whatever the file says now
+        again += (f"; that runs its setup as launched: after a fix to {where}, "
+                  f"{launch_again(s.record)}")
+    return again
 
 
 def _starts_again(job_id: int, at: float | None, inferred: bool = False) -> str:

@@ -127,6 +127,9 @@ class Instance:
     # While it runs the job's setup (its command not begun yet), when that setup began, as
     # the instance reports it; None: not in setup, or the backend does not say.
     setup_since: datetime | None = None
+    # How long its setup took, once it ended (0 for a job without one), as the instance
+    # reports it; None: not ended yet, or the backend does not say.
+    setup_seconds: float | None = None
 
     @property
     def live(self) -> bool:

@@ -29,7 +29,7 @@ from costsched.amounts import Scale, no_noise
 from costsched.costs import Move, egress_rows, nodes_of
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
-from costsched.model import NODE_RECOVERY, InvalidInput, recoveries
+from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, recoveries
 from costsched.passes import one_pass
 from costsched.price_ages import (
     Stale,
@@ -46,6 +46,7 @@ from costsched.report.columns import (
 )
 from costsched.report.failed import failed_runs
 from costsched.report.moves import gang_events, move_table, moved_into, target_running_times
+from costsched.report.outside import Causes, causes_of
 from costsched.report.paces import estimated_lines, placement_paces
 from costsched.report.pieces import (
     Piece,
@@ -365,8 +366,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     whole = _one_spend(job_rows, job_parts, placed, start)
     estimated = [row for row in estimates.estimate_table(
         predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings,
-        {j: usd for j, (usd, _) in whole.items()}, estimates.until(jobs, end))
-        if row["job_id"] in held]
+        {j: usd for j, (usd, _) in whole.items()}, estimates.until(jobs, end),
+        _causes(store, [j for j in predicted if j in held], end)) if row["job_id"] in held]
     rows = {
         "jobs": job_rows,
         "clouds": _cloud_table(spent_on, egress),
@@ -420,6 +421,21 @@ def _in_period(jobs: Sequence[JobRecord], placed: Sequence[PlacementRow],
            and (start is None or p.end_at is None or p.end_at >= start)}
     ever = {p.job_id for p in placed}
     return met | {j.id for j in jobs if j.id not in ever and j.created_at <= end}
+
+
+def _causes(store: PriceStore, job_ids: Sequence[int], end: datetime
+            ) -> dict[int, Causes]:
+    """Per job id (of `job_ids`), what is known of its billed hours beyond its training:
+    the steps its preemptions lost by the report's `end`, its setups where measured
+    (`outside.causes_of`), in two reads."""
+    if not job_ids:
+        return {}
+    notes: dict[int, list] = {}
+    for e in store.jobs.event_rows(job_ids, [RECOVERY_NOTE]):
+        if e.at <= end:
+            notes.setdefault(e.job_id, []).append(e)
+    setups = store.jobs.setups(job_ids)
+    return {j: causes_of(notes.get(j, []), setups.get(j, [])) for j in job_ids}
 
 
 def _recoveries(store: PriceStore, job_moves: Mapping[int, list[MoveRecord]]

@@ -29,7 +29,9 @@ that exited 0 (succeeded) at a step short of its declared steps: its verdict say
 ('ended short (exited 0 at 12% of its declared steps)'), and it has no ratio: a run that
 ended short of its steps, like one that failed ('failed'), says nothing of its estimate's
 accuracy and is left out of the calibration, as is a job not ended yet (its row says where
-it stands: a job 1% done is no measure of its estimate). A run on several GPU types ('1xL4 then
+it stands: a job 1% done is no measure of its estimate). One that exited 0 having
+reported no step did a share of its steps that is not known (`work.done_not_known`): no
+share done, no ratio, its verdict NOT_REPORTED. A run on several GPU types ('1xL4 then
 1xA10G') is left out of each GPU's group of the calibration (counted in ALL). Ratios are
 actual over expected: above 1 the job took longer or cost more than planned. Each ratio is
 judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` between.
@@ -54,13 +56,21 @@ from sqlalchemy import select
 
 from costsched.costs import Move
 from costsched.model import FINAL_STATES
+from costsched.report.outside import Causes, outside_words
 from costsched.report.sums import by, column_sum, seconds
 from costsched.step_share import percent_down
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow, id_chunks
 from costsched.store.schema import job_predictions
 from costsched.throughput import assumed_basis
-from costsched.work import ended_short, own_total, steps_done, trained_seconds
+from costsched.work import (
+    done_not_known,
+    ended_short,
+    own_total,
+    steps_done,
+    trained_seconds,
+    trained_span,
+)
 
 TOLERANCE = 0.10
 ESTIMATE_COLUMNS = [
@@ -73,6 +83,8 @@ CALIBRATION_COLUMNS = ["model", "gpu", "jobs", "median_training_hours_ratio",
 ALL = "(all)"
 THEN = " then "  # between the GPUs of a job that ran on several (`gpus_of`)
 SHORT = "ended short"  # the verdict of a job that exited 0 short of its declared steps
+# The verdict of one that exited 0 having reported no step: its share done is not known.
+NOT_REPORTED = "no step reported (exited 0: the share of its steps it did is not known)"
 _PREDICTED = ("job_id", "model", "gpu_model", "gpu_count", "steps_per_second",
               "throughput_source", "expected_hours", "expected_usd", "expected_preemptions",
               "usd_per_hour")
@@ -106,14 +118,17 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
                    recoveries: Mapping[int, int],
                    readings: Sequence[tuple] | None = None,
                    spent: Mapping[int, float] | None = None,
-                   read: Mapping[int, datetime] | None = None) -> list[dict]:
+                   read: Mapping[int, datetime] | None = None,
+                   causes: Mapping[int, Causes] | None = None) -> list[dict]:
     """ESTIMATE_COLUMNS per job with a prediction. `lives`: the jobs' placements charged
     over their whole lives up to the report's end (each with its usd); `egress`: their
     moves' egress up to then; `recoveries`: per job id, the recoveries after a lost
     instance; `readings`: their step readings (`JobStore.reading_rows`); `spent`: per job
     id, its spend as the spend table has it, where it is the same figure (the period
     holds its whole life): its dollars here are that figure, never one summed again;
-    `read`: per job id, the time its hours run to (`until`; default: its lives' ends)."""
+    `read`: per job id, the time its hours run to (`until`; default: its lives' ends);
+    `causes`: per job id, what is known of its billed hours beyond its training (its steps
+    lost at preemptions, its measured setup: `outside.causes_of`; none by default)."""
     rows = []
     by_job = by(lives, lambda life: life[0].job_id)
     read_of = by(readings or [], lambda r: int(r[1]))
@@ -130,9 +145,11 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         succeeded = job.state == "succeeded"
         said = bool(read_of.get(job_id))  # it reported a step, 0 included
         short = ended_short(succeeded, job.steps_done, total, said)
+        unknown = done_not_known(succeeded, job.steps_done, total, said)  # done: NaN
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
             steps_done(job.steps_done, total, succeeded, said) / total
-        hours = usd = outside = math.nan
+        hours = usd = math.nan
+        outside = ""  # what of its billed hours was not training, by cause
         planned = started_usd(p)  # the plan's start, counted whole (paid once)
         expected_hours = p["expected_hours"] * done
         expected_usd = expected_start_usd(p, job) + (p["expected_usd"] - planned) * done
@@ -151,8 +168,10 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             if trained is not None:  # training only: the work done at its measured pace
                 hours = trained / 3600
             hours = min(hours, ran)  # never more than its instances ran
-            if trained is not None and ran > 0:  # its billed share outside training
-                outside = 1.0 - hours / ran
+            span = trained_span(read_of.get(job_id, []), column_sum)
+            if trained is not None and span is not None:  # its billed hours not training
+                outside = outside_words(ran, hours, span[1] / span[0],
+                                        (causes or {}).get(job_id, Causes()))
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
         if job.state == "failed" or short:  # no measure of the estimate: no ratio
             hours_ratio = usd_ratio = math.nan
@@ -161,7 +180,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             done, expected_hours, hours, hours_ratio, expected_usd, usd, usd_ratio,
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
             verdict(hours_ratio, usd_ratio, done if short else None,
-                    job.state == "failed", outside)), strict=True)))
+                    job.state == "failed", outside, unknown)), strict=True)))
     return rows
 
 
@@ -198,36 +217,37 @@ def started_usd(predicted: Mapping) -> float:
 
 
 def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
-            failed: bool = False, outside: float = math.nan) -> str:
+            failed: bool = False, outside: str = "",
+            not_reported: bool = False) -> str:
     """`vs_estimate`; for a run that says nothing of its estimate, what it is: 'failed'
-    (`failed`), or 'ended short' with the share done of a job that exited 0 short of its
-    declared steps (`short`; None for any other job). `outside`: the share of its billed
-    hours outside training (`vs_estimate`)."""
+    (`failed`), 'ended short' with the share done of a job that exited 0 short of its
+    declared steps (`short`; None for any other job), or NOT_REPORTED for one that exited 0
+    having reported no step (`not_reported`: `work.done_not_known`). `outside`: what of its
+    billed hours was not training, by cause (`outside.outside_words`; `vs_estimate`)."""
     if failed:
         return "failed"
     if short is not None:
         return f"{SHORT} (exited 0 at {percent_down(short)} of its declared steps)"
+    if not_reported:
+        return NOT_REPORTED
     return vs_estimate(hours_ratio, usd_ratio, outside)
 
 
-# Where a job's billed hours outside training go: what costsched sees of them.
-OUTSIDE = "billed outside training: its setup, and before its first step and after its last"
-
-
-def vs_estimate(hours_ratio: float, usd_ratio: float, outside: float = math.nan) -> str:
+def vs_estimate(hours_ratio: float, usd_ratio: float, outside: str = "") -> str:
     """'under', 'within' or 'over' the estimate where the hours and the cost agree (each
     judged alone: `judged`), else the verdict of each, named: 'hours within, cost under'
     (see the module); '' when nothing can be compared. A cost over beside training hours
-    that are not says what of its billed hours were outside training (`outside`: their
-    share), a setup longer than its plan assumed (or one its plan leaves out: the local
-    launcher's): 'hours within, cost over (38% of its hours billed outside training: its
-    setup, ...)'."""
+    that are not says what of its billed hours were not training, by the causes known
+    (`outside`: `outside.outside_words`; its steps lost at a preemption and trained again,
+    its setup where measured, the rest before its first step and after its last): 'hours
+    within, cost over (26% of its billed hours outside training: 689 steps lost at a
+    preemption and trained again, 20%; ...)'."""
     hours, cost = judged(hours_ratio), judged(usd_ratio)
     if not hours or not cost or hours == cost:
         return hours or cost
     said = f"hours {hours}, cost {cost}"
-    if cost == "over" and math.isfinite(outside) and outside >= 0.01:
-        return f"{said} ({percent_down(outside)} of its hours {OUTSIDE})"
+    if cost == "over" and outside:
+        return f"{said} ({outside})"
     return said
 
 

@@ -257,9 +257,12 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         # not given, or given as hours on a reference GPU; `progress_note` says why).
         "steps_total": s.own_total,
         "steps_left": None if s.own_total is None else s.steps_left, "step": s.step,
-        "reported_step": s.reported_step, "resumes": s.resumes or None,
+        # The last step it reported: null where it reported none.
+        "reported_step": s.shown_reported_step, "resumes": s.resumes or None,
         # A job that exited 0 short of its declared steps: that, in words (else null).
         "steps_not_reached": s.steps_not_reached or None,
+        # One that exited 0 having reported no step: that its share done is not known.
+        "steps_not_reported": s.steps_not_reported or None,
         # The steps each recovery lost, as its log keeps them (`steps.resume_from`), seen
         # `at`; `waiting`: its recovery waits to start (a secret), else it `began_at`.
         "recovered": [recovered_of(e, s) for e in s.recovered],

@@ -11,6 +11,7 @@ writers cannot both move a job from the same state; the UPDATE is also a compare
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
@@ -18,6 +19,7 @@ from sqlalchemy import (
     BigInteger,
     Connection,
     Engine,
+    Float,
     bindparam,
     case,
     delete,
@@ -60,8 +62,9 @@ _CAS_ATTEMPTS = 20  # a state that keeps changing under a writer this often is a
 
 
 def _reading(extend: bool = True):  # noqa: ANN202 - an UPDATE statement
-    """The step reading (parameters `job`, `step`, and its time `ts`, `last_ts`:
-    `_reading_times`) kept on the job's newest open
+    """The step reading (parameters `job`, `step`, its time `ts`, `last_ts`:
+    `_reading_times`, and `setup`: how long the placement's setup took, as its instance
+    says, None where it does not; kept once known) kept on the job's newest open
     placement (a move's target while its source is still open): its first reading kept,
     its last replaced, its time only when the step moved on (a job that writes its step
     every minute, read every few seconds, trained up to when it wrote it, not to the
@@ -81,7 +84,9 @@ def _reading(extend: bool = True):  # noqa: ANN202 - an UPDATE statement
         func.coalesce(placements.c.last_step, bindparam("step")),
         last_step_ts=case((placements.c.last_step == bindparam("step"),
                            placements.c.last_step_ts), else_=last_ts) if extend else
-        func.coalesce(placements.c.last_step_ts, last_ts)))
+        func.coalesce(placements.c.last_step_ts, last_ts),
+        setup_seconds=func.coalesce(placements.c.setup_seconds,
+                                    bindparam("setup", type_=Float))))
 
 
 def _reading_times(at: datetime) -> dict[str, int]:
@@ -300,16 +305,19 @@ class JobStore(JobPlacements, NodeGaps, JobLog):
         def store(conn: Connection) -> None:
             _touch(conn, job_id, ts, steps_done=steps)  # InvalidInput: no such job
             conn.execute(_reading(extend), [{"job": int(job_id), "step": steps,
-                                             **_reading_times(at)}])
+                                             "setup": None, **_reading_times(at)}])
 
         write(self.engine, store)
 
     def record_steps(self, steps: Mapping[int, float], *, at: datetime,
                      extend: bool = True,
-                     reported: Mapping[int, datetime] | None = None) -> None:
+                     reported: Mapping[int, datetime] | None = None,
+                     setups: Mapping[int, float | None] | None = None) -> None:
         """`record_step` for many jobs ({job id: step}) in one transaction. `reported`:
         when a job reported its step, where its instance says (its reading's time; else
-        `at`, when it was read)."""
+        `at`, when it was read). `setups`: how long the setup of the instance each was
+        read off took, where it says (`Instance.setup_seconds`), kept with its placement's
+        readings once (`setups`)."""
         values = {int(job_id): _number("steps_done", step) for job_id, step in steps.items()}
         if not values:
             return
@@ -322,9 +330,24 @@ class JobStore(JobPlacements, NodeGaps, JobLog):
         def store(conn: Connection) -> None:
             conn.execute(query, rows)  # one statement, many rows
             conn.execute(_reading(extend), [
-                {**row, **_reading_times(told.get(row["job"], at))} for row in rows])
+                {**row, "setup": _seconds((setups or {}).get(row["job"])),
+                 **_reading_times(told.get(row["job"], at))} for row in rows])
 
         write(self.engine, store)
+
+    def setups(self, job_ids: Iterable[int] | None) -> dict[int, list[float | None]]:
+        """{job id: how long the setup of each of its placements with step readings took,
+        as its instance said (None where it did not)}, by placement, in one read."""
+        query = (select(placements.c.job_id, placements.c.setup_seconds)
+                 .where(placements.c.first_step_ts.is_not(None))
+                 .order_by(placements.c.job_id, placements.c.id))
+        out: dict[int, list[float | None]] = {}
+        with self.engine.connect() as conn:
+            for chunk in id_chunks(job_ids, placements.c.job_id):
+                for job_id, seconds in conn.execute(query.where(chunk)):
+                    out.setdefault(int(job_id), []).append(
+                        None if seconds is None else float(seconds))
+        return out
 
     def readings(self, job_ids: Iterable[int] | None) -> pd.DataFrame:
         """The step readings of the placements of `job_ids` (every job's when None) that
@@ -343,6 +366,14 @@ class JobStore(JobPlacements, NodeGaps, JobLog):
         with self.engine.connect() as conn:
             return [tuple(r) for chunk in id_chunks(job_ids, placements.c.job_id)
                     for r in conn.execute(query.where(chunk))]
+
+
+def _seconds(value: float | None) -> float | None:
+    """A setup's seconds as stored: None where not known (or not a duration)."""
+    if value is None:
+        return None
+    seconds = float(value)
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def readings_frame(rows: Iterable[tuple]) -> pd.DataFrame:

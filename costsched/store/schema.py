@@ -121,6 +121,9 @@ placements = Table(
     # Its instance waits for capacity, billed only once it runs (revision 0015: a market of
     # BILLED_FROM_RUNNING): charged nothing until then, when its start is set to that time.
     Column("waiting", Boolean, nullable=False, server_default=text("false")),
+    # How long its setup took, as its instance reported it with its first step reading
+    # (revision 0021); NULL where it did not say.
+    Column("setup_seconds", Float, nullable=True),
     Index("ix_placements_job_start", "job_id", "start_ts"),
 )
 

@@ -402,6 +402,18 @@ def _launched_with(spec: JobSpec, envs: Mapping[str, str] | None,
             "secrets": sorted(n for n in secrets or {} if n in spec.task.secrets)}
 
 
+def job_file(record: JobRecord) -> str | None:
+    """The file a job was launched from, as a hint names it: as typed where that names it
+    from here, else by its absolute path (a job stored before the path was kept: as
+    typed); None for a spec given in no file."""
+    stored = record.spec or {}
+    source = str(stored.get("source") or "")
+    if not source or source.startswith("<"):
+        return None
+    path = stored.get(SOURCE_PATH)
+    return str(path) if path and _absolute(source) != path else source  # typed elsewhere
+
+
 def launch_again(record: JobRecord) -> str:
     """How a job that has ended runs again: '`costsched launch fail.yaml` (the file it was
     launched from) runs it again as a new job, started afresh', the file as typed where
@@ -411,13 +423,10 @@ def launch_again(record: JobRecord) -> str:
     A job whose file made several (a sweep's) is told that the file launches them all,
     and how to run it alone (`file_jobs.all_of_them`)."""
     stored = record.spec or {}
-    source = str(stored.get("source") or "")
-    if not source or source.startswith("<"):  # a spec given in no file
+    source = job_file(record)
+    if source is None:  # a spec given in no file
         return "`costsched launch FILE` with its job file runs it again as a new job, " \
                "started afresh"
-    path = stored.get(SOURCE_PATH)
-    if path and _absolute(source) != path:  # typed in another folder
-        source = str(path)
     options, shell = _given_again(stored)
     unset = [n for n in shell if not os.environ.get(n)]
     first = (f" with {launch_secrets.listed(unset)} set in your shell first (their values "

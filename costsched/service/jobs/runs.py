@@ -22,7 +22,7 @@ from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable
 from costsched.vocabulary import offering_label
-from costsched.work import ended_short, own_total
+from costsched.work import done_not_known, ended_short, own_total
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec, ResolvedJob
@@ -141,12 +141,15 @@ def _progress_of(run: RunningJob, reported: float,
     (its steps are its own, its total in the reference GPU's seconds: `work.own_total`). A
     job that succeeded has none left, unless it reported a step short of its total in its
     own steps (`work.ended_short`; `said`: whether it reported a step, 0 included, where
-    known): it has the rest left, as its own step says."""
+    known): it has the rest left, as its own step says; one that reported none has a rest
+    not known (None: `work.done_not_known`)."""
     total = run.record.steps_total
     if total is None:
         return None, False
     if run.record.state == "succeeded":
         own, done = own_total(run.record.spec, total), done_step(run, reported)
+        if done_not_known(True, done, own, said):
+            return None, False
         short = own is not None and ended_short(True, done, own, said)
         return (own - done if short and own is not None else 0.0), True
     done = done_step(run, reported)  # a step 0 it reported is a step reported: 0%

@@ -55,7 +55,15 @@ from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import did_you_mean, job_state, stored_states
-from costsched.work import Work, assumed_work, ended_short, own_total, short_words
+from costsched.work import (
+    Work,
+    assumed_work,
+    done_not_known,
+    ended_short,
+    not_reported_words,
+    own_total,
+    short_words,
+)
 
 if TYPE_CHECKING:  # read from the store when a job is live (`store.decisions`)
     from costsched.store.decisions import StoredDecision
@@ -202,7 +210,7 @@ class JobStatus:
         ran stands in for a step), or its work is assumed or given as hours on a
         reference GPU (a share of those hours says nothing of its own steps)."""
         if self.record.state == "succeeded":
-            return "reported"
+            return None if self.steps_not_reported else "reported"
         if self.assumed_work is not None:
             return None
         return "reported" if self.reported or self.resumed else None
@@ -232,6 +240,23 @@ class JobStatus:
         return short_words(done, total)
 
     @property
+    def steps_not_reported(self) -> str:
+        """A job that exited 0 having reported no step, 0 included, its total in its own
+        steps (`work.done_not_known`): that its share done is not known, in words; ''
+        otherwise. Its progress is then not known, never 100%."""
+        total = self.own_total
+        if total is None or not done_not_known(self.record.state == "succeeded", self.step,
+                                               total, self.reported_any):
+            return ""
+        return not_reported_words(total)
+
+    @property
+    def shown_reported_step(self) -> float | None:
+        """The last step it reported, as every view shows it: None where it reported none
+        (never a step 0 it did not report)."""
+        return self.reported_step if self.reported_any else None
+
+    @property
     def start_went_nowhere(self) -> bool:
         """Whether it `ended short` again under a start, at no step past the one its run
         before it reached, or reporting no step at all (its placement holds no reading: a
@@ -256,7 +281,7 @@ class JobStatus:
         hours on a reference GPU, reads its step, never a share, done or not."""
         total = self.own_total
         if self.record.state == "succeeded" and not self.steps_not_reached:
-            return None if total is None else 1.0
+            return None if total is None or self.steps_not_reported else 1.0
         if self.progress_source is None or total is None or self.steps_left is None:
             return None
         return min(max((total - self.steps_left) / total, 0.0), 1.0)
@@ -313,11 +338,12 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                  for j in ids if j in ours}
         steps = {j: step for j, i in asked.items()
                  if (step := _step_news(runs[j].record, i.step, i.live)) is not None}
+        setups = {j: asked[j].setup_seconds for j in steps}  # where its instance says
         store.jobs.record_steps({j: s for j, s in steps.items() if asked[j].live}, at=when,
                                 reported=reported_at({j: asked[j].step_at for j in steps},
-                                                     when))
+                                                     when), setups=setups)
         store.jobs.record_steps({j: s for j, s in steps.items() if not asked[j].live},
-                                at=when, extend=False)  # found gone: no training since
+                                at=when, extend=False, setups=setups)  # found gone
         read_of = _by_job(gang_stalls.trained_readings(store, None if every else ids))
         failed = [j for j in ids if runs[j].record.state == "failed"]
         ended = [j for j in ids if runs[j].record.state in ("failed", "stopped")]

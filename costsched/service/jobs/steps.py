@@ -237,15 +237,17 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
 
 def _record_step(store: PriceStore, record: JobRecord, step: int | None,
                  at: datetime | None, live: bool = True,
-                 step_at: datetime | None = None) -> None:
+                 step_at: datetime | None = None, setup: float | None = None) -> None:
     """Store the step the job reported, when it is news (`live`: read off an instance
     still running; else its reading's time is not moved on, `JobStore.record_step`), its
-    reading timed when the job reported it where its instance says (`reported_at`)."""
+    reading timed when the job reported it where its instance says (`reported_at`), with
+    how long that instance's setup took, where it says (`setup`)."""
     news = _step_news(record, step, live)
     if news is not None:
         when = at or as_time(None)
         store.jobs.record_steps({record.id: news}, at=when, extend=live,
-                                reported=reported_at({record.id: step_at}, when))
+                                reported=reported_at({record.id: step_at}, when),
+                                setups={record.id: setup})
 
 
 def reported_at(said: Mapping[int, datetime | None], when: datetime) -> dict[int, datetime]:

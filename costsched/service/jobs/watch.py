@@ -205,6 +205,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     said = store.jobs.last_details(ids, "checkpoint") if ids else {}
     steps: dict[int, float] = {}
     told: dict[int, datetime | None] = {}  # when each job wrote its step, where said
+    setups: dict[int, float | None] = {}  # how long its instance's setup took, where said
     ended: dict[int, float] = {}  # the steps read off instances found gone
     news: dict[int, str] = {}  # job id: what its checkpoints' publishing is now
     gone = []
@@ -228,6 +229,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
             if step is not None:
                 (steps if instance.live else ended)[job_id] = step
                 told[job_id] = instance.step_at
+                setups[job_id] = instance.setup_seconds
             if instance.state in ("running", "pending"):
                 now = (f"not published: {instance.checkpoint_error}"
                        if instance.checkpoint_error else "published")
@@ -236,8 +238,9 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
                 continue
         gone.append(run)  # gone, or no open placement at all (an interrupted recovery)
     when = at or as_time(None)
-    store.jobs.record_steps(steps, at=when, reported=reported_at(told, when))
-    store.jobs.record_steps(ended, at=when, extend=False)  # seen gone: no training since
+    store.jobs.record_steps(steps, at=when, reported=reported_at(told, when), setups=setups)
+    store.jobs.record_steps(ended, at=when, extend=False,  # seen gone: no training since
+                            setups=setups)
     for job_id, now in news.items():
         store.jobs.note(job_id, "checkpoint", now, at=when)
         lines[job_id] = JobEvent(job_id, "checkpoint", f"checkpoints {now}",
@@ -345,7 +348,7 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
                         "its placement had ended (an interrupted recovery)")
     instance = launcher.status(str(placement["instance"]))
     _record_step(store, run.record, instance.step, when, live=instance.live,
-                 step_at=instance.step_at)
+                 step_at=instance.step_at, setup=instance.setup_seconds)
     if instance.state in ("running", "pending"):
         return None
     allowed = restarts.allowed(run.record.spec) if instance.state == "failed" else 0
@@ -367,7 +370,9 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
             return JobEvent(job_id, "finished", _succeeded_as(store.jobs.get(job_id)))
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
                else instance.detail)
-        return JobEvent(job_id, "failed", f"failed ({why}{restarts.exhausted(allowed)})",
+        where = f" in {instance.phase}" if instance.phase else ""  # 'in setup': not its run
+        return JobEvent(job_id, "failed",
+                        f"failed{where} ({why}{restarts.exhausted(allowed)})",
                         notify="failure")
     if not recover:
         return None

@@ -45,9 +45,9 @@ def test_a_command_not_found_is_sent_to_the_job_file_not_to_start(
 
     said = " ".join(cli("status", str(job["id"])).stdout.split())
     assert (f"its command (the job file's `run`, as launched) could not run (exit code 127): "
-            f"`costsched start {job['id']}` runs the same command again; fix the file, then "
-            "`costsched launch task.yaml` (the file it was launched from) runs it again as a "
-            "new job, started afresh") in said, said
+            f"`costsched start {job['id']}` runs the same command again; fix `run` in "
+            "task.yaml, then `costsched launch task.yaml` (the file it was launched from) "
+            "runs it again as a new job, started afresh") in said, said
     # the file fixed, the launch the hint names runs it
     (tmp_path / "task.yaml").write_text(TASK.replace("pyhton-not-a-command train.py",
                                                      "python -c pass"))

@@ -1,7 +1,8 @@
 """A job whose training took its plan's hours but whose cost reads over (its setup, which
 a local run's expected dollars leave out) is never called 'cost over' without the share of
-its hours billed outside training; and `report`'s text and --json carry each table's note
-(the words the HTML file has), one source for them."""
+its billed hours outside training, and where they went as far as costsched knows (its
+setup only where measured); and `report`'s text and --json carry each table's note (the
+words the HTML file has), one source for them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from costsched.report.estimates import OUTSIDE, estimate_table, vs_estimate
+from costsched.report.estimates import estimate_table, vs_estimate
+from costsched.report.outside import REST, Causes
 from costsched.report.tables import TABLES
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -33,14 +35,22 @@ def test_a_cost_over_by_setup_alone_names_the_hours_outside_training() -> None:
     [row] = estimate_table(predictions, jobs, lives, [], {}, readings)  # type: ignore[arg-type]
     assert row["training_hours_ratio"] == pytest.approx(1.0)
     assert row["usd_ratio"] == pytest.approx(1.4)
-    assert row["vs_estimate"] == f"hours within, cost over (28% of its hours {OUTSIDE})"
+    # its setup not measured: where those hours lie, never a cause costsched does not know
+    assert row["vs_estimate"] == \
+        f"hours within, cost over (28% of its billed hours outside training: {REST})"
+    measured = Causes(setup_seconds=0.4 * 3600, measured=1, instances=1)  # its agent's word
+    [row] = estimate_table(predictions, jobs, lives, [], {}, readings,  # type: ignore[arg-type]
+                           causes={1: measured})
+    assert row["vs_estimate"] == \
+        "hours within, cost over (28% of its billed hours outside training: its setup)"
 
 
 def test_a_cost_over_with_no_hours_outside_training_says_no_cause() -> None:
     assert vs_estimate(1.0, 1.4) == "hours within, cost over"
-    assert vs_estimate(1.0, 1.4, 0.0) == "hours within, cost over"
-    assert vs_estimate(1.0, 0.5, 0.3) == "hours within, cost under"  # nothing to explain
-    assert vs_estimate(1.3, 1.4, 0.3) == "over"
+    assert vs_estimate(1.0, 1.4, "") == "hours within, cost over"
+    why = f"30% of its billed hours outside training: {REST}"
+    assert vs_estimate(1.0, 0.5, why) == "hours within, cost under"  # nothing to explain
+    assert vs_estimate(1.3, 1.4, why) == "over"
 
 
 def test_report_text_and_json_carry_each_tables_note(cli) -> None:  # noqa: ANN001

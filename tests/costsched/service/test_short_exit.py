@@ -87,14 +87,13 @@ def test_a_job_that_exits_0_short_of_its_steps_reads_its_own_progress(
     assert f"job {job}: {SAID}" in " ".join(out.split()), out
 
 
-@pytest.mark.parametrize("step", [STEPS, None])
-def test_a_job_that_exits_0_at_its_steps_or_reporting_none_is_done(
-        store: PriceStore, tmp_path: Path, step: int | None) -> None:
-    launcher, job = ended(store, tmp_path, step)
+def test_a_job_that_exits_0_at_its_steps_is_done(store: PriceStore, tmp_path: Path) -> None:
+    launcher, job = ended(store, tmp_path, STEPS)
     [s] = service.status(store, launcher, job, reconcile_first=False)
     assert (s.progress, s.steps_left, s.steps_not_reached) == (1.0, 0, "")
     [doc] = status_document([s])
-    assert doc["steps_not_reached"] is None
+    assert doc["steps_not_reached"] is None and doc["steps_not_reported"] is None
+    assert doc["reported_step"] == STEPS
 
 
 def test_reports_estimate_compares_the_steps_it_did_and_says_why(
