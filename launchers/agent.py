@@ -13,7 +13,8 @@ then starts the command there (/bin/sh -c, output, setup's included, to WORKDIR/
 the values of its --mask-env variables, its secrets, masked: launchers.log_masking)
 with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR, CHECKPOINT_DIR and
 COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publishes the
-checkpoint directory once a set is whole (`launchers.publisher`), checks the cloud's
+checkpoint directory once a set is whole (`launchers.publisher`; sooner when the publisher
+asks for a look, a set of files replaced together being quiet by then), checks the cloud's
 preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
 agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
 says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
@@ -336,6 +337,8 @@ class Agent:
                 self._beat()  # a version just published is said at once
                 self._report_running()
                 next_publish = time.monotonic() + self.poll
+                if self.publisher.again_at is not None:  # a set a look then may publish
+                    next_publish = min(next_publish, max(self.publisher.again_at, now + _TICK))
             time.sleep(_TICK)
 
     def _beat(self) -> None:

@@ -46,31 +46,39 @@ published only when the job's set is whole:
   (`metrics.jsonl`; a log is named `*.log`, `*.jsonl`, `*.csv`, `*.tsv`, `*.txt` or
   `*.out`: launchers.state_logs): when the state file is one a look saw renamed in (a new
   inode under its name), unchanged since, and not the last version's, no temp file was
-  there at this look or the one before, and every other complete file is a log
-  (`_state_and_logs`), the directory is published, each log as this look saw it (a copy of
-  its first bytes: a log's prefix is whole, and the job appends on meanwhile); the
-  version's step is read off the state file's time, not a log's. Not covered, and the
-  settle rule is the job's from then on once it is seen (`_beyond`): two files or more
-  that are not logs (weights, then the optimizer state, each renamed into place: a look
-  between the renames would tear the set, and the marker is for it; a file growing in
+  there at this look or the one before, and every other complete file is a log by what the
+  looks saw, not by its name alone (seen appended to, or the same while the state file was
+  renamed in twice: a `step.txt` not renamed yet is the rest of a save; `_state_and_logs`),
+  the directory is published, each log as this look saw it (a copy of its first bytes: a
+  log's prefix is whole, and the job appends on meanwhile); the version's step is read off
+  the state file's time, not a log's. Not covered, and the settle rule is the job's from
+  then on once it is seen (`_beyond`): two files or more that are not logs (weights, then
+  the optimizer state, each renamed into place: a look between the renames would tear the
+  set; the replaced-together rule below, or the marker, is for it; a file growing in
   place under a name that is not a log's, as np.savez writes straight to its final name),
   a file that is not a log removed (a save that clears the directory first), or a log
   changed otherwise than by appends (its inode the same, its size only up): replaced, cut
   or rewritten. A state file changed under the same inode (written in place) is not taken;
+- else, sooner than the settle period, when the job writes the same files at every save,
+  each renamed over the one before (`weights.npz`, then `step.txt`): once every file but
+  the logs was replaced by a rename since the last version, their times lie together (one
+  save's, not two), no temporary file is there, and nothing but the logs changed for a
+  short while fitted to the job's own saves (launchers.replaced_sets); the agent looks
+  again then (`again_at`);
 - once the job has exited (`final`), at once: a job writes its checkpoint on SIGTERM, then
   exits, so the directory is complete (the marker, when the job uses one, is still its word).
-Until then the previous version stays the one restored. A settle wait that does not end
-(the job saves again before its directory settles, or a log there keeps growing: then
-named, with a fix that works) is said in the status after 3 settle periods; a wait for the
-marker after _PATIENCE s (a large set takes time).
+Until then the previous version stays the one restored. A save held back (the job saved
+again before it was published, and what the looks saw cannot prove a set whole: a file left
+as it was, one written in place, ...) is said at once, with what was seen and the marker as
+the fix (launchers.settle_words.held_back), in the status and the agent's log; another
+settle wait that does not end (a log there keeps growing) after 3 settle periods; a wait for
+the marker after _PATIENCE s (a large set takes time).
 
 A version's step is its save's: a version whose only new bytes are logs' (a log alone,
 before the first save) holds no save, and keeps the step of the one before (none: the step
 the run started from, 0 when nothing was restored), never the time the log was written at.
 
-Symbolic links: a relative one that stays inside the directory (`latest` ->
-`ckpt-000450.pkl`) is published as a link and restored as one (launchers.checkpoint_links);
-any other is left out, never followed (said once in the log).
+The directory as one look sees it, and a version restored into it: launchers.checkpoint_dir.
 """
 
 from __future__ import annotations
@@ -81,17 +89,18 @@ import logging
 import math
 import os
 import shutil
-import stat
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from launchers import checkpoint_links, nothing_published, version_steps
+from launchers.checkpoint_dir import Look, look
+from launchers.checkpoint_dir import restore as restore  # the agent's, with the rest
 from launchers.checkpoint_links import LINKS
-from launchers.checkpoints import Checkpoint, CheckpointStore, CorruptCheckpoint
+from launchers.checkpoints import Checkpoint, CheckpointStore
 from launchers.progress_readings import named_step, saved_step
-from launchers.settle_words import COMMIT, ENV_SETTLE, SaveBursts, unsettled
+from launchers.replaced_sets import ReplacedSets, Verdict
+from launchers.settle_words import COMMIT, ENV_SETTLE, SaveBursts, held_back, unsettled
 from launchers.state_logs import appended, copy_prefix, grown_since, is_log, judge
 
 log = logging.getLogger("costsched.agent")
@@ -100,7 +109,6 @@ KEEP = 3  # checkpoint versions kept in the store
 SETTLE = 10.0  # seconds the directory stays unchanged before a set without a marker is taken
 _PATIENCE = 120.0  # seconds a set may wait before the wait is said in the status
 _STAGING = ".publishing"  # hard links of the files being published, beside the checkpoints
-_noted: set[str] = set()  # symbolic links said once in the log
 
 
 def settle_seconds(environ: Mapping[str, str] = os.environ) -> float:
@@ -118,118 +126,6 @@ def settle_seconds(environ: Mapping[str, str] = os.environ) -> float:
                     SETTLE)
         return SETTLE
     return value
-
-
-def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> int | None:
-    """The newest version (at most `at_most`) that verifies and fetches intact, every file
-    of it, into dest, each in its subfolder (complete files there that it does not hold are
-    removed, and folders left empty: the directory is that checkpoint); its version."""
-    for checkpoint in reversed(store.list()):
-        if at_most is not None and checkpoint.version > at_most:
-            continue
-        if not store.verify(checkpoint):
-            log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
-            continue
-        try:
-            _make_room(dest, [p.name for p in checkpoint.parts])
-            store.fetch(checkpoint, dest)
-        except CorruptCheckpoint as exc:
-            log.warning("%s: skipped", exc)
-            continue
-        names = {p.name for p in checkpoint.parts}
-        there = look(dest)
-        for stale in set(there.complete) - names:
-            (dest / stale).unlink(missing_ok=True)
-        for link in there.links:
-            (dest / link).unlink(missing_ok=True)
-        if LINKS in names:  # its links, made again as links
-            checkpoint_links.restore(dest)
-        (dest / LINKS).unlink(missing_ok=True)
-        _drop_empty_folders(dest)
-        if COMMIT in names:  # the set is committed as restored: the marker newest of all
-            os.utime(dest / COMMIT)
-        log.info("restored checkpoint version %d (%s)", checkpoint.version,
-                 checkpoint.describe())
-        return checkpoint.version
-    return None
-
-
-def _make_room(dest: Path, names: list[str]) -> None:
-    """What is in the way of the version's files in dest, removed: a file or link where it
-    has a folder ('latest' where it has 'latest/state.json'), a folder where it has a file."""
-    for name in names:
-        parts = name.split("/")
-        for end in range(1, len(parts)):
-            there = dest.joinpath(*parts[:end])
-            if there.is_symlink() or there.is_file():
-                there.unlink()
-        there = dest / name
-        if there.is_dir() and not there.is_symlink():
-            shutil.rmtree(there)
-
-
-@dataclass(frozen=True)
-class Look:
-    """The checkpoint directory at one look: its complete files (path below it -> stat),
-    its links kept (path -> target, `launchers.checkpoint_links`), what every regular file
-    and link, temp ones included, was then (the settle rule's), and whether none was a
-    temp one (`tidy`)."""
-
-    complete: dict[str, os.stat_result]
-    signature: frozenset[tuple[str, int, int, int]]  # (path, size, mtime_ns, inode)
-    links: dict[str, str]
-    tidy: bool
-
-
-def look(directory: Path) -> Look:
-    """Every regular file and link under `directory`, links not followed (one leading
-    outside it, or absolute: left out, said once). Complete: no part of its path starts
-    with '.' (fetches in progress, hidden files) or contains '.tmp' (a job writes
-    "x.tmp..." and renames it; a folder "ckpt.tmp/" renamed when done; a link made as
-    "latest.tmp-link", renamed over "latest")."""
-    complete: dict[str, os.stat_result] = {}
-    links: dict[str, str] = {}
-    every, tidy = [], True
-    for top, folders, names in os.walk(directory):
-        here = Path(top).relative_to(directory)
-        for name in [*folders, *names]:
-            rel = (here / name).as_posix()
-            try:
-                info = os.lstat(Path(top, name))
-                target = os.readlink(Path(top, name)) if stat.S_ISLNK(info.st_mode) else ""
-            except (FileNotFoundError, OSError):  # gone since the listing
-                continue
-            parts = rel.split("/")
-            whole = not any(p.startswith(".") or ".tmp" in p for p in parts)
-            if stat.S_ISLNK(info.st_mode) and any(p.startswith(".") for p in parts):
-                continue  # a hidden link: never the job's checkpoint, nor a save under way
-            if stat.S_ISLNK(info.st_mode) and whole and not checkpoint_links.kept(rel, target):
-                _note_link(rel, target)
-                continue
-            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                continue
-            every.append((rel, info.st_size, info.st_mtime_ns, info.st_ino))
-            tidy = tidy and whole
-            if whole and stat.S_ISLNK(info.st_mode):
-                links[rel] = target
-            elif whole:
-                complete[rel] = info
-    return Look(complete, frozenset(every), links, tidy)
-
-
-def _note_link(rel: str, target: str) -> None:
-    if rel not in _noted:
-        _noted.add(rel)
-        log.warning("checkpoint: %s is a symbolic link to %s, outside the checkpoint "
-                    "directory: left out, never followed (write the file itself, or a "
-                    "relative link to a file in the directory)", rel, target)
-
-
-def _drop_empty_folders(directory: Path) -> None:
-    for top, _, _ in sorted(os.walk(directory), reverse=True):  # deepest first
-        if Path(top) != directory and not Path(top).is_symlink():
-            with contextlib.suppress(OSError):  # not empty
-                os.rmdir(top)
 
 
 def _sha256(path: Path) -> str:
@@ -275,6 +171,9 @@ class Publisher:
         self._log_states: set[str] = set()  # files named like logs seen renamed in
         self._appended: set[str] = set()  # ...and seen appended to (logs: no save)
         self._bursts = SaveBursts(settle)  # saves sooner than the settle time, said in waits
+        self._sets = ReplacedSets()  # the replaced-together rule's memory of the looks
+        self.again_at: float | None = None  # a look then may publish a set (clock), or None
+        self._said = ""  # the wait last said in the log
         # The marker as last seen, and the files of its time seen changed after a look that
         # found it so (`_committed`); the set last found with the marker no newer than it.
         self._after_marker: tuple[tuple[int, int, int], set[str]] | None = None
@@ -290,6 +189,7 @@ class Publisher:
         for rel, info in there.complete.items():
             self._seen[rel] = (info.st_size, info.st_mtime_ns, _sha256(self.directory / rel))
         self._links = dict(there.links)
+        self._sets.published({n: _state(i) for n, i in there.complete.items()})
         self.said_step = saved_step(self.directory / COMMIT) if self.version is not None \
             else None
 
@@ -368,9 +268,10 @@ class Publisher:
             return ""
         if now - self._still_since >= self.settle:
             return ""
-        logs = sorted(n for n, at in self._changed_at.items()
-                      if is_log(n) and now - at < self.settle)  # each cause seen: `unsettled`
-        return unsettled(self.settle, logs, self._bursts.quick(now))
+        grows = [n for n, at in self._changed_at.items()
+                 if n in self._logs() and now - at < self.settle]  # each cause seen
+        return unsettled(self.settle, grows, self._bursts.quick(now), self._sets.replaced,
+                         self._sets.within)
 
     def _committed(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
                    final: bool) -> str:
@@ -430,9 +331,13 @@ class Publisher:
     def _state_and_logs(self, changed: list[str]) -> bool:
         """The state-and-logs rule (the module's doc; launchers.state_logs): the state file,
         changed since the last version, is one a look saw renamed in and unchanged since,
-        no temp file was there at this look or the one before, and the job was never seen
-        doing what the rule does not cover."""
-        return not (self._marked or self._beyond) and self._replaced in changed
+        no temp file was there at this look or the one before, the job was never seen
+        doing what the rule does not cover, and every other file is a log by what the looks
+        saw, not by its name alone: seen appended to, or the same while the state file was
+        renamed in twice (a `step.txt` not renamed yet may be the rest of the save)."""
+        others = set(self._before or {}) - {self._replaced}
+        return not (self._marked or self._beyond) and self._replaced in changed \
+            and others <= self._logs() | self._sets.static
 
     def _note_changes(self, before: dict[str, tuple[int, int, int]], now: float) -> None:
         """When each file was last seen changed between two looks (what keeps the
@@ -450,17 +355,32 @@ class Publisher:
                             if n in self._before or now - at < self.settle}
         self._bursts.look(now, saved)
 
-    def _waits(self, why: str, now: float) -> str:
-        """What the status says of a set that waits: a settle wait once 3 settle periods
-        passed with the complete files changed again and again (the job saves before its
-        directory settles: a single large file still being written is not said), a wait for
-        the marker or a slow save after _PATIENCE s (a large set may take minutes)."""
+    def _logs(self) -> set[str]:
+        """The files seen appended to, and never replaced: the logs (`_note_changes`)."""
+        return self._appended - self._log_states
+
+    def _waits(self, why: str, now: float, verdict: Verdict) -> str:
+        """What the status says of a set that waits: at once, a save held back by what the
+        replaced-together rule cannot prove whole (`launchers.replaced_sets`); a settle wait
+        once 3 settle periods passed with the complete files changed again and again (the
+        job saves before its directory settles: a single large file still being written is
+        not said), a wait for the marker or a slow save after _PATIENCE s (a large set may
+        take minutes). Said once in the log, too, as the cause changes."""
         if self._waiting_since is None:
             self._waiting_since, self._saves_waiting = now, 0
         waited = now - self._waiting_since
-        again = not self._marked and self._saves_waiting >= 3
-        if waited < (3 * self.settle if again else _PATIENCE):
-            return ""
+        if verdict.held and verdict.blocker and not self._marked:
+            grows = [n for n, at in self._changed_at.items()
+                     if n in self._logs() and now - at < self.settle]
+            why = held_back(self.settle, self._sets.replaced, self._sets.within,
+                            verdict.blocker, grows)
+        else:
+            again = not self._marked and self._saves_waiting >= 3
+            if waited < (3 * self.settle if again else _PATIENCE):
+                return ""
+        if why != self._said:
+            self._said = why
+            log.warning("checkpoint not published: %s", why)
         return f"nothing published for {waited:,.0f} s: {why}"
 
     def _publish(self, final: bool) -> tuple[int, str]:
@@ -475,6 +395,12 @@ class Publisher:
         self._before = {n: (i.st_size, i.st_mtime_ns, i.st_ino) for n, i in paths.items()}
         self._tidy_before = seen.tidy
         self._note_changes(before or {}, now)
+        verdict = self._sets.look(
+            {n: _state(i) for n, i in paths.items()}, self._logs(),
+            frozenset(e for e in seen.signature
+                      if e[0] not in paths and e[0] not in seen.links),
+            seen.signature, seen.links != self._links, now)
+        self.again_at = None if self._marked else verdict.again_at
         self._in_place = self._in_place or before is not None and any(
             n in before and before[n] != self._before[n]
             and not (is_log(n) and appended(before[n], self._before[n])) for n in paths)
@@ -501,11 +427,14 @@ class Publisher:
         elif why:
             settled = self._settled_new_names(seen, before, tidy_before, changed,
                                               links_before)
-            if settled is None:
-                return 0, self._waits(why, now)
-            paths = {n: paths[n] for n in settled}  # those added since: the next version's
-            changed = [n for n in changed if n in settled]
-            logs = {n for n in paths if is_log(n)}
+            if settled is not None:  # those added since: the next version's
+                paths = {n: paths[n] for n in settled}
+                changed = [n for n in changed if n in settled]
+                logs = {n for n in paths if is_log(n)}
+            elif not (verdict.whole and not self._marked):
+                return 0, self._waits(why, now, verdict)
+            else:  # replaced together: the logs as this look saw them
+                logs = {n for n in paths if n in self._logs()}
         held = {p.name: p for p in self._base_parts()}
         staged: dict[str, Path] = {}
         try:
@@ -535,6 +464,7 @@ class Publisher:
             if links_held and all(shas[n][2] == self._seen.get(n, (0, 0, ""))[2]
                                   for n in changed):
                 self._seen.update((n, shas[n]) for n in changed)  # touched, same content
+                self._sets.published({n: _state(i) for n, i in paths.items()})
                 self._waiting_since = None
                 return 0, ""
             # a file whose bytes the version it builds on holds is named, not uploaded
@@ -555,6 +485,8 @@ class Publisher:
                           "published again next", name, checkpoint.version)
         self._last = checkpoint
         self.version = checkpoint.version
+        self._sets.published({n: _state(i) for n, i in paths.items()})
+        self._said, self.again_at = "", None
         # The version's step is its state's: the newest of its new files that are not logs
         # (a log grows after a save) nor links. One whose only new bytes are logs' or links'
         # holds the state of the one before: its time and name kept (none in this run: the

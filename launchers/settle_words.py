@@ -1,34 +1,93 @@
-"""What keeps a checkpoint directory without a commit marker from settling, in the words
-its wait is said with (`launchers.publisher.Publisher`): every cause seen at once, a log
-that keeps growing and saves that come faster than the settle time, so that the first
-diagnosis names the fix that publishes (touching the marker after each save fixes both)."""
+"""The words a checkpoint directory without a commit marker is said with while its saves are
+not published (`launchers.publisher.Publisher`): what the agent's looks saw, never a cause
+read off a file's name. A file the job replaces by a rename at each save (`step.txt` too)
+is named as replaced; only one seen growing in place (the same file, appended to) is called
+a log, and only then is moving it out of the directory advised. Every cause seen is said at
+once, with the fix that publishes: touching the marker after each save fixes them all."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection
 
 COMMIT = "COSTSCHED_COMMIT"  # the job's commit marker: its set of files is whole
+MARKER = f"$COSTSCHED_CHECKPOINT_DIR/{COMMIT}"  # where the job touches it
+DOC = "docs/job-contract.md#checkpoints-of-several-files"
 # the settle time a job sets (`launchers.publisher.settle_seconds`)
 ENV_SETTLE = "COSTSCHED_CHECKPOINT_SETTLE_SECONDS"
 
 
-def unsettled(settle: float, logs: Sequence[str], saves: bool) -> str:
-    """Why the directory has not stayed unchanged for `settle` s: `logs`, the logs seen
-    appended to within it (at most 3 named); `saves`, whether the job saves again sooner
-    than that too (`SaveBursts`; with no log, the saves are the cause all the same)."""
+def names(files: Collection[str]) -> str:
+    """`a`, `a and b`, `a, b and c` (a set sorted, a list in its order; the first three,
+    then how many more)."""
+    shown = (sorted(files) if isinstance(files, (set, frozenset)) else list(files))[:3]
+    more = len(files) - len(shown)
+    if more:
+        return f"{', '.join(shown)} and {more} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def seconds(value: float) -> str:
+    """`7 s`, `0.35 s`, `12 s`: two significant digits below 10 s, whole seconds above."""
+    return f"{value:.0f} s" if value >= 10 else f"{value:.2g} s"
+
+
+def _saves(replaced: Collection[str], within: float | None) -> str:
+    """The saves as the looks saw them: the files replaced at each, saved again how soon."""
+    if not replaced:
+        return "the job saves again"
+    again = f" and saved again within {seconds(within)}" if within else " and saved again"
+    verb = "is" if len(replaced) == 1 else "are"
+    return f"{names(replaced)} {verb} replaced at every save{again}"
+
+
+def _grow(grows: Collection[str]) -> str:
+    one = len(grows) == 1
+    return (f"{names(grows)} grow{'s' if one else ''} between saves (appended to: "
+            f"{'a log' if one else 'logs'}")
+
+
+def unsettled(settle: float, grows: Collection[str], saves: bool,
+              replaced: Collection[str] = (), within: float | None = None) -> str:
+    """Why the directory has not stayed unchanged for `settle` s: `grows`, the logs seen
+    appended to within it; `saves`, whether the job saves again sooner than that too
+    (`SaveBursts`; with no log, the saves are the cause all the same); `replaced`, the files
+    seen replaced at its saves, and `within`, the shortest time seen between two saves."""
     head = f"the directory has not stayed unchanged for {settle:g} s: "
-    grows = (f"{', '.join(logs[:3])} keeps growing (a log appended to between saves; move it "
-             "out of the checkpoint directory")
-    again = "the job saves again before it does"
-    if logs and not saves:
-        return (f"{head}{grows}, or touch {COMMIT} after each save for it to be published at "
-                "once)")
-    if logs:
-        return (f"{head}{grows}), and {again} (set {ENV_SETTLE} below the time between "
-                f"saves); touching {COMMIT} after each save publishes each one at once, "
-                "whatever else changes")
-    return (f"{head}{again} (touch {COMMIT} after each save for it to be published at once, "
-            f"or set {ENV_SETTLE} below the time between saves)")
+    it = "it" if len(grows) == 1 else "them"
+    again = _saves(replaced, within) if replaced and within else \
+        "the job saves again before it does"
+    if grows and not saves:
+        return (f"{head}{_grow(grows)}; move {it} out of the checkpoint directory, or touch "
+                f"{MARKER} after each save for each save to be published at once)")
+    if grows:
+        return (f"{head}{_grow(grows)}; move {it} out of the checkpoint directory), and "
+                f"{again} (set {ENV_SETTLE} below the time between saves); touching {MARKER} "
+                "after each save publishes each one at once, whatever else changes")
+    return (f"{head}{again} (touch {MARKER} after each save for each save to be published at "
+            f"once, or set {ENV_SETTLE} below the time between saves)")
+
+
+def held_back(settle: float, replaced: Collection[str], within: float | None, blocker: str,
+              grows: Collection[str] = ()) -> str:
+    """A save held back (the job saved again before it was published): why the directory
+    did not settle (the files seen replaced at its saves, saved again `within` s, sooner
+    than `settle`; the logs seen growing, `grows`), what kept the set from being told whole
+    without the marker (`blocker`: what the looks saw), and the fixes that publish."""
+    quick = bool(replaced) and within is not None and within < settle
+    it = "it" if len(grows) == 1 else "them"
+    if quick:
+        why = f"{_saves(replaced, within)}, sooner than the {settle:g} s the directory must stay "
+        why += "unchanged" + (f"; {_grow(grows)})" if grows else "")
+    elif grows:
+        why = f"{_grow(grows)}), so the directory never stays unchanged for {settle:g} s"
+    else:
+        why = f"the directory has not stayed unchanged for {settle:g} s"
+    fix = f"touch {MARKER} after each save for each save to be published at once ({DOC})"
+    if grows and not quick:
+        fix = f"move {it} out of the checkpoint directory, or {fix}"
+    elif quick and not grows:
+        fix += f", or set {ENV_SETTLE} below the time between saves"
+    return f"{why}, and {blocker}: {fix}"
 
 
 class SaveBursts:

@@ -14,7 +14,7 @@ from pathlib import Path
 from launchers.checkpoint_links import LINKS, kept
 from launchers.checkpoints.local import LocalStore
 from launchers.progress_readings import ProgressReadings
-from launchers.publisher import SETTLE, Publisher, restore
+from launchers.publisher import Publisher, restore
 from tests.launchers.test_publish_state_logs import append, ns
 from tests.launchers.test_publish_whole import Clock, save, work  # noqa: F401
 
@@ -135,26 +135,3 @@ def test_a_version_of_a_log_alone_holds_no_save(
         if second > 3:
             assert readings.step_at(publisher.written_ns, publisher.said_step,
                                     publisher.named_step) == 0
-
-
-def test_a_log_that_keeps_the_directory_changing_is_named_in_the_wait(
-        work: tuple[Path, LocalStore, Clock]) -> None:  # noqa: F811
-    """Two files renamed over at each save (the settle rule's) and a log appended every 3 s:
-    the wait names the log and a fix that works, not the time between saves."""
-    folder, store, clock = work
-    publisher = Publisher(store, folder, clock=clock)
-    save(folder / "weights.bin", "0", 0)
-    save(folder / "optim.bin", "0", 0)
-    publisher.publish_changed(final=True)
-    for second in range(3, 60, 3):
-        if second % 15 == 0:
-            save(folder / "weights.bin", str(second), second)
-            save(folder / "optim.bin", str(second), second)
-        append(folder / "metrics.jsonl", str(second), second)
-        clock.now = second
-        assert publisher.publish_changed() == 0
-    assert f"nothing published for {57 - 3:,} s" in publisher.error, publisher.error
-    assert "metrics.jsonl keeps growing" in publisher.error
-    assert "move it out of the checkpoint directory" in publisher.error
-    assert "below the time between saves" not in publisher.error
-    assert SETTLE == 10

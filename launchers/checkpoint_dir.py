@@ -1,0 +1,137 @@
+"""A job's checkpoint directory as the agent sees it: what one look finds there (`look`:
+its complete files, its links kept, its temporary files), and a version restored into it
+(`restore`), every file in its subfolder.
+
+Symbolic links: a relative one that stays inside the directory (`latest` ->
+`ckpt-000450.pkl`) is published as a link and restored as one (launchers.checkpoint_links);
+any other is left out, never followed (said once in the log)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from launchers import checkpoint_links
+from launchers.checkpoint_links import LINKS
+from launchers.checkpoints import CheckpointStore, CorruptCheckpoint
+from launchers.settle_words import COMMIT
+
+log = logging.getLogger("costsched.agent")
+
+_noted: set[str] = set()  # symbolic links said once in the log
+
+def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> int | None:
+    """The newest version (at most `at_most`) that verifies and fetches intact, every file
+    of it, into dest, each in its subfolder (complete files there that it does not hold are
+    removed, and folders left empty: the directory is that checkpoint); its version."""
+    for checkpoint in reversed(store.list()):
+        if at_most is not None and checkpoint.version > at_most:
+            continue
+        if not store.verify(checkpoint):
+            log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
+            continue
+        try:
+            _make_room(dest, [p.name for p in checkpoint.parts])
+            store.fetch(checkpoint, dest)
+        except CorruptCheckpoint as exc:
+            log.warning("%s: skipped", exc)
+            continue
+        names = {p.name for p in checkpoint.parts}
+        there = look(dest)
+        for stale in set(there.complete) - names:
+            (dest / stale).unlink(missing_ok=True)
+        for link in there.links:
+            (dest / link).unlink(missing_ok=True)
+        if LINKS in names:  # its links, made again as links
+            checkpoint_links.restore(dest)
+        (dest / LINKS).unlink(missing_ok=True)
+        _drop_empty_folders(dest)
+        if COMMIT in names:  # the set is committed as restored: the marker newest of all
+            os.utime(dest / COMMIT)
+        log.info("restored checkpoint version %d (%s)", checkpoint.version,
+                 checkpoint.describe())
+        return checkpoint.version
+    return None
+
+
+def _make_room(dest: Path, names: list[str]) -> None:
+    """What is in the way of the version's files in dest, removed: a file or link where it
+    has a folder ('latest' where it has 'latest/state.json'), a folder where it has a file."""
+    for name in names:
+        parts = name.split("/")
+        for end in range(1, len(parts)):
+            there = dest.joinpath(*parts[:end])
+            if there.is_symlink() or there.is_file():
+                there.unlink()
+        there = dest / name
+        if there.is_dir() and not there.is_symlink():
+            shutil.rmtree(there)
+
+
+@dataclass(frozen=True)
+class Look:
+    """The checkpoint directory at one look: its complete files (path below it -> stat),
+    its links kept (path -> target, `launchers.checkpoint_links`), what every regular file
+    and link, temp ones included, was then (the settle rule's), and whether none was a
+    temp one (`tidy`)."""
+
+    complete: dict[str, os.stat_result]
+    signature: frozenset[tuple[str, int, int, int]]  # (path, size, mtime_ns, inode)
+    links: dict[str, str]
+    tidy: bool
+
+
+def look(directory: Path) -> Look:
+    """Every regular file and link under `directory`, links not followed (one leading
+    outside it, or absolute: left out, said once). Complete: no part of its path starts
+    with '.' (fetches in progress, hidden files) or contains '.tmp' (a job writes
+    "x.tmp..." and renames it; a folder "ckpt.tmp/" renamed when done; a link made as
+    "latest.tmp-link", renamed over "latest")."""
+    complete: dict[str, os.stat_result] = {}
+    links: dict[str, str] = {}
+    every, tidy = [], True
+    for top, folders, names in os.walk(directory):
+        here = Path(top).relative_to(directory)
+        for name in [*folders, *names]:
+            rel = (here / name).as_posix()
+            try:
+                info = os.lstat(Path(top, name))
+                target = os.readlink(Path(top, name)) if stat.S_ISLNK(info.st_mode) else ""
+            except (FileNotFoundError, OSError):  # gone since the listing
+                continue
+            parts = rel.split("/")
+            whole = not any(p.startswith(".") or ".tmp" in p for p in parts)
+            if stat.S_ISLNK(info.st_mode) and any(p.startswith(".") for p in parts):
+                continue  # a hidden link: never the job's checkpoint, nor a save under way
+            if stat.S_ISLNK(info.st_mode) and whole and not checkpoint_links.kept(rel, target):
+                _note_link(rel, target)
+                continue
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                continue
+            every.append((rel, info.st_size, info.st_mtime_ns, info.st_ino))
+            tidy = tidy and whole
+            if whole and stat.S_ISLNK(info.st_mode):
+                links[rel] = target
+            elif whole:
+                complete[rel] = info
+    return Look(complete, frozenset(every), links, tidy)
+
+
+def _note_link(rel: str, target: str) -> None:
+    if rel not in _noted:
+        _noted.add(rel)
+        log.warning("checkpoint: %s is a symbolic link to %s, outside the checkpoint "
+                    "directory: left out, never followed (write the file itself, or a "
+                    "relative link to a file in the directory)", rel, target)
+
+
+def _drop_empty_folders(directory: Path) -> None:
+    for top, _, _ in sorted(os.walk(directory), reverse=True):  # deepest first
+        if Path(top) != directory and not Path(top).is_symlink():
+            with contextlib.suppress(OSError):  # not empty
+                os.rmdir(top)
