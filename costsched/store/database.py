@@ -14,7 +14,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -576,17 +576,28 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 # --- times --------------------------------------------------------------------------------
 
 _NONE: Mapping[str, str] = {}
-# Stored times as pandas shows them: UTC, in microseconds (as `pd.to_datetime(unit="s",
-# utc=True)` gives them).
-UTC_TIMES = "datetime64[us, UTC]"
+
+
+@cache
+def utc_times() -> pd.DatetimeTZDtype:
+    """How pandas holds stored times: UTC, in microseconds (as `pd.to_datetime(unit="s",
+    utc=True)` gives them)."""
+    return pd.DatetimeTZDtype(unit="us", tz="UTC")
 
 
 def from_epoch_seconds(seconds: pd.Series | np.ndarray | Sequence[int]) -> pd.Series:
-    """Stored times (UTC epoch seconds) as a Series of UTC times (`UTC_TIMES`), keeping a
+    """Stored times (UTC epoch seconds) as a Series of UTC times (`utc_times`), keeping a
     Series' index and name: numpy reads the numbers as seconds, none is parsed alone."""
+    if isinstance(seconds, np.ndarray) and seconds.dtype.kind in "iu":
+        return _as_times(seconds.astype("int64", copy=False))
     whole = pd.Series(seconds, dtype="int64")
-    return pd.Series(whole.to_numpy().astype("datetime64[s]"), index=whole.index,
-                     name=whole.name, dtype=UTC_TIMES)
+    return _as_times(whole.to_numpy(), index=whole.index, name=whole.name)
+
+
+def _as_times(seconds: np.ndarray, **series: object) -> pd.Series:
+    """Whole seconds (NaN: NaT) as a Series of `utc_times`."""
+    return pd.Series(seconds.astype("datetime64[s]").astype("datetime64[us]"),
+                     dtype=utc_times(), **series)
 
 
 def rows_frame(result: Result, columns: Sequence[str], *, times: Mapping[str, str] = _NONE,
@@ -618,9 +629,8 @@ def frame_of_rows(keys: Sequence[str], rows: Sequence[Sequence], columns: Sequen
 def _stored_times(seconds: Sequence[int | None]) -> pd.Series:
     """Stored times (UTC epoch seconds, None where there is none: NaT) as UTC times."""
     if any(s is None for s in seconds):  # NaN reads as NaT
-        return pd.Series(np.asarray(seconds, dtype="float64").astype("datetime64[s]"),
-                         dtype=UTC_TIMES)
-    return from_epoch_seconds(np.asarray(seconds, dtype="int64"))
+        return _as_times(np.asarray(seconds, dtype="float64"))
+    return _as_times(np.asarray(seconds, dtype="int64"))
 
 
 def from_epoch_second(second: int) -> datetime:

@@ -4,6 +4,7 @@ order: the same values, types, names and index, with rows or without."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -50,3 +51,13 @@ def test_epoch_seconds_keep_the_index_and_name_of_the_series_given() -> None:
     pd.testing.assert_series_equal(
         times, pd.to_datetime(seconds, unit="s", utc=True), check_exact=True)
     assert list(times.index) == [7, 3] and times.name == "at"
+
+
+@pytest.mark.parametrize("seconds", [np.array([1_760_000_000, 0], dtype="int32"),
+                                     np.array([], dtype="int64"), [4_102_444_800],
+                                     np.array([3.0, 1_760_000_000.0])])
+def test_epoch_seconds_read_as_pandas_reads_them(seconds: object) -> None:
+    pd.testing.assert_series_equal(
+        from_epoch_seconds(seconds),
+        pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True),
+        check_exact=True)
