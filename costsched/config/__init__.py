@@ -20,19 +20,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from costsched import file_limits
-from costsched.config.fields import EntryError, Section
-from costsched.model import InvalidInput
-from costsched.redact import redact, redact_value, remember
-from costsched.spec_errors import expected_words
-from costsched.vocabulary import closest, did_you_mean
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from costsched.config.env_names import check_env_names, env_name
-from costsched.config.fields import FRACTION, duration_text, fraction_problem  # noqa: F401
+from costsched.config.fields import (  # noqa: F401 - FRACTION...: the configuration's names
+    FRACTION,
+    EntryError,
+    Section,
+    duration_text,
+    fraction_problem,
+)
 from costsched.config.sections import (  # noqa: F401 - the configuration's names
     DURATION_UNITS,
     ENV_CONFIG,
@@ -63,6 +58,10 @@ from costsched.config.sections import (  # noqa: F401 - the configuration's name
     never_passed,
     passed_env,
 )
+from costsched.model import InvalidInput
+from costsched.redact import redact, redact_value, remember
+from costsched.spec_errors import expected_words
+from costsched.vocabulary import closest, did_you_mean
 
 _env_name = env_name
 
@@ -202,6 +201,12 @@ def _read(file: Path) -> dict[str, Any]:
         raise InvalidInput(f"{file}: cannot read the config file: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise InvalidInput(f"{file}: not UTF-8 text: expected a TOML file") from None
+    # The TOML reader is loaded only when there is a file to read (most commands on most
+    # machines have none): its import is a few milliseconds of every command's start.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

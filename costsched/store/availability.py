@@ -16,7 +16,7 @@ from sqlalchemy import Engine, insert, select
 
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, Offering
-from costsched.store.database import epoch_second, from_epoch_seconds
+from costsched.store.database import epoch_second, rows_frame
 from costsched.store.schema import availability
 
 EVENTS = ("capacity", "preempted", "launched")
@@ -64,9 +64,7 @@ class AvailabilityStore:
         if event is not None:
             query = query.where(availability.c.event == event)
         with self.engine.connect() as conn:
-            rows = conn.execute(query).mappings().all()
-        frame = pd.DataFrame([dict(r) for r in rows],
-                             columns=[c.name for c in availability.columns])
-        frame["at"] = from_epoch_seconds(frame.pop("ts")) if len(frame) else pd.Series(
-            dtype="datetime64[ns, UTC]")
-        return frame[COLUMNS]
+            frame = rows_frame(conn.execute(query), COLUMNS, times={"ts": "at"})
+        if frame.empty:  # no observation: its times' type as it has always been
+            frame["at"] = pd.Series(dtype="datetime64[ns, UTC]")
+        return frame

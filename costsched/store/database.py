@@ -14,7 +14,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,7 +32,7 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.engine import ExceptionContext, Result
 from sqlalchemy.exc import (
     ArgumentError,
     DBAPIError,
@@ -575,9 +575,62 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 # --- times --------------------------------------------------------------------------------
 
+_NONE: Mapping[str, str] = {}
 
-def from_epoch_seconds(seconds: pd.Series | np.ndarray) -> pd.Series:
-    return pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True)
+
+@cache
+def utc_times() -> pd.DatetimeTZDtype:
+    """How pandas holds stored times: UTC, in microseconds (as `pd.to_datetime(unit="s",
+    utc=True)` gives them)."""
+    return pd.DatetimeTZDtype(unit="us", tz="UTC")
+
+
+def from_epoch_seconds(seconds: pd.Series | np.ndarray | Sequence[int]) -> pd.Series:
+    """Stored times (UTC epoch seconds) as a Series of UTC times (`utc_times`), keeping a
+    Series' index and name: numpy reads the numbers as seconds, none is parsed alone."""
+    if isinstance(seconds, np.ndarray) and seconds.dtype.kind in "iu":
+        return _as_times(seconds.astype("int64", copy=False))
+    whole = pd.Series(seconds, dtype="int64")
+    return _as_times(whole.to_numpy(), index=whole.index, name=whole.name)
+
+
+def _as_times(seconds: np.ndarray, **series: object) -> pd.Series:
+    """Whole seconds (NaN: NaT) as a Series of `utc_times`."""
+    return pd.Series(seconds.astype("datetime64[s]").astype("datetime64[us]"),
+                     dtype=utc_times(), **series)
+
+
+def rows_frame(result: Result, columns: Sequence[str], *, times: Mapping[str, str] = _NONE,
+               types: Mapping[str, str] = _NONE) -> pd.DataFrame:
+    """A query's rows as a frame (`frame_of_rows`)."""
+    return frame_of_rows(list(result.keys()), result.all(), columns, times=times, types=types)
+
+
+def frame_of_rows(keys: Sequence[str], rows: Sequence[Sequence], columns: Sequence[str], *,
+                  times: Mapping[str, str] = _NONE, types: Mapping[str, str] = _NONE
+                  ) -> pd.DataFrame:
+    """Stored rows (their columns named `keys`) as a frame built in one go, its `columns` in
+    their order: each stored time of `times` (the stored column -> the frame's) as UTC
+    times (None: NaT), each column of `types` cast to its type (as `astype` does), the
+    others as read (their types inferred as a frame of the rows infers them; no rows:
+    objects)."""
+    values = list(zip(*rows, strict=True)) if rows else [()] * len(keys)
+    named: dict[str, object] = {}
+    for key, column in zip(keys, values, strict=True):
+        if key in times:
+            named[times[key]] = _stored_times(column)
+        elif key in types:
+            named[key] = np.asarray(column, dtype=types[key])
+        else:
+            named[key] = list(column) if column else np.array([], dtype=object)
+    return pd.DataFrame({c: named[c] for c in columns})
+
+
+def _stored_times(seconds: Sequence[int | None]) -> pd.Series:
+    """Stored times (UTC epoch seconds, None where there is none: NaT) as UTC times."""
+    if any(s is None for s in seconds):  # NaN reads as NaT
+        return _as_times(np.asarray(seconds, dtype="float64"))
+    return _as_times(np.asarray(seconds, dtype="int64"))
 
 
 def from_epoch_second(second: int) -> datetime:

@@ -31,7 +31,7 @@ from sqlalchemy.ext.compiler import compiles
 from costsched.lazy import pandas as pd
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, TryAgain
 from costsched.passes import memo
-from costsched.store.database import from_epoch_second, from_epoch_seconds
+from costsched.store.database import frame_of_rows, from_epoch_second
 from costsched.store.schema import job_events, jobs, placements
 from costsched.work import steps_total
 
@@ -85,13 +85,11 @@ def placement_frame(rows: Iterable[tuple], extra: Iterable[str] = ()) -> pd.Data
     timestamps, end_at NaT while open (the store's placement frames)."""
     columns = [*PLACEMENT_COLUMNS, *extra]
     start, end = columns.index("start_at"), columns.index("end_at")
-    frame = pd.DataFrame([(*r[:start], _epoch(r[start]),
-                           None if r[end] is None else _epoch(r[end]), *r[end + 1:])
-                          for r in rows], columns=columns)
-    frame["start_at"] = from_epoch_seconds(frame["start_at"])
-    frame["end_at"] = pd.to_datetime(frame["end_at"].astype("Float64"), unit="s", utc=True)
-    frame["waiting"] = frame["waiting"].astype(bool)
-    return frame
+    return frame_of_rows(columns, [(*r[:start], _epoch(r[start]),
+                                    None if r[end] is None else _epoch(r[end]), *r[end + 1:])
+                                   for r in rows], columns,
+                         times={"start_at": "start_at", "end_at": "end_at"},
+                         types={"waiting": "bool"})
 
 
 def _epoch(at: datetime) -> int:

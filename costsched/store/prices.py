@@ -37,6 +37,7 @@ from costsched.store.database import (  # noqa: F401 - re-exported: the store's 
     default_url,
     dialect_insert,
     epoch_second,
+    frame_of_rows,
     from_epoch_seconds,
     resolve_url,
     to_epoch_seconds,
@@ -510,9 +511,9 @@ def _second(at: object) -> int:
 
 def _price_frame(read: PriceRows) -> pd.DataFrame:
     """A price read as the frame the store's readers return (offering_id, effective_at)."""
-    frame = pd.DataFrame(list(read.rows), columns=list(read.columns))
-    frame["effective_at"] = from_epoch_seconds(frame.pop("effective_ts"))
-    return frame.rename(columns={"id": "offering_id"})
+    keys = ["offering_id" if c == "id" else c for c in read.columns]
+    return frame_of_rows(keys, read.rows, [*(k for k in keys if k != "effective_ts"),
+                                           "effective_at"], times={"effective_ts": "effective_at"})
 
 
 def _where(filters: dict[str, str | Sequence[str] | None]) -> list:

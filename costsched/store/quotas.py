@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, and_, insert, select, update
 
 from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
-from costsched.store.database import epoch_second, write
+from costsched.store.database import epoch_second, rows_frame, write
 from costsched.store.schema import quota_reads, quotas
 
 # A reading's rows (`record`), and `current`'s (with the times and the last refusal).
@@ -25,6 +25,10 @@ COLUMNS = ["cloud", "scope", "code", "name", "unit", "account", "limit", "used",
            "observed_at", "source", "refused", "refused_at", "refused_detail"]
 READ_COLUMNS = ["cloud", "read_at", "quotas", "error", "fix"]
 _KEY = ("cloud", "scope", "code")
+# The stored columns `current` reads, and the names they have in its frame.
+_STORED = ("cloud", "scope", "code", "name", "unit", "account", "limit_value", "used_value",
+           "observed_ts", "source", "refused_value", "refused_ts", "refused_detail")
+_SHOWN = {"limit_value": "limit", "used_value": "used", "refused_value": "refused"}
 # Refusals this process recorded: what it keeps of the quotas for a pass is read again
 # once one is (`refusals_recorded`), so the next job of the pass knows.
 _recorded = 0
@@ -86,25 +90,18 @@ class QuotaStore:
 
     def current(self) -> pd.DataFrame:
         """Every quota as last read or refused (COLUMNS; the times UTC, NaT where none)."""
+        query = select(*(quotas.c[c].label(_SHOWN.get(c, c)) for c in _STORED)
+                       ).order_by(*(quotas.c[k] for k in _KEY))
         with self.engine.connect() as conn:
-            rows = conn.execute(select(quotas).order_by(*(quotas.c[k] for k in _KEY))).all()
-        frame = pd.DataFrame([tuple(r) for r in rows], columns=[c.name for c in quotas.c])
-        for column in ("limit_value", "used_value", "refused_value"):
-            frame[column] = frame[column].astype(float)
-        for column in ("observed_ts", "refused_ts"):
-            frame[column] = _times(frame[column])
-        frame = frame.rename(columns={"limit_value": "limit", "used_value": "used",
-                                      "observed_ts": "observed_at", "refused_value": "refused",
-                                      "refused_ts": "refused_at"})
-        return frame[COLUMNS]
+            return rows_frame(conn.execute(query), COLUMNS, times={
+                "observed_ts": "observed_at", "refused_ts": "refused_at"}, types=dict.fromkeys(
+                ("limit", "used", "refused"), "float64"))
 
     def reads(self) -> pd.DataFrame:
         """How each cloud's quotas were last read (READ_COLUMNS; error '' when they were)."""
         with self.engine.connect() as conn:
-            rows = conn.execute(select(quota_reads).order_by(quota_reads.c.cloud)).all()
-        frame = pd.DataFrame([tuple(r) for r in rows], columns=[c.name for c in quota_reads.c])
-        frame["read_at"] = _times(frame.pop("read_ts"))
-        return frame[READ_COLUMNS]
+            return rows_frame(conn.execute(select(quota_reads).order_by(quota_reads.c.cloud)),
+                              READ_COLUMNS, times={"read_ts": "read_at"})
 
 
 def _upsert(conn: Connection, key: tuple[str, str, str], values: dict, *,
@@ -114,11 +111,6 @@ def _upsert(conn: Connection, key: tuple[str, str, str], values: dict, *,
         unit = values.get("unit", unit)
         conn.execute(insert(quotas).values(**dict(zip(_KEY, key, strict=True)), unit=unit,
                                            **{k: v for k, v in values.items() if k != "unit"}))
-
-
-def _times(seconds: pd.Series) -> pd.Series:
-    """Epoch seconds (None where none) as UTC times (NaT)."""
-    return pd.to_datetime(seconds.astype(float), unit="s", utc=True)
 
 
 def _check_cloud(cloud: str) -> None:

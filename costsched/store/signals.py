@@ -15,8 +15,8 @@ from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.store.database import (
     epoch_second,
-    from_epoch_seconds,
     insert_new,
+    rows_frame,
     to_epoch_seconds,
 )
 from costsched.store.schema import measured_throughputs, risk_signals
@@ -138,11 +138,8 @@ class MeasuredThroughputStore:
         if model is not None:
             query = query.where(measured_throughputs.c.model == model)
         with self.engine.connect() as conn:
-            result = conn.execute(query)
-            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
-        frame["measured_at"] = from_epoch_seconds(frame.pop("measured_ts"))
-        frame["gpu_count"] = frame["gpu_count"].astype("int64")
-        return frame[THROUGHPUT_COLUMNS]
+            return rows_frame(conn.execute(query), THROUGHPUT_COLUMNS,
+                              times={"measured_ts": "measured_at"}, types={"gpu_count": "int64"})
 
     def forget(self, *, model: str | None = None, gpu_model: str | None = None,
                gpu_count: int | None = None) -> int:
@@ -165,11 +162,8 @@ class MeasuredThroughputStore:
 
 def _signals_frame(engine: Engine, query) -> pd.DataFrame:  # noqa: ANN001 - a Select
     with engine.connect() as conn:
-        result = conn.execute(query)
-        frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
-    frame["observed_at"] = from_epoch_seconds(frame.pop("observed_ts"))
-    frame["value"] = frame["value"].astype(float)
-    return frame[SIGNAL_COLUMNS]
+        return rows_frame(conn.execute(query), SIGNAL_COLUMNS,
+                          times={"observed_ts": "observed_at"}, types={"value": "float"})
 
 
 def _signal_rows(frame: pd.DataFrame) -> pd.DataFrame:

@@ -24,8 +24,10 @@ from costsched.model import CLOUDS, InvalidInput, utc
 from costsched.passes import frozen, memo
 from costsched.store.database import (
     epoch_second,
+    frame_of_rows,
     from_epoch_seconds,
     insert_new,
+    rows_frame,
     to_epoch_seconds,
 )
 from costsched.store.schema import spot_availability as table
@@ -39,6 +41,9 @@ SUMMARY_COLUMNS = ["cloud", "region", "zone", "instance_type", "gpu_model", "gpu
 LATEST_COLUMNS = [*OFFERING, "available", "since", "until", "current"]
 _KEY = ["cloud", "region", "zone", "instance_type", "kind", "source", "start_ts", "available"]
 _MARKET = "spot"
+# How an interval's stored columns read in its frame (`rows_frame`).
+_TIMES = {"start_ts": "start", "end_ts": "end"}
+_TYPES = {"available": "bool", "gpu_count": "int64"}
 
 
 class SpotAvailabilityStore:
@@ -77,9 +82,7 @@ class SpotAvailabilityStore:
                  .order_by(table.c.zone, table.c.start_ts, table.c.instance_type,
                            table.c.kind, table.c.source, table.c.available))
         with self.engine.connect() as conn:
-            result = conn.execute(query)
-            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
-        return _frame(frame)
+            return rows_frame(conn.execute(query), COLUMNS, times=_TIMES, types=_TYPES)
 
     def summary(self) -> pd.DataFrame:
         """One row per (offering, kind, source): intervals, first and last time observed,
@@ -178,17 +181,18 @@ class SpotAvailabilityStore:
                  .where(*conditions)
                  .order_by(table.c.zone, table.c.instance_type, table.c.end_ts.desc()))
         with self.engine.connect() as conn:
-            result = conn.execute(query)
-            frame = pd.DataFrame([tuple(r) for r in result], columns=list(result.keys()))
+            rows = conn.execute(query).all()
         # Overlapping probe lifetimes may start together: the longest one speaks.
-        frame = frame.drop_duplicates(["cloud", "region", "zone", "instance_type"])
-        current = (frame["end_ts"] > t).to_numpy(dtype=bool)
-        frame["since"] = from_epoch_seconds(frame.pop("start_ts"))
-        frame["until"] = from_epoch_seconds(frame.pop("end_ts"))
-        frame["available"] = frame["available"].astype(bool)
-        frame["gpu_count"] = frame["gpu_count"].astype("int64")
-        frame["current"] = current
-        return frame[LATEST_COLUMNS].reset_index(drop=True)
+        newest, seen = [], set()
+        for row in rows:
+            if tuple(row[:4]) not in seen:  # (cloud, region, zone, instance_type)
+                seen.add(tuple(row[:4]))
+                newest.append(row)
+        frame = frame_of_rows([*OFFERING, "start_ts", "end_ts", "available"], newest,
+                              LATEST_COLUMNS[:-1], times={"start_ts": "since",
+                                                          "end_ts": "until"}, types=_TYPES)
+        frame["current"] = np.array([row[-2] > t for row in newest], dtype=bool)
+        return frame
 
     def count(self) -> int:
         with self.engine.connect() as conn:
@@ -202,10 +206,11 @@ def _spells_frame(up: pd.DataFrame, ended: np.ndarray) -> pd.DataFrame:
         "zone": up["zone"].to_numpy(), "instance_type": up["instance_type"].to_numpy(),
         "gpu_model": up["gpu_model"].to_numpy(),
         "gpu_count": up["gpu_count"].to_numpy(dtype="int64"),
-        "instance": (up["source"] + "@" + up["start"].astype(str)).to_numpy(),
-        "start": up["start"].to_numpy(), "end": up["end"].to_numpy(),
+        "instance": (up["source"] + "@" + up["start"].astype(str)).to_numpy()
+        if len(up) else np.array([], dtype=object),
+        "start": up["start"].dt.as_unit("ns").array, "end": up["end"].dt.as_unit("ns").array,
         "preempted": ended.astype(bool),
-    }).astype({"start": "datetime64[ns, UTC]", "end": "datetime64[ns, UTC]"})
+    })
 
 
 def _ts(at: datetime) -> pd.Timestamp:
@@ -238,16 +243,6 @@ def _conditions(cloud: str | None, zones: Sequence[str] | None, instance_type: s
     if source is not None:
         conditions.append(table.c.source == source)
     return conditions
-
-
-def _frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Stored rows (start_ts, end_ts) as an interval frame (start, end)."""
-    out = rows.copy()
-    out["start"] = from_epoch_seconds(out.pop("start_ts"))
-    out["end"] = from_epoch_seconds(out.pop("end_ts"))
-    out["available"] = out["available"].astype(bool)
-    out["gpu_count"] = out["gpu_count"].astype("int64")
-    return out[COLUMNS]
 
 
 def _rows(frame: pd.DataFrame) -> pd.DataFrame:
