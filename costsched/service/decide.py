@@ -12,7 +12,7 @@ staying by more than the margin (`pays`), unless the policy weighed the move its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -377,18 +377,21 @@ def _other_level(o: pd.DataFrame, mine: np.ndarray, typed: np.ndarray,
 def decide_to(store: StoreLike, job: Job, target: OfferingName, *, current: OfferingKey,
               steps_left: float, at: datetime | str | None = None,
               overheads: Overheads | None = None, table: ThroughputTable | None = None,
-              measured_rates: pd.DataFrame | None = None,
-              lost_work_hours: float | None = None) -> Decision:
+              measured_rates: pd.DataFrame | Evidence | None = None,
+              lost_work_hours: float | None = None,
+              prices: Callable[[bool], pd.DataFrame] | None = None) -> Decision:
     """The decision to move `job` from `current` to `target`, the user's choice: with the
     decision model's expected cost of the rest of the job there, the move included, and
     where it is, whichever is less. The target must be priced now, allowed by the job's
     constraints and able to run its model. `lost_work_hours`: the work the move loses, as
-    measured (None: the decision model's assumption)."""
+    measured (None: the decision model's assumption). `prices(include_cpu)`: the prices
+    as of `at` where the caller read them already (a pass's market), else read here."""
     when = as_time(at)
     at_least("steps_left", steps_left, 0)
     table = table if table is not None else ThroughputTable.load()
+    cpu = isinstance(table, CpuWork)
     with using(store) as opened:
-        frame = prices_at(opened, when, include_cpu=isinstance(table, CpuWork))
+        frame = prices(cpu) if prices is not None else prices_at(opened, when, include_cpu=cpu)
         rates = decision_rates(opened, when, measured_rates)
     view = view_from_prices(frame, when, table, job.model, rates)
     o = view.offerings

@@ -401,7 +401,8 @@ class AskedDecider(Decider):
                       table=job.resolved.table,
                       overheads=job.resolved.overheads(self.overheads),
                       measured_rates=market.rates,
-                      lost_work_hours=None if lost is None else lost.hours)
+                      lost_work_hours=None if lost is None else lost.hours,
+                      prices=market.prices)
         if job.short and job.assumed:  # its rest priced as all of its hours: so marked
             return replace(d, reason=f"{move_reason(d, 0.0, asked=True, mark=ASSUMED_MARK)}"
                                      f"; {ASSUMED_MARK} assumed: {job.short}")

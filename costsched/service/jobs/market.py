@@ -51,6 +51,10 @@ class Market:
         """The prices with the CPU instance types too (for CPU jobs)."""
         return self._frame(include_cpu=True)
 
+    def prices(self, include_cpu: bool) -> pd.DataFrame:
+        """`frame`, or `cpu_frame` with `include_cpu` (read only)."""
+        return self.cpu_frame if include_cpu else self.frame
+
     def _frame(self, include_cpu: bool) -> pd.DataFrame:
         frame = prices_at(self.store, self.when, include_cpu=include_cpu)
         if frame.empty:
