@@ -43,10 +43,11 @@ def _launched_then_failed(world) -> tuple[int, str, Path]:  # noqa: ANN001, F811
 def test_a_name_is_free_once_its_instance_says_the_job_failed(world) -> None:  # noqa: ANN001, F811
     store, launcher, tmp = world
     job_id, instance, path = _launched_then_failed(world)
+    seen = launcher.status(instance)  # (before the launch that closes it ends it)
     [again] = service.launch(store, path, launcher=launcher, wait_seconds=0,
                              checkpoint_root=str(tmp / "checkpoints"))
     assert again.id != job_id
-    ended = launcher.status(instance).ended_at
+    ended = seen.ended_at
     assert ended is not None
     first = store.jobs.get(job_id)
     assert first.state == "failed"
