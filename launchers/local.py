@@ -299,6 +299,8 @@ class LocalLauncher(Launcher):
                             agent=agent, lost_nodes=lost, replacing=replacing,
                             created_at=utc(record.get("launched_at")),
                             lost_at=lost_at(folder) if state == "preempted" else None,
+                            ended_at=_ended_at(folder) if ended and state in (
+                                "succeeded", "failed") else None,
                             setup_since=step_time(status.get("setup_since"))
                             if state == "running" else None,
                             setup_seconds=setup_seconds(status))
@@ -585,6 +587,15 @@ def _record(instance_id: str, spec: LaunchSpec) -> dict:
             "nodes": gang.node_count(spec.task),
             "launched_at": datetime.now(timezone.utc).isoformat(),
             "pid": None, "start_time": None}
+
+
+def _ended_at(folder: Path) -> datetime | None:
+    """When the agent in `folder` wrote its end (its status file's last write: nothing
+    writes it after the end); None when it cannot be read."""
+    try:
+        return datetime.fromtimestamp((folder / STATUS).stat().st_mtime, timezone.utc)
+    except OSError:
+        return None
 
 
 def _ended(status: dict) -> bool:

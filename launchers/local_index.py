@@ -124,6 +124,7 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
                                    "replacing": tuple(fields.get("replacing", ())),
                                    "created_at": utc(launched_at),
                                    "lost_at": utc(fields.get("lost_at")),
+                                   "ended_at": utc(fields.get("ended_at")),
                                    "step_at": utc(fields.get("step_at"))})
         except (TypeError, ValueError, KeyError):
             continue
@@ -136,9 +137,10 @@ def parse_index(doc: dict) -> dict[str, tuple[int, Seen]]:
 def _fields(instance: Instance) -> dict:
     """The instance as JSON: its `created_at` is its launch's time, kept beside it; its
     `running_nodes` (a cloud gang's nodes' starts) are never a local instance's; its
-    `lost_at` and `step_at` are kept as ISO times."""
+    `lost_at`, `ended_at` and `step_at` are kept as ISO times."""
     fields = dataclasses.asdict(instance)
     del fields["created_at"], fields["running_nodes"]
     fields["lost_at"] = instance.lost_at.isoformat() if instance.lost_at else None
+    fields["ended_at"] = instance.ended_at.isoformat() if instance.ended_at else None
     fields["step_at"] = instance.step_at.isoformat() if instance.step_at else None
     return fields

@@ -28,6 +28,7 @@ from costsched.cli.booked import booked_lines, held_lines
 from costsched.cli.common import (
     NEVER_RUN,
     NO_JOBS,
+    asked_wide,
     console,
     print_json,
     printable,
@@ -101,17 +102,20 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     # reads as its amount (`amounts.placement_times`), as the report and the dashboard.
     places, spans = scale.usd, scale.hours
     costs = [charged_usd(_total(s, places), places) for s in shown]
+    wide = asked_wide()  # (--wide: the instance each job runs on, as --json names it)
     for s, cost in zip(shown, costs, strict=True):
         p = s.open_placement
         where = "-" if p is None else offering_label(p["cloud"], p["region"], p["zone"],
                                                      p["instance_type"], p["market"])
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.shown_state, where,
-                     s.instance_state or "-", progress(s), cost,
+                     s.instance_state or "-", *([instance_of(s) or "-"] if wide else []),
+                     progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(s.recoveries)])
-    print_table(title, ["id", "job", "state", "placement", "instance state", "progress",
-                        "cost $", "migrations", "recoveries"], rows,
+    print_table(title, ["id", "job", "state", "placement", "instance state",
+                        *(["instance"] if wide else []), "progress", "cost $", "migrations",
+                        "recoveries"], rows,
                 detail=["recoveries", "migrations", "instance state"])
     out = Lines()
     dues = due_places(shown, now)  # and one for the hours to or from the deadlines
@@ -137,7 +141,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
             f"{s.steps_not_reached}; {_short_next(s)}"), s.steps_not_reported,
             not brief and _failed_next(s),
             not brief and _stopped_next(s)) if line]
-        said = problems(s, brief, assumed_figures, merged) + in_setup(s, now) + resumes \
+        on = [] if brief or not instance_of(s) else [f"instance {instance_of(s)}"]
+        said = on + problems(s, brief, assumed_figures, merged) + in_setup(s, now) + resumes \
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
             + cap_move_lines(s) + node_notices(s) + lost_lines(s)
@@ -154,6 +159,13 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         out.print(printable(stale), soft_wrap=True)
     out.flush()
     return places
+
+
+def instance_of(s: service.JobStatus) -> str:
+    """The instance the job runs on, named as its launcher and `--json` name it (what
+    `python -m launchers.local preempt` and a cloud's console take); '' with none."""
+    p = s.open_placement
+    return str(p.get("instance") or "") if p is not None else ""
 
 
 def in_setup(s: service.JobStatus, now: datetime) -> list[str]:

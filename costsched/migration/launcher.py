@@ -121,6 +121,11 @@ class Instance:
     # back) was lost, where the backend knows it: its placement is charged until then, not
     # until the pass that saw it gone. None: it does not say.
     lost_at: datetime | None = None
+    # When its job's command ended on it by itself (succeeded, failed), where the backend
+    # knows the instance was billed no longer from then: a local instance is its agent's
+    # process, over once the agent wrote its end. None: it does not say (a cloud's
+    # instance runs, billed, until costsched terminates it).
+    ended_at: datetime | None = None
     # Whether the job's command began running on it (False: lost in its setup); None: the
     # backend does not say.
     ran: bool | None = None

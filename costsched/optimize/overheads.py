@@ -75,6 +75,17 @@ class Overheads:
             return checkpoint_hours / 2
         return self.lost_work_minutes / 60
 
+    def lost_work_words(self, checkpoint_hours: float, interval_key: str) -> str:
+        """`lost_work_hours` in words, with the setting it comes from: '15 min, half the
+        checkpoint interval of 30 min (INTERVAL_KEY; [migration] lost_work_minutes sets
+        another figure)', or '10 min ([migration] lost_work_minutes)' where that sets it."""
+        hours = self.lost_work_hours(checkpoint_hours)
+        if self.lost_work_minutes is not None:
+            return f"{_minutes(hours)} ([migration] lost_work_minutes)"
+        return (f"{_minutes(hours)}, half the checkpoint interval of "
+                f"{_minutes(checkpoint_hours)} ({interval_key}; [migration] "
+                "lost_work_minutes sets another figure)")
+
     def move_idle_hours(self, checkpoint_gb: float, checkpoint_hours: float) -> float:
         """Hours billed on the new instance of a planned move without progress."""
         return self.restart_hours(checkpoint_gb) + self.lost_work_hours(checkpoint_hours)

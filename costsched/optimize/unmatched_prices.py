@@ -47,20 +47,22 @@ def no_price(job: Workload, market: pd.DataFrame, shape: pd.DataFrame, when: str
     asked = shape_words(c, market, cpu)
     placed = shape[in_place(shape, c)]
     where = where_words(c)
+    close = close_models(c, market, cpu)  # (the GPU models asked change to get them)
+    models = ["gpu_models"] if close else []
     if placed.empty and in_market(shape, c).any():  # priced in its market, elsewhere only
         elsewhere = shape[in_market(shape, c)]
         return Missing(f"no price known as of {when} for {asked} {where}",
                        [*by_market(elsewhere, c, " elsewhere"),
-                        *kept_out(c, elsewhere, limits)],
+                        *kept_out(c, elsewhere, limits), *close],
                        place_line(c, cpu) if recent else "",
-                       change=change(job, keeping_out(c, elsewhere, limits)))
+                       change=change(job, [*keeping_out(c, elsewhere, limits), *models]))
     if not in_market(placed, c).any():  # (nor elsewhere, where nothing is priced here)
         markets = " or ".join(word(m) for m in c.markets)
         found = placed if not placed.empty else shape
         instead = by_market(found, c, "" if not placed.empty else " elsewhere")
         if placed.empty:
             instead += kept_out(c, found, limits)
-        instead += other_counts(c, market, cpu)
+        instead += other_counts(c, market, cpu) + close
         far = shape[in_market(shape, c) & ~in_place(shape, c)]
         fields = ["markets", *keeping_out(c, found, limits)] if placed.empty else ["markets"]
         if not far.empty:
@@ -73,7 +75,7 @@ def no_price(job: Workload, market: pd.DataFrame, shape: pd.DataFrame, when: str
                        instead + untyped(c, market, when) + stored_market(c, at, stored),
                        recent and (place_line(c, cpu) if placed.empty and not only_booked(c)
                                   else fetch_line(found, job, cpu, placed.empty)) or "",
-                       change=change(job, fields))
+                       change=change(job, [*fields, *models]))
     return None
 
 
@@ -173,6 +175,36 @@ def other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
            for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
                ["gpu_model", "gpu_count"], sort=True)]
     return [f"{markets} at other counts: " + ", ".join(out)]
+
+
+def family(gpu: str) -> str:
+    """The family of a GPU model as the catalog names its variants: the name before its
+    variant's suffix ('A100' of 'A100-80GB', 'H100' of 'H100-MEGA')."""
+    return gpu.split("-", 1)[0].upper()
+
+
+def close_models(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
+    """The other models of the families of the GPU models asked (A100-80GB for A100, A100
+    for A100-80GB), at the counts asked, in the market and place asked, cheapest first:
+    'spot of a close model: A100-80GB:1 from $0.7681/h (gcp us-south1 a2-ultragpu-1g)'.
+    (A task's instance types are of the models it asks: a close model's are others.)"""
+    if cpu or not c.gpu_models:
+        return []
+    families = {family(g) for g in c.gpu_models}
+    models = market["gpu_model"].astype(str)
+    close = models.map(family).isin(families) & ~models.isin(list(c.gpu_models))
+    if c.gpu_counts:
+        close &= market["gpu_count"].isin(list(c.gpu_counts))
+    rows = market[close & in_place(market, c) & in_market(market, c)]
+    if rows.empty:
+        return []
+    markets = " or ".join(word(m) for m in c.markets)
+    out = [f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].iloc[0])}/h "
+           f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
+           f" {group['instance_type'].iloc[0]})"
+           for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
+               ["gpu_model", "gpu_count"], sort=False)]
+    return [f"{markets} of a close model: " + ", ".join(out)]
 
 
 def place_line(c: Constraints, cpu: bool) -> str:

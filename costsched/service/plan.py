@@ -40,6 +40,7 @@ from costsched.passes import one_pass
 from costsched.prices import prices_at, spot_markets
 from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
+from costsched.service.jobs.lost_work import assumed_line
 from costsched.service.jobs.market import market_at
 from costsched.service.launch_place import LaunchPlacement, launch_placements
 from costsched.service.plan_explain import (
@@ -211,7 +212,11 @@ class PlanResult:
             return [f"a move here: none, {here} ({source})"]
         size = plan.job.job.checkpoint_gb
         unsized = interval is not None and not interval.size_given and not size
-        return [move_line(source, move, size, interval.size_key() if unsized else "")]
+        # Before it runs, what a move loses is the decision model's assumption, said so
+        # as a running job's move says it (`lost_work.assumed_line`).
+        return [move_line(source, move, size, interval.size_key() if unsized else ""),
+                assumed_line(plan.job, plan.job.overheads(overheads),
+                             "before it runs, the steps a move loses are not known")]
 
     def _named(self, name: str) -> JobPlan:
         for p in self.jobs:

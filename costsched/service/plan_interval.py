@@ -49,7 +49,7 @@ class Interval:
         return written + (f" in {where}" if where else "")
 
     def dotted(self) -> str:
-        return ("costsched." if self.sky else "") + "checkpoint.interval_minutes"
+        return interval_key(self.sky)
 
     def said(self, shown: str) -> str:
         """`plan --explain`'s line of tau (`shown`: as the expected hours' line writes it)."""
@@ -73,6 +73,12 @@ class Interval:
                 f"{DEFAULT_CHECKPOINT_HOURS * 60:g} min, nothing in {where} sets it; a "
                 f"preemption loses the work since the last checkpoint: {self.key()} gives "
                 "the job's own")
+
+
+def interval_key(sky: bool) -> str:
+    """The dotted key of a job's checkpoint interval (under `costsched:` in a SkyPilot
+    task)."""
+    return ("costsched." if sky else "") + "checkpoint.interval_minutes"
 
 
 def interval_of(spec: JobSpec, hours: float, source: str) -> Interval:

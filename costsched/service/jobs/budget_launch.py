@@ -68,6 +68,10 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     out = []
     specs = job_specs(jobs, envs=envs)
     for _, spec in specs:  # a launch refused for its name says nothing of its budgets
+        if launcher is not None:  # a job of it over, not yet seen so, is closed first
+            from costsched.service.jobs.watch import close_ended_named
+
+            close_ended_named(store, launcher, spec.name, at)
         refuse_live_name(store, spec.name)
     for source, spec in specs:
         _check_budget_name(source, spec.name, spec.constraints.budget_name, config)

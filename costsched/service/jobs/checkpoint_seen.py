@@ -18,24 +18,25 @@ if TYPE_CHECKING:
 class Reported(NamedTuple):
     """What a running job's instance reports: the step the job stands at and the step of
     the newest checkpoint version its agent published (`Instance.step`,
-    `Instance.checkpoint_step`)."""
+    `Instance.checkpoint_step`; None: it reports none, as before anything is published)."""
 
     step: float
-    checkpoint_step: float
+    checkpoint_step: float | None
 
 
 def reported_steps(launcher: Launcher, instance_ids: Sequence[str]) -> dict[str, Reported]:
-    """Of `instance_ids`, each running instance that reports both its job's step and its
-    newest checkpoint's, asked in one call; none when they cannot be read now (a move is
-    then priced as where an instance reports no checkpoint step)."""
+    """Of `instance_ids`, each running instance that reports its job's step (with its
+    newest checkpoint's where it reports one), asked in one call; none when they cannot be
+    read now (a move is then priced from what the store holds of them)."""
     if not instance_ids:
         return {}
     try:
         found = launcher.statuses(list(dict.fromkeys(instance_ids)))
     except Exception:  # noqa: BLE001 - unread now: what a move loses is not known
         return {}
-    return {i: Reported(float(s.step), float(s.checkpoint_step)) for i, s in found.items()
-            if s.state == "running" and s.step is not None and s.checkpoint_step is not None}
+    return {i: Reported(float(s.step), None if s.checkpoint_step is None
+                        else float(s.checkpoint_step))
+            for i, s in found.items() if s.state == "running" and s.step is not None}
 
 
 def measured_checkpoint_gb(uri: str) -> float | None:

@@ -213,7 +213,7 @@ class PriceDecider(Decider):
         if moving:
             margin = 0.0 if self.force else self.margin
             lost = lost_works(market.store, [(j.job_id, j.resolved, j.reported)
-                                              for _, j in moving])
+                                              for _, j in moving], now)
             asks = [Ask(replace(j.resolved.job, checkpoint_gb=j.size_gb), j.home_region,
                         j.current, j.steps_left, j.resolved.table, j.resolved.nodes,
                         blocked=market.over_quota(j.resolved),
@@ -224,7 +224,8 @@ class PriceDecider(Decider):
                                overheads=self.overheads, measured_rates=market.rates)
             for (i, j), d, w in zip(moving, found, lost, strict=True):
                 out[i] = with_lost(replace(d, reason=move_reason(d, margin)) if not j.short
-                                   else assumed_stay(d, margin, j.short), w)
+                                   else assumed_stay(d, margin, j.short), w, j.resolved,
+                                   j.resolved.overheads(self.overheads))
         return [out[i] for i in range(len(jobs))]
 
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
@@ -325,7 +326,7 @@ class DeadlineDecider(Decider):
             if plan.reason:
                 raise InvalidInput(plan.reason)
             ranked = plan.ranked  # its market's ranking: the same offerings, ranked once
-        [lost] = (lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
+        [lost] = (lost_works(market.store, [(job.job_id, job.resolved, job.reported)], now)
                   if job.current is not None else [None])
         try:
             d = decide_deadline(market.store, job.resolved, created_at=job.created_at, at=now,
@@ -360,7 +361,7 @@ class DeadlineDecider(Decider):
                                            + (deadline_dollars(d) if job.current is not None
                                               else (itemised(d) and ', the move' + itemised(d))
                                               + (d.why and f": {d.why}"))),
-                         lost)
+                         lost, job.resolved, job.resolved.overheads(self.overheads))
 
 
 def _asked(key: OfferingKey, job: JobNow, market: Market, now: datetime,
@@ -390,8 +391,9 @@ class AskedDecider(Decider):
     def decide(self, job: JobNow, market: Market, now: datetime) -> Decision:
         assert job.current is not None  # noqa: S101 - a move of a placed job
         [job] = at_pace([job], market)
-        [lost] = lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
-        return with_lost(self._decided(job, market, now, lost), lost)
+        [lost] = lost_works(market.store, [(job.job_id, job.resolved, job.reported)], now)
+        return with_lost(self._decided(job, market, now, lost), lost, job.resolved,
+                         job.resolved.overheads(self.overheads))
 
     def _decided(self, job: JobNow, market: Market, now: datetime,
                  lost: LostWork | None) -> Decision:
@@ -446,7 +448,7 @@ class BudgetDecider(Decider):
         if nodes > 1:  # a gang: N instances' price and hazard; its checkpoint moves once
             view = replace(view, prices=view.prices * nodes, derived={},
                            preemptions_per_hour=view.preemptions_per_hour * nodes)
-        [lost] = lost_works(market.store, [(job.job_id, job.resolved, job.reported)])
+        [lost] = lost_works(market.store, [(job.job_id, job.resolved, job.reported)], now)
         state = JobState(replace(job.resolved.job, checkpoint_gb=job.size_gb),
                          job.home_region, job.steps_left, job.current,
                          job.resolved.overheads(self.overheads),
@@ -471,7 +473,7 @@ class BudgetDecider(Decider):
             f"move to {label(found.choice)}: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
             f"{itemised(found, places)}, within the {given(self.left_usd, places)} left")),
-            lost)
+            lost, job.resolved, job.resolved.overheads(self.overheads))
 
 
 def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:

@@ -47,7 +47,7 @@ from costsched.service.jobs.steps import (
     resume_step,
 )
 from costsched.service.jobs.stories import record_ended_short
-from costsched.service.jobs.watch import settle
+from costsched.service.jobs.watch import close_ended, close_ended_named, settle
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -94,6 +94,7 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
         read = job_specs(jobs, envs=envs)
         together = file_jobs(read)  # a file's several jobs: its launch runs them all
         for source, spec in read:
+            close_ended_named(store, launcher, spec.name, when)  # over, not yet seen so
             refuse_live_name(store, spec.name)
             given = _refused(source, spec, launcher, secrets, checkpoint_root)
             resolved = _resolved(spec, source, table, when, launcher, checkpoint_root)
@@ -299,6 +300,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     (USD): the start is checked against it, and it is kept once the start is not refused."""
     when = as_time(at)
     job_id = job_ids(store, job, states=())[0]
+    close_ended(store, launcher, job_id, when)  # ended since the last pass: closed first
     record = store.jobs.get(job_id)
     _given_secrets(record, secrets or {})  # what the command line says, first
     launcher.check_ready()

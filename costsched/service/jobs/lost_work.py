@@ -13,11 +13,15 @@ checkpoint: the steps past that checkpoint's step, at the speed the rest of it r
 they make. Those steps are the ones its instance reports now (the step it stands at, and
 its agent's newest published checkpoint's: `checkpoint_seen.Reported`); where its instance
 reports no checkpoint step, those its log holds: the step it reported past the
-checkpoint step stored at its newest stop or notice that lost steps. Where neither is
-known (no stop or notice yet, no checkpoint step stored, or a checkpoint published since
-the one stored, whose step is not known), there is no figure: the decision model's
-assumption prices the move (half the checkpoint interval, `Overheads.lost_work_hours`), as
-in every replay.
+checkpoint step stored at its newest stop or notice that lost steps. A job whose
+checkpoint store holds no checkpoint at all starts over from step 0 wherever it goes, as a
+recovery does (`steps.resume_from`): a move loses every step it made (as its instance
+reports them; else at least those of its last reading), or, where it reports no step, at
+most all its run did since it was placed. Where none of this is known (a checkpoint whose
+step is not known: no stop or notice yet, or one published since the one stored; or a
+store that cannot be read now), there is no figure: the decision model's assumption prices
+the move (half the checkpoint interval, `Overheads.lost_work_hours`), as in every replay,
+and its line says so (`assumed_line`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from costsched.decide.price import Decision
 from costsched.jobspec import ResolvedJob
 from costsched.measured import sps
 from costsched.model import RECOVERY_NOTE, InvalidInput, lost_steps_said
+from costsched.optimize.job import Workload
+from costsched.optimize.overheads import Overheads
 from costsched.service.jobs.checkpoint_seen import Reported, newest_version
+from costsched.service.plan_interval import interval_key
 from costsched.store import PriceStore
 from costsched.store.job_log import EventRow
 from costsched.store.job_rows import JobRecord, PlacementRow
@@ -58,11 +65,11 @@ class LostWork:
 
 
 def lost_works(store: PriceStore,
-               jobs: Sequence[tuple[int | None, ResolvedJob, Reported | None]]
-               ) -> list[LostWork | None]:
+               jobs: Sequence[tuple[int | None, ResolvedJob, Reported | None]],
+               at: datetime | None = None) -> list[LostWork | None]:
     """For each job (its id, None when not stored; its spec as it is priced: its table at
-    the pace the rest of it runs at; and what its instance reports, None when it reports
-    no checkpoint step), the work a move now loses (`LostWork`), or None where neither its
+    the pace the rest of it runs at; and what its instance reports, None when it cannot be
+    read), the work a move made `at` loses (`LostWork`), or None where neither its
     instance nor its log knows (the decision model's assumption stands). Its records,
     logs and placements are read once for all of them."""
     ids = sorted({int(j) for j, _, _ in jobs if j is not None})
@@ -76,26 +83,58 @@ def lost_works(store: PriceStore,
     for p in store.jobs.placement_rows(ids, open_only=True):
         placed[p.job_id] = p  # by start: the newest open one (a move's target) last
     return [None if j is None or j not in records else
-            _lost(records[j], events.get(j, []), placed.get(j), resolved, reported)
+            _lost(records[j], events.get(j, []), placed.get(j), resolved, reported, at)
             for j, resolved, reported in jobs]
 
 
 def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | None,
-          resolved: ResolvedJob, reported: Reported | None) -> LostWork | None:
+          resolved: ResolvedJob, reported: Reported | None,
+          at: datetime | None) -> LostWork | None:
     if record.state != "running" or placement is None:
         return None
     clean = checkpoints_when_stopped(events)
     if clean:
         return LostWork(0.0, CHECKPOINTS_WHEN_STOPPED)
-    if reported is not None:  # as its instance reports it now
-        step, saved = reported
-    else:  # as stored at its newest stop or notice
-        step, saved = record.steps_done, record.checkpoint_step
-        if saved is None or _published_since(record.checkpoint_location, placement.start_at):
+    if reported is not None and reported.checkpoint_step is not None:  # as it reports now
+        return _since(reported.step, reported.checkpoint_step, placement, resolved)
+    # The step as its instance reports it now, else as stored (its last reading).
+    step = record.steps_done if reported is None else reported.step
+    saved = record.checkpoint_step  # as stored at its newest stop or notice
+    if saved is not None:
+        if _published_since(record.checkpoint_location, placement.start_at):
             return None
+        return _since(step, saved, placement, resolved)
+    if not _holds_none(record.checkpoint_location):
+        return None  # a checkpoint whose step is not known, or a store not read now
+    # No checkpoint: wherever it goes, it starts over from step 0.
+    if reported is None and step <= 0:  # no step known: at most all its run did
+        return _run_lost(placement, at)
+    if step <= 0:
+        return LostWork(0.0, f"none: {NO_CHECKPOINT}, and it has made no step yet")
+    floor = reported is None  # its last reading: it may have gone on since
+    said = (f"at least {step:,.0f} steps, all it made by its last reading" if floor
+            else f"all {step:,.0f} steps it made")
+    return _at_pace(step, f"{said} ({NO_CHECKPOINT})", placement, resolved)
+
+
+# Why a move of a job loses all it made: it starts over wherever it goes.
+NO_CHECKPOINT = "no checkpoint published"
+
+
+def _since(step: float, saved: float, placement: PlacementRow,
+           resolved: ResolvedJob) -> LostWork | None:
+    """The steps past its checkpoint at step `saved`, at its pace."""
     steps = max(step - saved, 0.0)
     if steps == 0:
         return LostWork(0.0, f"none since its checkpoint at step {saved:,.0f}")
+    return _at_pace(steps, f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}",
+                    placement, resolved)
+
+
+def _at_pace(steps: float, said: str, placement: PlacementRow,
+             resolved: ResolvedJob) -> LostWork | None:
+    """`steps` at the speed the rest of the job runs at where it runs, said after `said`;
+    None where no speed is known there."""
     try:
         pace = resolved.table.get(resolved.job.model, placement.gpu_model,
                                   int(placement.gpu_count))
@@ -106,8 +145,30 @@ def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | N
         return None
     hours = steps / rate / 3600
     whose = "" if pace.basis.startswith(_MEASURED) else "its plan's "
-    return LostWork(hours, f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}: "
-                           f"{duration(hours * 3600)} at {whose}{sps(rate)} steps/s")
+    return LostWork(hours, f"{said}: {duration(hours * 3600)} at {whose}{sps(rate)} steps/s")
+
+
+def _run_lost(placement: PlacementRow, at: datetime | None) -> LostWork | None:
+    """A job that reports no step and published no checkpoint: a move loses all its run
+    did, at most the hours since it was placed (its boot and setup among them)."""
+    if at is None:
+        return None
+    hours = max((at - placement.start_at).total_seconds(), 0.0) / 3600
+    return LostWork(hours, f"at most {duration(hours * 3600)}, all its run did since it was "
+                           f"placed at {placement.start_at:%Y-%m-%d %H:%M} UTC "
+                           f"({NO_CHECKPOINT}, and it reports no step)")
+
+
+# Why a running job's move is priced with the assumption (`assumed_line`).
+STEP_NOT_KNOWN = "the step of its newest checkpoint is not known"
+
+
+def assumed_line(job: Workload, overheads: Overheads, why: str = STEP_NOT_KNOWN) -> str:
+    """The line of a move priced with the decision model's assumption (no `LostWork`):
+    'lost work assumed: 15 min, half the checkpoint interval of 30 min (KEY; ...): WHY'."""
+    words = overheads.lost_work_words(job.job.checkpoint_hours,
+                                      interval_key(getattr(job, "sky", False)))
+    return f"lost work assumed: {words}: {why}"
 
 
 def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:
@@ -143,9 +204,19 @@ def _published_since(uri: str, start: datetime) -> bool:
     return newest is not None and newest.published_at > start
 
 
-def with_lost(decision: Decision, lost: LostWork | None) -> Decision:
+def _holds_none(uri: str) -> bool:
+    """Whether the job's checkpoint store is read now and holds no checkpoint (False
+    without a store: where its checkpoints go is not known)."""
+    return bool(uri) and newest_version(uri) is None
+
+
+def with_lost(decision: Decision, lost: LostWork | None, resolved: ResolvedJob,
+              overheads: Overheads) -> Decision:
     """`decision` with where its move's lost work comes from said in its reason, when it
-    prices a move (its own, or the best other a stay weighed) with a figure of its log."""
-    if lost is None or (decision.move is None and decision.other is None):
+    prices a move (its own, or the best other a stay weighed): the figure of its instance
+    or log (`lost`), else the decision model's assumption, said as one (`assumed_line`)
+    with the job's restart model (`overheads`)."""
+    if decision.move is None and decision.other is None:
         return decision
-    return replace(decision, reason=f"{decision.reason}; {lost.line()}")
+    line = assumed_line(resolved, overheads) if lost is None else lost.line()
+    return replace(decision, reason=f"{decision.reason}; {line}")

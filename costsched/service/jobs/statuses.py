@@ -45,7 +45,7 @@ from costsched.service.jobs.steps import (
     stood_at_of,
 )
 from costsched.service.jobs.stories import STATE_EVENT, instance_stories
-from costsched.service.jobs.watch import _statuses, gone, lost_at, reconcile
+from costsched.service.jobs.watch import _statuses, ended, gone, lost_at, reconcile
 from costsched.service.jobs.went_nowhere import start_went_nowhere
 from costsched.service.speeds import with_speeds
 from costsched.service.values import as_time
@@ -414,10 +414,11 @@ def _waits(store: PriceStore, runs: dict[int, RunningJob], ids: list[int]) -> di
 def _lost_ends(placed: list[PlacementRow], asked: dict[int, Instance], when: datetime
                ) -> list[PlacementRow]:
     """The placements as charged: one whose instance is seen gone, not yet closed (no
-    reconcile ran), ends when it was lost, as the reconcile will close it (`lost_at`)."""
+    reconcile ran), ends when it was lost or its job ended on it, as the reconcile will
+    close it (`lost_at`)."""
     return [p._replace(end_at=lost_at(seen, p.start_at, when))
             if p.end_at is None and (seen := asked.get(p.job_id)) is not None
-            and seen.id == p.instance and gone(seen) else p for p in placed]
+            and seen.id == p.instance and (gone(seen) or ended(seen)) else p for p in placed]
 
 
 def _by_job(rows: Iterable[tuple]) -> dict[int, list]:

@@ -312,6 +312,16 @@ def close_ended(store: PriceStore, launcher: Launcher, job_id: int,
     return _act_on_gone(store, launcher, run, at, recover=False)
 
 
+def close_ended_named(store: PriceStore, launcher: Launcher, name: str,
+                      at: datetime | None = None) -> None:
+    """`close_ended` for each live job named `name`: before a launch of that name, a job
+    of it whose instance ended by itself since the last pass is closed, never taken for one
+    that still runs (its name is then free)."""
+    for record in store.jobs.find(name):
+        if not record.final:
+            close_ended(store, launcher, record.id, at)
+
+
 def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
                  at: datetime | None, recover: bool = True) -> JobEvent | None:
     """Close or recover a job whose instance is gone (or that has no open placement),
@@ -358,7 +368,9 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
         return _restart_on_error(store, launcher, run, placement, instance, at, allowed)
     if instance.state in ("succeeded", "failed"):
         launcher.terminate(instance.id)
-        store.jobs.end_placement(job_id, when)
+        # charged until it ended, where its launcher says (a local instance's agent)
+        store.jobs.end_placement(job_id, lost_at(
+            instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), when))
         if instance.lost_nodes:  # a gang's node lost before the end, not replaced
             _node_lost_at_end(store, run, placement, instance, when)
         detail = (f"finished on {instance.id}" if instance.state == "succeeded" else
@@ -409,7 +421,8 @@ def _restart_on_error(store: PriceStore, launcher: Launcher, run: RunningJob,
     why = f"{RESTART_MARK}: instance {instance.id} {how}"
     launcher.terminate(instance.id)
     _recovering(store, job_id, when, why)
-    store.jobs.end_placement(job_id, when)
+    store.jobs.end_placement(job_id, lost_at(
+        instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), when))
     resume_from(store, run, instance.checkpoint_step, when, instance.checkpoint_step_inferred)
     record = store.jobs.get(job_id)
     step = instance.checkpoint_step if instance.checkpoint_step is not None else (
@@ -433,13 +446,22 @@ def _recovering(store: PriceStore, job_id: int, at: datetime, why: str) -> None:
 
 
 def lost_at(instance: Instance, start: datetime, seen: datetime) -> datetime:
-    """When a gone instance was lost, its placement charged until then: when its launcher
-    says (clouds stop billing an instance when they reclaim it), kept between its
-    placement's `start` and `seen`, the look that saw it gone; `seen` when the launcher
-    does not say. (`status` without a reconcile charges it so too: `gone`.)"""
-    if instance.lost_at is None:
+    """When a gone or ended instance was billed no longer, its placement charged until
+    then: when its launcher says it was lost (clouds stop billing an instance when they
+    reclaim it: `Instance.lost_at`) or its job ended on it (a local instance is over with
+    its agent: `Instance.ended_at`), kept between its placement's `start` and `seen`, the
+    look that saw it gone; `seen` when the launcher says neither. (`status` without a
+    reconcile charges it so too: `gone`, `ended`.)"""
+    said = instance.lost_at if instance.lost_at is not None else instance.ended_at
+    if said is None:
         return seen
-    return max(start, min(instance.lost_at, seen))
+    return max(start, min(said, seen))
+
+
+def ended(instance: Instance) -> bool:
+    """Whether the instance's job ended on it by itself, at a time its launcher says: its
+    placement is charged until then (`lost_at`), however late a pass closes it."""
+    return instance.state in ("succeeded", "failed") and instance.ended_at is not None
 
 
 def gone(instance: Instance) -> bool:

@@ -66,6 +66,9 @@ def test_launch_status_and_migrate_say_why_spot_is_not_taken(priced, tmp_path: P
         "decision, in 1 h, finishing on-demand would need 25 min (the work left and a "
         "restart), and the deadline, 30 min away, comes first")
     assert f"job {record.id} next: spot-hedge (deadline " in launched.output
+    # A checkpoint published, its step not known: a move is priced with the assumed lost
+    # work (with none, a move would lose all the job did, a figure that grows as it runs).
+    _publish(record.checkpoint_location, tmp_path)
 
     looked = cli("status", str(record.id), "--json")
     assert looked.exit_code == 0, looked.output
@@ -85,3 +88,11 @@ def test_launch_status_and_migrate_say_why_spot_is_not_taken(priced, tmp_path: P
     asked = cli("migrate", str(record.id), "--to", "aws us-east-1a p3.2xlarge spot",
                 "--dry-run")
     assert "$0.3858 there including the move" in asked.stdout, asked.stdout
+
+
+def _publish(where: str, tmp_path: Path) -> None:
+    from launchers.checkpoints import open_store
+
+    state = tmp_path / "state.bin"
+    state.write_bytes(b"weights")
+    open_store(where).publish(state)

@@ -26,7 +26,8 @@ def test_a_row_number_explains_the_offering_of_that_row(cli, tmp_path: Path) -> 
         doc = json.loads(shown.stdout)
         assert doc["offering"] == labels[1]
         assert doc["explain"][0] == f"{labels[1]}: preemption hazard"
-        assert doc["explain"][-1].startswith(f"a move here from {labels[0]}: ")
+        assert doc["explain"][-2].startswith(f"a move here from {labels[0]}: ")
+        assert doc["explain"][-1].startswith("lost work assumed: ")  # (before it runs)
 
 
 def test_a_row_number_out_of_range_names_the_rows(cli, tmp_path: Path) -> None:  # noqa: ANN001
