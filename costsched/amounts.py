@@ -58,10 +58,12 @@ HTML), the dashboard and every message.
 - A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
   spot prices; one a charge used (`rate`), in every line that states it, as its product
   writes it ('$30.13118/h' in a product, on average and in the job's log).
-- A figure the user set, a budget or a cap (`given`): as typed, '$2.00' for 2, '$2.50',
-  '$0.005' (its own decimals, between 2 and MAX_DECIMALS), wherever it stands: a table's
-  cap column does not take its spend columns' precision ('$2.0000'), nor does a sentence
-  that adds figures up to it ('$1.9950 spent + $0.0100 would pass the budget of $2.00').
+- A figure the user set, a budget or a cap (`given`): alone, as typed, '$2.00' for 2,
+  '$2.50', '$0.005' (its own decimals, between 2 and MAX_DECIMALS); in a line or a row
+  with other amounts, at their precision (`places`; more only where it needs more to be
+  written exactly), as every amount of a line or row is: 'forecast $0.0142 passes its
+  budget of $0.0060', a budget's row '$0.0060 │ $0.0023 │ $0.0015 │ $0.0142', '$1.9950
+  spent + $0.0100 would pass the budget of $2.0000'.
 - Figures that are not charges (a plan's expected costs, a bill's lines), in a table:
   each column at the precision it needs (`usd_all` down the column), and an amount
   written beside the table at no fewer decimals than the column it is read against; a
@@ -74,7 +76,7 @@ HTML), the dashboard and every message.
   hours with an 'x' ('0.90x', '1.05x', '0.0042x'), a column of them at one precision
   (its caller's `places`: '0.896x' never beside '1.05x').
 - What is left of a budget reads by the budget's rule (`given`): '$5.00 left' of a
-  $5.00 budget, not '$5.0000' for the sake of the costs beside it.
+  $5.00 budget alone, at the precision of the costs beside it in their line.
 - An age, or how long ago (`age`): in the coarsest whole unit that still says it:
   seconds under a minute, minutes under an hour, hours under two days, days under 60
   days, months beyond ('45 s', '12 min', '5 h', '12 days', '4 mo'), wherever it is read.
@@ -260,18 +262,19 @@ def rate(value: float | None) -> str:
 
 
 def given(value: float | None, places: int | None = None) -> str:
-    """A budget or a cap the user set, as typed: '$2.00', '$2.50', '$0.005' (the fewest
-    decimals, at least 2, that write it exactly; MAX_DECIMALS at most), and what is left
-    of it alike ('$5.00 left'). One that MAX_DECIMALS do not write exactly (a cap less a
-    spend of many digits) reads at `places` (the decimals of the figures it is weighed
-    against, so that a cost over it never reads under it), else at its own."""
+    """A budget or a cap the user set, and what is left of it: alone (`places` None), as
+    typed: '$2.00', '$2.50', '$0.005' (the fewest decimals, at least 2, that write it
+    exactly; MAX_DECIMALS at most; one they do not write exactly, a cap less a spend of
+    many digits, at its own). In a line or a row with other amounts, at their `places`
+    ('$0.0060' beside '$0.0142'), or at the fewest that write it exactly where those are
+    more (up to MAX_DECIMALS): a line or row reads at one precision."""
     if not _known(value):
         return "-"
     exact = next((p for p in range(2, MAX_DECIMALS + 1)
                   if abs(round(float(value), p) - float(value)) < NOISE), None)  # type: ignore[arg-type]
-    if exact is None:
-        exact = max(decimals([value]), 2) if places is None else places
-    return usd(value, exact)
+    if places is not None:
+        return usd(value, max(places, exact or 0))
+    return usd(value, max(decimals([value]), 2) if exact is None else exact)
 
 
 def hours(value: float | None, places: int | None = None) -> str:
@@ -308,9 +311,9 @@ class Scale(NamedTuple):
 def _scale_decimals(smallest: float | None, money: bool = False) -> int:
     if not _known(smallest) or abs(float(smallest)) < NOISE:  # type: ignore[arg-type]
         return MAX_DECIMALS  # nothing settled yet: a running charge reads '<$0.0001'
-    # Under a dime, cents would lose a tenth of it or more (`decimals_kept`).
-    kept = MAX_DECIMALS if money and abs(float(smallest)) < SMALL_USD else 0  # type: ignore[arg-type]
-    return max(decimals([smallest], most=FINEST), kept)
+    if money:  # under a dime, cents would lose a tenth of it or more (`decimals_kept`)
+        return MAX_DECIMALS if abs(float(smallest)) < SMALL_USD else decimals([smallest])  # type: ignore[arg-type]
+    return decimals([smallest], most=FINEST)
 
 
 def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Scale:

@@ -146,7 +146,7 @@ def plan(
         if emit is not None:
             from costsched.cli.plan_emit import emit_sky
 
-            emit_sky(specs, result)
+            emit_sky(specs, result, top)
         elif json_out:
             stream_json(_json(result, top, stale_after),
                         indent=len(result.jobs) <= JSON_INDENTED_UP_TO)
@@ -482,7 +482,8 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
     heads, rows, costs = figures.collection_rows(a, by_offering=len(a) > TABLES_UP_TO)
     total, makespan = figures.heading_figures(rows, costs, c.makespan_hours)
     title = (f"Collection plan ({c.policy}): {counted(len(a), 'job')}, total {total}, "
-             f"makespan {makespan} h" + (f", budget {given(budget)}" if budget else ""))
+             f"makespan {makespan} h" + (f", budget {given(budget, figures.written_places(total))}"
+                                         if budget else ""))
     console.print(table(title, heads, rows))
     if c.instances is not None and len(a) <= TABLES_UP_TO:
         from costsched.cli.packing import instances_table

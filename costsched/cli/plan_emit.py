@@ -21,16 +21,17 @@ if TYPE_CHECKING:
     from costsched.service import PlanResult
 
 
-def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
+def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult, top: int = 10) -> None:
     """Each planned job (`read`: as read from their files) as a SkyPilot task pinned to
     its best offering, as YAML documents on stdout; on stderr, why a job has none, and
-    what of each job its task leaves out."""
+    what of each job its task leaves out. Its cost reads as the plan's table of `top`
+    rows writes it (`_as_tabled`)."""
     from costsched.skypilot_emit import checkpoint_names_unset, emit_task, secret_like_envs
     from costsched.skypilot_fields import is_bucket
 
     specs = {spec.name: (source, spec) for source, spec in read}
     docs = []
-    for p in result.jobs:
+    for index, p in enumerate(result.jobs):
         if p.best is None:
             err_console.print(f"[red]no plan:[/red] {user_text(p.reason)}", highlight=False,
                               soft_wrap=True)
@@ -42,7 +43,8 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult) -> None:
         note = (f"Pinned by costsched plan to its best offering as of {result.at:%Y-%m-%dT%H:%MZ}"
                 f":\n{b['offering']}, expected "
                 + figures.times_line(b["expected_hours"], b["usd_per_hour"],
-                                     b["expected_cost"], mark=mark)
+                                     b["expected_cost"], _as_tabled(result, index, top),
+                                     mark=mark)
                 + (f" ({mark} from an estimated speed: `costsched plan "
                    f"{shlex.quote(printable(p.job.source))}` says which)" if mark else "")
                 + ".")
@@ -96,6 +98,20 @@ def _values(source: str, field: str, names: list[str]) -> str:
     if len(names) == 1:
         return f"The value {source} writes for {field} {names[0]} is"
     return f"The values {source} writes for {field}s {_and(names)} are"
+
+
+def _as_tabled(result: PlanResult, index: int, top: int) -> tuple[str, str]:
+    """(hours, cost) of job `index`'s best offering as the plan's table writes them (its
+    `top` rows at one precision down each column; for assumed work, no hours and its
+    cost per hour of work, which is the cost of the assumed hour)."""
+    from costsched.cli.plan_cells import ranking_cells
+    from costsched.service.budget_short import with_budget_risk
+
+    p = result.jobs[index]
+    shown = with_budget_risk(p.job, result.ranking(index).head(top))
+    cells = ranking_cells(shown, p.job.work, figures.estimated_figures(shown, p.job),
+                          p.baseline, figures.work_estimated(p.job)).work[0]
+    return ("", cells[0]) if len(cells) == 1 else (cells[0], cells[1])
 
 
 def _left_out(p: JobPlan, spec: JobSpec, own_work: bool = False) -> list[str]:

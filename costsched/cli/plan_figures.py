@@ -549,11 +549,13 @@ def budget_note(job: Workload, shown: pd.DataFrame) -> str:
     refused: dict[str, list[int]] = {}  # each figure (and its fix), and the rows it is on
     asks: dict[str, list[int]] = {}
     spans, fix = [], ""
-    for i, (_, r) in enumerate(shown.iterrows(), start=1):
-        fit = launch_fit(job, r) if r["budget_may_not_fit"] else None
+    fits = [(i, r, launch_fit(job, r) if r["budget_may_not_fit"] else None)
+            for i, (_, r) in enumerate(shown.iterrows(), start=1)]
+    # One precision for the line: the finest its rows' figures need, the budget's too.
+    places = max((fit.places() for _, _, fit in fits if fit is not None), default=2)
+    for i, r, fit in fits:
         if fit is None:
             continue
-        places = fit.places()
         figure = f"{usd(fit.pessimistic_usd, places)} + {usd(fit.ahead_usd, places)}"
         if fit.fits:
             asks.setdefault(figure, []).append(i)
@@ -573,8 +575,8 @@ def budget_note(job: Workload, shown: pd.DataFrame) -> str:
                 for n, (f, on) in enumerate(figures.items()))
             verdicts.append(f"{words} {rows_said(rows)}, a launch there {done}: {each}")
     span = spans[0] if len(set(spans)) == 1 else "the watch interval"
-    return (f"{BUDGET_MARK} against its budget {given(budget)} as `costsched launch` checks "
-            f"it, its pessimistic cost (preemptions at the {own_budget.PERCENTILE:.0%} "
+    return (f"{BUDGET_MARK} against its budget {given(budget, places)} as `costsched launch` "
+            f"checks it, its pessimistic cost (preemptions at the {own_budget.PERCENTILE:.0%} "
             f"quantile) + the watch's charge ahead for its first interval ({span} at the "
             f"row's $/h): {'; '.join(verdicts)}")
 

@@ -22,7 +22,8 @@ def budget_cells(states: Sequence[Any], spent_places: int | None = None,
                  ) -> list[list[str]]:
     """The rows of the budgets `states` (`BudgetState`s) as written, under HEADINGS.
 
-    The cap as the user set it ('$2.00'); spent, committed and forecast, read against
+    The cap as the user set it, at the row's precision ('$0.0060' beside '$0.0023');
+    spent, committed and forecast, read against
     each other, at one precision (`costsched.amounts`: the one they need together, zero
     too: 'committed $0.0000' beside 'spent $0.0035'), at no fewer decimals than
     `spent_places` (the store's scale, at which the jobs' costs beside it read:
@@ -41,7 +42,8 @@ def budget_cells(states: Sequence[Any], spent_places: int | None = None,
             columns[0][i] = charged_usd(found[1], spent_places)
             if abs(s.forecast_usd - s.spent_usd) < 1e-9:  # a stopped job's: its spend
                 columns[2][i] = columns[0][i]
-    return [[s.name, s.period, given(s.usd), *(c[i] for c in columns), _jobs(s.running),
+    # (the cap at the row's precision: one row, one precision)
+    return [[s.name, s.period, given(s.usd, places), *(c[i] for c in columns), _jobs(s.running),
              _jobs(s.stopped)] for i, s in enumerate(states)]
 
 

@@ -494,7 +494,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
     if column.endswith("usd_per_hour"):
         return per_hour(float(value))  # type: ignore[arg-type]  # a price, as quoted
     if column == "budget_usd":
-        return given(float(value))  # type: ignore[arg-type]  # as the user set it
+        # as the user set it, at its row's precision (one row, one precision)
+        return given(float(value), places.get("usd"))  # type: ignore[arg-type]
     if column.endswith("usd"):
         if places.get("charged"):  # at the store's scale
             return charged_usd(float(value), places["usd"])  # type: ignore[arg-type]

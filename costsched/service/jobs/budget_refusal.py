@@ -59,8 +59,8 @@ class BudgetShort(InvalidInput):
         # The cost and what is left at the decimals at which the cost reads more.
         cost, left, spent = (usd(v, places) for v in (self.expected_usd, b.left_usd,
                                                       b.spent_usd))
-        return self._said(cost, f"more than the {left} left of its budget of {given(b.usd)} "
-                                f"({spent} spent)")
+        return self._said(cost, f"more than the {left} left of its budget of "
+                                f"{given(b.usd, places)} ({spent} spent)")
 
     def _said(self, cost: str, budget: str) -> str:
         mark, said = self.estimate

@@ -540,7 +540,7 @@ def budget_verdict(name: str, spent_usd: float, next_usd: float, cap_usd: float,
     if places is None:
         places = apart([spent_usd, next_usd, claims_usd], cap_usd)
     spent, next_, claimed = (usd(v, places) for v in (spent_usd, next_usd, claims_usd))
-    cap = given(cap_usd, places)  # the budget as set ('$0.004'), not at the sum's decimals
+    cap = given(cap_usd, places)  # at the line's precision ('$0.0040' beside '$0.0035')
     claims = f" + {claimed} its earlier jobs need to finish" if claims_usd > 0 else ""
     charged = f" ({span})" if span else ""
     return (f"{spent} spent + {next_} for the next watch interval{charged}{claims} would "

@@ -423,7 +423,7 @@ def _past_budget(store: PriceStore, run: RunningJob, choice: Decision, at: datet
     name = run.record.name
     return (f"{spent} spent + {there} expected there, the move included, + {charged} for "
             f"the next watch interval ({span}) "
-            f"would pass its budget of {given(own.usd)}; to move it there, give it enough: "
+            f"would pass its budget of {given(own.usd, shown)}; to move it there, give it enough: "
             f"`costsched stop {name}`, `costsched start {name} --budget "
             f"{amount:.{places}f}`, then ask again")
 

@@ -52,7 +52,7 @@ def past_named(store: PriceStore, run: RunningJob, choice: Decision, at: datetim
         return (f"{spent} spent + {there} expected there, the move included, + {charged} "
                 f"for the next watch interval "
                 f"({span})"
-                f"{also} would pass budget {state.name}'s {given(state.usd)}"
+                f"{also} would pass budget {state.name}'s {given(state.usd, shown)}"
                 f"{_PERIOD.get(state.period, ' in total')}; to move it there, "
                 f"{named_fix(state.name, state.period)}")
     return ""

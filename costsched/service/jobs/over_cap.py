@@ -55,10 +55,11 @@ def said(states: Sequence[BudgetState], record: JobRecord, progress: float | Non
     if not over:
         return ""
     state = over[0]
-    forecast = usd(state.forecast_usd, places(states, spent_places))
+    shown = places(states, spent_places)  # the Budgets table's, the cap's too: one line
+    forecast = usd(state.forecast_usd, shown)
     own = state.kind == "job"
-    budget = f"its budget of {given(state.usd)}" if own else \
-        f"budget {state.name}'s cap of {given(state.usd)}"
+    budget = f"its budget of {given(state.usd, shown)}" if own else \
+        f"budget {state.name}'s cap of {given(state.usd, shown)}"
     share = stop_share(state, record.id, progress)
     # Its rest priced as now (at its speed measured so far, else its plan's): said so.
     first, last = share or (None, None)
