@@ -386,13 +386,14 @@ def budget_short_said(job: Workload, row: pd.Series, raise_to: str = "") -> str:
     gap = (cost_usd - (c.budget_usd or 0), cost_usd)
     places = decimals_kept([*gap, c.budget_usd, *([start_usd] if start_usd > 0 else [])])
     short, cost = (usd(value, places) for value in gap)
-    budget = given(c.budget_usd)  # as the user set it, as launch and status write it
+    budget = given(c.budget_usd, places)  # as the user set it, at the line's precision
     which = ("offering that meets the deadline" if c.deadline_hours is not None
              else "offering it allows")  # a job without a deadline is not told of one
     mark, said = estimate_said(job, row)  # as the plan's table marks its figures
     # the start rests on no estimated speed: its hours are the restart model's
     start = (f" ({usd(start_usd, places)} of it to start it; {job.start_said()})"
-             if start_usd > 0 else "")
+             if start_usd > 0 else f" (its {job.start_said()})" if job.start_left_out
+             else "")
     fix = change(job, ["budget"], "raise")
     return (f"job {job.name}: budget {budget} is {short}{mark} short: the cheapest {which}, "
             f"{row['offering']}, costs {cost}{mark}{said}{start}; {fix}"
