@@ -311,9 +311,9 @@ class Scale(NamedTuple):
 def _scale_decimals(smallest: float | None, money: bool = False) -> int:
     if not _known(smallest) or abs(float(smallest)) < NOISE:  # type: ignore[arg-type]
         return MAX_DECIMALS  # nothing settled yet: a running charge reads '<$0.0001'
-    if money:  # under a dime, cents would lose a tenth of it or more (`decimals_kept`)
-        return MAX_DECIMALS if abs(float(smallest)) < SMALL_USD else decimals([smallest])  # type: ignore[arg-type]
-    return decimals([smallest], most=FINEST)
+    # Under a dime, cents would lose a tenth of it or more (`decimals_kept`).
+    kept = MAX_DECIMALS if money and abs(float(smallest)) < SMALL_USD else 0  # type: ignore[arg-type]
+    return max(decimals([smallest], most=FINEST), kept)
 
 
 def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Scale:

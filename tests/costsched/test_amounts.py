@@ -99,9 +99,9 @@ def test_a_move_reasons_difference_subtracts_as_written(stay: float, there: floa
 def test_a_budget_line_adds_up() -> None:
     line = budget_verdict("b", 0.0123, 0.0079, 0.02)  # $0.0202: over, by a fifth of a cent
     # At cents (or tenths of one) it would read $0.01 + $0.01 against $0.02: not over.
-    # The budget as set ('$0.02', as the status table's cap reads it), not '$0.0200'.
+    # The budget at the line's precision: one line, one precision ('$0.0200').
     assert line == "$0.0123 spent + $0.0079 for the next watch interval would pass the " \
-                   "budget of $0.02"
+                   "budget of $0.0200"
     line = budget_verdict("b", 0.61, 0.40, 1.0)
     assert line == "$0.61 spent + $0.40 for the next watch interval would pass the " \
                    "budget of $1.00"
@@ -155,13 +155,14 @@ def test_parts_add_up_to_their_total_as_written() -> None:
 
 
 def test_a_budget_reads_as_the_user_set_it() -> None:
-    """A budget or a cap is written as typed, in a table as alone: never '$2.0000' because
-    the spend beside it needs four decimals."""
+    """A budget or a cap is written as typed alone; in a table's row, at the row's
+    precision, as every amount of a row is."""
     assert [given(v) for v in (2, 2.5, 0.005, 2.125, 1234.5, 0)] == [
         "$2.00", "$2.50", "$0.005", "$2.125", "$1,234.50", "$0.00"]
     assert given(None) == "-" and given(float("nan")) == "-"
-    # The report's table of jobs near their budget: the budget as set, the spend at its own.
-    assert format_cell("budget_usd", 2.0, {"usd": 4}) == "$2.00"
+    # The report's table of jobs near their budget: the budget at its row's precision.
+    assert format_cell("budget_usd", 2.0, {"usd": 4}) == "$2.0000"
+    assert format_cell("budget_usd", 2.0) == "$2.00"
     assert format_cell("spent_usd", 1.6, {"usd": 4}) == "$1.6000"
 
 

@@ -1,7 +1,5 @@
 """Money in one line or one row reads at one precision, a budget the user set among the
-figures too; a charged figure reads at the same decimals from call to call however small
-the charges other jobs settle; `plan --emit sky`'s cost reads as the plan's table writes
-it."""
+figures too; `plan --emit sky`'s cost reads as the plan's table writes it."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from costsched.amounts import MAX_DECIMALS, Scale, given, store_scale
+from costsched.amounts import given
 from costsched.report.budgets_now import budget_cells
 from costsched.report.cells import format_cell
 
@@ -36,15 +34,6 @@ def test_a_budgets_row_reads_at_one_precision_its_cap_too() -> None:
 def test_the_reports_budget_column_reads_at_its_rows_precision() -> None:
     assert format_cell("budget_usd", 0.006, {"usd": 4, "charged": 1}) == "$0.0060"
     assert format_cell("budget_usd", 0.006) == "$0.006"  # alone: as typed
-
-
-def test_a_charged_figure_keeps_its_decimals_as_smaller_charges_settle() -> None:
-    """A job's $0.0060 stays at four decimals when another job's few seconds settle
-    ($0.00005): never '$0.00593' then."""
-    scales = [store_scale(None, None), store_scale(0.0060, 0.033),
-              store_scale(0.00005, 0.0003), store_scale(0.0000004, 0.000002)]
-    assert {s.usd for s in scales} == {MAX_DECIMALS}, scales
-    assert store_scale(12.5, 3.0) == Scale(2, 2)  # a store of charges over a dime: cents
 
 
 def test_a_stop_at_a_budget_says_the_budget_at_the_lines_precision() -> None:

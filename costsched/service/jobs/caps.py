@@ -25,6 +25,7 @@ training) is charged and stopped at its cap like any other job, and closed as su
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -582,17 +583,31 @@ def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
     share = passed[-1]
     start = period_start(state.period, at)
     period = f"({state.period})" if start is None else f"({state.period} from {start:%Y-%m-%d})"
-    what = f"{share:.0%} of {amounts.given(state.usd)} {period}"  # the budget as set
-    # Said before, in these words, or with the budget at the spend's decimals ('$0.0040'),
-    # or in the older 'reached NAME 50% of ...'.
-    before = f"{share:.0%} of {amounts.usd(state.usd)} {period}"
-    if any(line.startswith((f"{called} reached {what}", f"{called} reached {before}",
-                            f"reached {state.name} {before}")) for line in said):
+    # The budget at the line's precision ('50% of $0.1000 (total): $0.0775 of $0.1000
+    # spent'): one line, one precision. Said before for this budget, share and period at
+    # whatever decimals (as set, at the spend's), or in the older 'reached NAME 50% of ...'.
+    budget = amounts.given(state.usd, places)
+    if any(_said_of(line, called, state.name, f"{share:.0%}", period, state.usd)
+           for line in said):
         return []
-    text = (f"{called} reached {what}: {amounts.usd(state.spent_usd, places)} of "
-            f"{amounts.given(state.usd, places)} spent")
+    text = (f"{called} reached {share:.0%} of {budget} {period}: "
+            f"{amounts.usd(state.spent_usd, places)} of {budget} spent")
     store.jobs.note(owner, "budget", text, at=at)
     return [JobEvent(owner, "budget", text, level=threshold_level(share), notify="budget")]
+
+
+def _said_of(line: str, called: str, name: str, share: str, period: str,
+             usd: float) -> bool:
+    """Whether `line` is a threshold's notice of `share` in `period` of the budget `usd`
+    ('its budget reached 50% of $0.10 (total): ...', 'reached NAME 50% of ...'), written
+    at whatever decimals (the budget as it reads at them)."""
+    found = re.match(rf"(?:{re.escape(called)} reached|reached {re.escape(name)}) "
+                     rf"{re.escape(share)} of \$([\d,.]+) {re.escape(period)}", line)
+    if found is None:
+        return False
+    written = found.group(1).replace(",", "")
+    places = len(written.partition(".")[2])
+    return amounts.as_written(usd, places) == float(written)
 
 
 def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,

@@ -37,10 +37,11 @@ def test_a_command_about_one_job_shows_only_that_jobs_budgets(
     assert len(budgets.budgets_now(None)) == 3  # type: ignore[arg-type]
 
 
-def test_a_cap_reads_as_the_user_set_it_and_the_amounts_at_one_precision(
+def test_a_cap_and_the_amounts_read_at_one_precision(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A $2 budget reads '$2.00' in the table, as it does alone, whatever the precision of
-    the spend beside it; spent, committed and forecast, compared, read at one precision."""
+    """A $2 budget reads at its row's precision, as every amount of the row does ('$2.0000'
+    beside a spend of '$0.0002'); spent, committed and forecast, compared, read at one
+    precision."""
     states = [BudgetState("job 4 (mlp8-long)", "job", 2.0, "total", 0.0002, 0.0, 0.0002,
                           jobs=(4,)),
               BudgetState("vision", "named", 2.5, "month", 1.0, 0.25, 1.5, jobs=(2, 4))]
@@ -48,15 +49,15 @@ def test_a_cap_reads_as_the_user_set_it_and_the_amounts_at_one_precision(
     with console.capture() as captured:
         budgets.print_budgets(None)  # type: ignore[arg-type]
     out = captured.get()
-    assert "$2.00 " in out and "$2.50 " in out
-    assert "$2.0000" not in out and "$2.5000" not in out
+    assert "$2.0000 " in out and "$2.5000 " in out
+    assert "$2.00 " not in out and "$2.50 " not in out
     # Spent, committed and forecast, read against each other: one precision (was
     # committed '$0.25' and '$0.00' beside spent '$0.0002').
     assert "$0.0002" in out and "$1.0000" in out and "$0.2500" in out
     assert "$0.0000 " in out and "$0.00 " not in out
 
 
-def test_a_collection_plans_budget_reads_as_set_beside_its_total() -> None:
+def test_a_collection_plans_budget_reads_at_its_totals_precision() -> None:
     from types import SimpleNamespace
 
     import pandas as pd
@@ -70,4 +71,4 @@ def test_a_collection_plans_budget_reads_as_set_beside_its_total() -> None:
     with console.capture() as captured:
         plan._print_collection_table(collection, 2.0)  # type: ignore[arg-type]
     out = captured.get()
-    assert "total $0.0042" in out and "budget $2.00" in out and "$2.0000" not in out
+    assert "total $0.0042" in out and "budget $2.0000" in out  # (one line, one precision)

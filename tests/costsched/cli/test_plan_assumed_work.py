@@ -199,7 +199,7 @@ def test_a_refusal_on_assumed_work_says_its_figures_are_of_the_assumed_hour(
     result = cli("plan", path, *option)
     assert result.exit_code == 1
     out = " ".join(result.output.split())
-    assert out.startswith("no plan: job myclf: budget $0.05 is" if option[0] == "--budget"
+    assert out.startswith("no plan: job myclf: budget $0.0500 is" if option[0] == "--budget"
                           else "no plan: job myclf cannot meet its deadline of 0.5 h")
     assert ("; figures are for 1 h of work on 1xV100 (assumed): the work is not given; "
             "`costsched: {hours: H}` (hours of work on 1xV100), `costsched: {model: NAME, "

@@ -154,7 +154,7 @@ def test_a_raised_budget_s_cap_and_what_is_left_read_as_they_add_up(tmp_path: Pa
     [line] = [x for x in _under(_status(db), job) if x.startswith("stopped")]
     assert line == ("stopped at its own budget: $0.0004 spent + <$0.0001 for the next watch "
                     "interval would pass the budget of $0.0003; $4.9996 left now of its "
-                    "budget of $5.00: `costsched start capped` starts it again")
+                    "budget of $5.0000: `costsched start capped` starts it again")
 
 
 def test_a_job_stopped_at_a_named_budget_names_its_key_and_starts_once_it_is_raised(
@@ -251,4 +251,4 @@ def test_a_cap_reads_as_set_beside_a_small_spend() -> None:
     team = BudgetState("team", "named", 0.005, "total", 0.0043, 0.0, 0.0, jobs=(4,))
     [line] = cap_lines(job, [team])  # type: ignore[arg-type]
     assert line.startswith("stopped at budget team: over; $0.0007 left now of budget team's "
-                           "$0.005 in total: "), line
+                           "$0.0050 in total: "), line  # (one line, one precision)

@@ -63,8 +63,9 @@ def test_the_budgets_spend_reads_as_the_jobs_cost_beside_it(tmp_path: Path) -> N
     assert cost == "$0.00065", out
     [budget] = [line for line in out.splitlines() if "│ job 1 (tiny)" in line]
     cap, spent, committed, forecast = re.findall(r"\$[\d.]+", budget)
-    # Committed at the precision of the spent and forecast it is read with (was $0.00).
-    assert (cap, spent, committed, forecast) == ("$1.00", cost, "$0.00000", cost), out
+    # Committed, and the cap, at the precision of the spent and forecast they are read with
+    # (was $0.00, and a cap of $1.00): one row, one precision.
+    assert (cap, spent, committed, forecast) == ("$1.00000", cost, "$0.00000", cost), out
 
 
 def test_a_placement_charged_for_no_time_says_so(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ def test_a_small_budget_s_gap_reads_at_four_decimals(tmp_path: Path) -> None:
     path.write_text(JOB)
     [plan] = service.plan(str(tmp_path / "empty.sqlite"), [path], at=NOW).jobs
     assert plan.best is None
-    found = re.search(r"budget \$0\.01 is \$(\d+\.\d+)\*? short: .*, costs \$(\d+\.\d+)",
+    found = re.search(r"budget \$0\.0100 is \$(\d+\.\d+)\*? short: .*, costs \$(\d+\.\d+)",
                       plan.reason)
     assert found is not None, plan.reason
     short, cost = found.groups()

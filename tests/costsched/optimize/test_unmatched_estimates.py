@@ -48,16 +48,16 @@ def test_a_budget_short_on_given_speeds_is_not(offerings) -> None:  # noqa: ANN0
 
 
 def test_a_budget_short_reads_as_the_user_set_it_and_its_figures_add_up(offerings) -> None:  # noqa: ANN001
-    """'budget $0.001', as launch and status write it, never '$0.0010'; the shortfall and
-    the cost at one precision, so that budget + short = cost as written."""
+    """The budget, the shortfall and the cost at one precision ('budget $0.0010'), so
+    that budget + short = cost as written."""
     job = _job(throughputs={"V100": 5.0}, steps=400_000,
                constraints={"gpu_models": ["V100"], "gpu_counts": [1], "budget": 0.001})
     reason = plan_job(job, offerings).reason
-    found = re.search(r"budget \$(0\.001) is \$([\d.,]+) short: .*, costs \$([\d.,]+)", reason)
+    found = re.search(r"budget \$(0\.0010) is \$([\d.,]+) short: .*, costs \$([\d.,]+)", reason)
     assert found, reason
     budget, short, cost = (float(g.replace(",", "")) for g in found.groups())
     assert budget + short == pytest.approx(cost)
-    assert len(found.group(2).split(".")[1]) == len(found.group(3).split(".")[1])
+    assert len({len(g.split(".")[1]) for g in found.groups()}) == 1, reason
 
 
 def test_the_words_name_every_estimate_and_each_key_once() -> None:

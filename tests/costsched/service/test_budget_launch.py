@@ -62,16 +62,20 @@ def test_the_pessimistic_cost_counts_more_preemptions_than_the_expected_one(
 
 def test_launch_refuses_what_may_not_fit_unless_told_yes(
         tmp_path: Path, priced: PriceStore, cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    [fit] = launch_fits(priced, [_job(tmp_path, budget=1000)], BudgetsConfig(), AT)
+    from launchers import make_launcher
+
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    # As the local launcher checks it: its start left out (it boots no instance).
+    [fit] = launch_fits(priced, [_job(tmp_path, budget=1000)], BudgetsConfig(), AT,
+                        launcher=make_launcher("local"))
     between = round((fit.expected_usd + fit.pessimistic_usd) / 2, 2)
     job = _job(tmp_path, budget=between)
-    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
     refused = cli("launch", job, "--launcher", "local", "--wait", "0")
     assert refused.exit_code != 0
+    assert fit.start_usd == 0
     assert refused.output == (
-        f"error: job long: expected ${fit.expected_usd:,.2f} (${fit.start_usd:,.2f} of it to "
-        "start it; its start: 0.25 h to get an instance up and the job started = 10 min boot and "
-        "set-up ([migration] restart_minutes) + 5 min warm-up ([migration] warmup_minutes)), "
+        f"error: job long: expected ${fit.expected_usd:,.2f} (its start left out: the local "
+        "launcher boots no instance, and the job's setup is in its billed hours), "
         f"pessimistic ${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) + "
         f"${fit.ahead_usd:,.2f} for the first watch interval (30 s at $0.9000/h) against "
         f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it "
@@ -114,8 +118,8 @@ def test_a_small_cost_keeps_its_digits_on_the_budget_line() -> None:
 
     line = LaunchFit("train", "its own budget", 0.0129, 0.0149, 0.014).line()
     assert "expected $0.0129, pessimistic $0.0149" in line
-    # What is left of a budget reads by the budget's rule, not at its costs' decimals.
-    assert "against $0.014 left" in line and line.endswith("may not fit")
+    # What is left of a budget reads at its line's precision: one line, one precision.
+    assert "against $0.0140 left" in line and line.endswith("may not fit")  # (its line's)
     big = LaunchFit("train", "its own budget", 12.5, 14.0, 20.0).line()
     assert "expected $12.50, pessimistic $14.00" in big and "$20.00 left" in big
 
@@ -123,14 +127,14 @@ def test_a_small_cost_keeps_its_digits_on_the_budget_line() -> None:
 def test_what_is_left_of_a_budget_reads_as_the_budget_beside_small_costs() -> None:
     from costsched.own_budget import LaunchFit
 
-    # The trial's launch: '$5.0000 left' against '$5.00' in every other view.
+    # What is left, at the line's precision beside small costs.
     line = LaunchFit("train", "its own budget", 0.0129, 0.0149, 5.0).line()
     assert "expected $0.0129, pessimistic $0.0149" in line
-    assert "against $5.00 left of its own budget: fits" in line
+    assert "against $5.0000 left of its own budget: fits" in line  # (at its line's)
     # A cap less a spend of many digits: at the line's decimals, never rounded up to
     # read above a cost that does not fit.
     over = LaunchFit("train", "its own budget", 0.0129, 0.0149, 0.01289999).line()
-    assert "against $0.0129 left" in over and "does not fit" in over
+    assert "against $0.01289999 left" in over and "does not fit" in over
 
 
 def test_a_pessimistic_cost_above_the_expected_never_reads_as_it() -> None:

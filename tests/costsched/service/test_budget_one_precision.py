@@ -61,7 +61,7 @@ def test_the_trial_s_line_reads_its_spend_at_one_precision(priced: PriceStore) -
     said = _refusal(priced, 0.05, 172, 206, rest=0.0025, steps=1333, start=0.00003)
     assert said == (
         "job N (ar) is at its budget: $0.0478 spent + $0.0028 for the next watch interval "
-        "would pass the budget of $0.05; give it enough: `costsched start ar --budget 0.054` "
+        "would pass the budget of $0.0500; give it enough: `costsched start ar --budget 0.054` "
         "($0.0478 spent + $0.0025* expected for its 1,333 steps left + <$0.0001 to start it "
         "+ $0.0028 for the next watch interval (10 s, to its end at its pace); their exact "
         "sum rounded up to 3 decimals); that amount also holds its rest taking about 8 s "
@@ -136,7 +136,7 @@ def test_a_stop_reads_its_spend_at_the_precision_of_the_hint_beside_it() -> None
     said = caps.stop_why(_state(0.047778, 0.057222, 0.0025, 0.08), 7, 0.057222, 0.0,
                          "206 s at $1.0000/h")
     assert said == ("$0.0478 spent + $0.0572 for the next watch interval (206 s at "
-                    "$1.0000/h) would pass the budget of $0.08"), said
+                    "$1.0000/h) would pass the budget of $0.0800"), said
     clean = caps.stop_why(_state(3.0, 0.02, 0.4, 3.01), 7, 0.02, 0.0, "", start_usd=0.25)
     assert clean == ("$3.00 spent + $0.02 for the next watch interval would pass the budget "
                      "of $3.01"), clean
@@ -154,7 +154,7 @@ def test_a_start_refused_for_its_cost_reads_its_spend_as_its_hint_does() -> None
                         "spot", 0.0611, 1.0)
     assert "($0.05 spent)" in short.why  # alone, its own precision
     places = short_places(short, 0.0025, 0.00003, 0.057222)
-    assert short.said(places).endswith("more than the $0.0322 left of its budget of $0.08 "
+    assert short.said(places).endswith("more than the $0.0322 left of its budget of $0.0800 "
                                        "($0.0478 spent)")
     assert "($0.0478 spent + $0.0025* expected" in caps.enough(
         "ar", 0.047778, 0.0025, 1333, 0.00003, 0.057222, places=places)

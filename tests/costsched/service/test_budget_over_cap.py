@@ -62,7 +62,7 @@ def test_a_forecast_past_the_cap_is_said_with_where_it_stops(
     # The Budgets table's figures, at its precision.
     places = over_cap.places(states)
     assert line.startswith(f"forecast {usd(state.forecast_usd, places)} passes its budget "
-                           f"of {given(0.5)}: ")
+                           f"of {given(0.5, places)}: ")  # (one line, one precision)
     # Stopped when what it spent and the next interval reach the cap: the share of its
     # rest that the cap's room left pays for.
     room = state.usd - state.spent_usd - state.next_usd[job_id]

@@ -38,7 +38,7 @@ def test_a_budget_short_names_the_figures_its_amount_holds(tmp_path: Path) -> No
     assert found["file"] == str(path)
     cost, worst, ahead, amount = (float(found[k]) for k in ("cost", "worst", "ahead", "amount"))
     assert worst > cost  # the two figures differ, and the line says which one is asked for
-    short = re.search(r"budget \$0\.012 is \$([\d.]+) short", plan.reason)
+    short = re.search(r"budget \$0\.0120 is \$([\d.]+) short", plan.reason)
     assert short is not None and round(cost - 0.012, 4) == float(short[1]), plan.reason
     # the amount is the launch's rule of these very figures, as shown
     assert own_budget.enough_usd(0.0, worst, 0.0, ahead)[0] == amount

@@ -123,9 +123,9 @@ def test_a_stop_at_a_cap_reads_back_in_its_words_and_the_older_ones() -> None:
     assert own_budget.stopped_at("stopped by the user", 3) is None
 
 
-def test_a_budget_reads_as_set_in_the_line_that_stops_a_job_at_it() -> None:
+def test_a_budget_reads_at_the_precision_of_the_line_that_stops_a_job_at_it() -> None:
     from costsched.service.jobs.decider import budget_verdict
 
     said = budget_verdict("job 3 (kmeans-cap)", 0.0035, 0.001, 0.004)
     assert said == ("$0.0035 spent + $0.0010 for the next watch interval would pass the "
-                    "budget of $0.004")  # as set, as the status table's cap reads it
+                    "budget of $0.0040")  # one line, one precision

@@ -61,7 +61,7 @@ def test_a_start_past_the_budget_it_gives_says_it_is_passed_not_a_negative_left(
         service.start(store, launcher, job_id, budget=0.001, at=began + timedelta(seconds=38))
     said = str(refused.value)
     assert "-$" not in said and " left of its budget" not in said, said
-    found = re.search(r"its budget of \$(0\.001) is already passed by \$([\d.]+) "
+    found = re.search(r"its budget of \$(0\.0010) is already passed by \$([\d.]+) "
                       r"\(\$([\d.]+) spent\)", said)
     assert found, said
     budget, over, spent = (float(found[i]) for i in (1, 2, 3))

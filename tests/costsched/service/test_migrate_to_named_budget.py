@@ -49,7 +49,7 @@ def test_a_move_asked_for_past_a_named_budget_is_refused(
     assert dry.started is None and dry.held_back == "budget"
     said = dry.not_moved
     assert "expected there, the move included" in said, said
-    assert " spent + $" in said and "would pass budget team's $60.00 a month" in said, said
+    assert " spent + $" in said and "would pass budget team's $60.0000 a month" in said, said
     assert "raise budgets.named.team.usd in the configuration" in said, said
     with pytest.raises(InvalidInput) as err:
         service.migrate(store, launcher, job, to=TO)
