@@ -22,7 +22,7 @@ Event = tuple[float, Callable[[], None]]
 
 
 def saved(folder: Path, step: int, at: float, pause: float = 0.001) -> list[Event]:
-    """A save of `step` as the trial's job makes it: weights.npz renamed in at `at`, then
+    """A save of `step` as a ported numpy script makes it: weights.npz renamed in at `at`, then
     step.txt `pause` s later."""
     return [(at, lambda: save(folder / "weights.npz", f"w{step}", at)),
             (at + pause, lambda: save(folder / "step.txt", str(step), at + pause))]
@@ -67,7 +67,7 @@ def whole(store: LocalStore, tmp_path: Path) -> list[str]:
 
 def test_every_save_of_two_files_sooner_than_the_settle_period_is_published(
         work: tuple[Path, LocalStore, Clock], tmp_path: Path) -> None:  # noqa: F811
-    """The trial's job: weights.npz, then step.txt, each renamed into place, every 7 s; the
+    """A ported numpy script: weights.npz, then step.txt, each renamed into place, every 7 s; the
     agent looks every 5 s, and again when the publisher asks."""
     folder, store, clock = work
     assert SETTLE == 10
