@@ -169,12 +169,18 @@ def other_counts(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
     if rows.empty:
         return []
     markets = " or ".join(word(m) for m in c.markets)
-    out = [f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].min())}/h "
-           f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
-           f" {group['instance_type'].iloc[0]})"
-           for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
-               ["gpu_model", "gpu_count"], sort=True)]
-    return [f"{markets} at other counts: " + ", ".join(out)]
+    return [f"{markets} at other counts: " + ", ".join(_cheapest_each(rows, by_name=True))]
+
+
+def _cheapest_each(rows: pd.DataFrame, by_name: bool) -> list[str]:
+    """Each GPU model and count of `rows` at its cheapest offering: 'A100-80GB:1 from
+    $0.7681/h (gcp us-south1 a2-ultragpu-1g)'; by model and count (`by_name`), else
+    cheapest first."""
+    return [f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].iloc[0])}/h "
+            f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
+            f" {group['instance_type'].iloc[0]})"
+            for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
+                ["gpu_model", "gpu_count"], sort=by_name)]
 
 
 def family(gpu: str) -> str:
@@ -199,12 +205,7 @@ def close_models(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
     if rows.empty:
         return []
     markets = " or ".join(word(m) for m in c.markets)
-    out = [f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].iloc[0])}/h "
-           f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
-           f" {group['instance_type'].iloc[0]})"
-           for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(
-               ["gpu_model", "gpu_count"], sort=False)]
-    return [f"{markets} of a close model: " + ", ".join(out)]
+    return [f"{markets} of a close model: " + ", ".join(_cheapest_each(rows, by_name=False))]
 
 
 def place_line(c: Constraints, cpu: bool) -> str:
