@@ -25,7 +25,8 @@ def task(tmp_path: Path, deadline: str) -> Path:
     return path
 
 
-def test_plan_counts_the_job_s_own_start_and_launch_here_leaves_it_out(cli, tmp_path, monkeypatch) -> None:
+def test_plan_counts_the_job_s_own_start_and_launch_here_leaves_it_out(
+        cli, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
     # 0.0185 h of work and a 0.085 h start (0.1 min + 5 min warm-up + the copy) fit in
     # 0.15 h; the configuration's 10-minute restart would not.
