@@ -163,7 +163,7 @@ def plan(
             if result.collection is not None:
                 _print_collection(result.collection, budget, result.jobs)
         if emit is None:  # booked markets not weighed, a launcher that goes elsewhere
-            note_left_out(result, effective().launch.launcher, top, json_out)
+            note_left_out(result, effective().launch.launcher, top)
         from costsched.cli.plan_named_budgets import named_budget_lines
 
         named = named_budget_lines(store, specs, result.jobs, result.at)
@@ -498,11 +498,9 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
     """The plan as one JSON document whose lists are generators (stream_json writes them
     piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
     of "rankings", which lists them; each job names it by "ranking_index"."""
-    from costsched.config import effective
     from costsched.optimize.planner import superseded_offerings
     from costsched.service.budget_short import with_budget_risk
     from costsched.service.staleness import age_hours, stale
-    from launchers import start_left_out
 
     columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
                "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
@@ -556,9 +554,6 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "work_assumed": work if assumed else None,
                 "notes": job_notes(p),
                 "start_hours": p.job.start_hours, "start": start_words(p.job),
-                # why `launch` on the configured launcher leaves that start out (else null)
-                "start_left_out_at_launch": start_left_out(effective().launch.launcher)
-                or None,
                 **_interval_json(result.interval(i)),
                 "baseline": None if b is None else {
                     "basis": b.basis, "usd_per_hour": b.usd_per_hour,

@@ -29,49 +29,25 @@ def warn_before(specs: Sequence[tuple[str, Any]], launcher: str) -> None:
     note_unrunnable(specs, launcher)
 
 
-def note_left_out(result: PlanResult, launcher: str, top: int, json_out: bool = False) -> None:
-    """Print `left_out_lines` on stderr, each as a note (`top`: the rows a table shows;
-    `json_out`: the start left out is a field of the JSON instead)."""
+def note_left_out(result: PlanResult, launcher: str, top: int) -> None:
+    """Print `left_out_lines` on stderr, each as a note (`top`: the rows a table shows)."""
     from costsched.cli.common import err_console, user_text
 
-    for line in left_out_lines(result, launcher, top, start=not json_out):
+    for line in left_out_lines(result, launcher, top):
         err_console.print(f"note: {user_text(line)}", highlight=False, soft_wrap=True)
 
 
-def left_out_lines(result: PlanResult, launcher: str, top: int = 10,
-                   start: bool = True) -> list[str]:
-    """The booked markets not weighed (`unweighed_line`, per job), a start the launcher
-    leaves out (`start_left_out_line`), and what the launcher leaves of the tables
-    (`launcher_line`), each line once."""
+def left_out_lines(result: PlanResult, launcher: str, top: int = 10) -> list[str]:
+    """The booked markets not weighed (`unweighed_line`, per job) and what the launcher
+    leaves of the tables (`launcher_line`), each line once."""
     shared: dict[int, list[int]] = {}  # a sweep's identical jobs share one ranking
     for i, p in enumerate(result.jobs):
         shared.setdefault(id(p.ranked), []).append(i)
     lines = [unweighed_line(result.jobs[m[0]], result.booked[m[0]] if result.booked else None,
                             _names([result.jobs[j].job.name for j in m]))
              for m in shared.values()]
-    lines += [start_left_out_line(result.jobs[m[0]],
-                                  _names([result.jobs[j].job.name for j in m]), launcher)
-              for m in shared.values() if start]
     lines.append(launcher_line(result, launcher, top))
     return list(dict.fromkeys(line for line in lines if line))
-
-
-def start_left_out_line(p: JobPlan, jobs: str, launcher: str) -> str:
-    """'job w: hours and totals count a cloud's first start 0.25 h: ...; `launch` on the
-    local launcher leaves it out: ...': where the launcher `launch` uses boots no instance
-    (`launchers.start_left_out`), the start the tables count that its launch, budget and
-    deadline checks will not; '' elsewhere, and for a job with no plan whose reason does not
-    count the start (a price not known)."""
-    from launchers import start_left_out
-
-    why = start_left_out(launcher)
-    if not why or p.job.start_hours <= 0:
-        return ""
-    if p.reason and "to start" not in p.reason:  # a "no plan" the start plays no part in
-        return ""
-    return (f"{jobs}: hours and totals count a cloud's {p.job.start_said()}; `launch` on "
-            f"the {launcher} launcher (launch.launcher) leaves it out, as do its budget "
-            f"and deadline checks: {why}")
 
 
 def _names(names: list[str]) -> str:

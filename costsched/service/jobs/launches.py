@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -181,14 +181,10 @@ def _resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime
 def _resolve(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
              launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
     from costsched.config import effective
-    from launchers import start_left_out
 
-    resolved = readable(resolve(spec, table, when, source=source,
-                                overheads=effective().migration.overheads()), launch_stores(
+    return readable(resolve(spec, table, when, source=source,
+                            overheads=effective().migration.overheads()), launch_stores(
         spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
-    # Its start as the launcher will have it: none where it boots no instance.
-    left_out = start_left_out(launcher.name)
-    return replace(resolved, start_left_out=left_out) if left_out else resolved
 
 
 def launch_resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,

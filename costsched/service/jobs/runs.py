@@ -266,9 +266,6 @@ class Resolutions:
                                                        source=source, overheads=configured),
                                   shared=True)
         resolved = self.done[key]
-        left_out = _start_left_out(stored.get("launcher"))  # its start there, as launched
-        if left_out != resolved.start_left_out:
-            resolved = replace(resolved, start_left_out=left_out)
         if resolved.job.name == spec.get("name"):
             return resolved
         return replace(resolved, job=replace(resolved.job, name=spec["name"]))
@@ -293,13 +290,6 @@ class Resolutions:
             self.table = memo(("throughputs", self.store.url),
                               lambda: table_with_measured(self.store), shared=True)
         return self.table
-
-
-def _start_left_out(launcher: object) -> str:
-    """`launchers.start_left_out` of a stored job's launcher ('' for none stored)."""
-    from launchers import start_left_out
-
-    return start_left_out(launcher) if isinstance(launcher, str) and launcher else ""
 
 
 # The job spec's models load when a stored spec is first read: a look at jobs that resolves
