@@ -198,7 +198,12 @@ class Agent:
         """Publish what changed (`final`: the job has exited); a new version's step
         (`ProgressReadings.saved_at`) kept beside the checkpoints for the agent restoring it."""
         self.progress.sample()
-        if (p := self.publisher).publish_changed(final):
+        p = self.publisher
+        published = p.publish_changed(final)
+        # a version published before the run's first report has its step once one comes:
+        # the readings then say whether its files were written before it
+        late = self.checkpoint_step is None and p.written_ns and self.progress.readings
+        if published or late:
             self.checkpoint_step, self.checkpoint_inferred = self.progress.saved_at(
                 p.written_ns, p.said_step, p.named_step)
             p.keep_step(self.checkpoint_step, self.checkpoint_inferred)

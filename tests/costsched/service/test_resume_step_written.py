@@ -45,3 +45,30 @@ def test_a_checkpoint_written_at_step_0_resumes_at_step_0(world) -> None:  # noq
     assert s.resumes == (f"resumes at step 0, its newest checkpoint's: it last reported "
                          f"step {s.reported_step:,.0f}, so the {s.reported_step:,.0f} steps "
                          "between are done again"), s.resumes
+
+
+# Writes config.json, then waits for `go` (argv[1]; the test makes it once the agent has
+# published the file, before any report), then reports a step every 0.1 s.
+QUIET_FIRST = PREAMBLE + """\
+(saved / "config.tmp").write_text('{"k": 8}')
+os.replace(saved / "config.tmp", saved / "config.json")
+while not Path(sys.argv[1]).exists():
+    time.sleep(0.05)
+step = 0
+while True:
+    time.sleep(0.1)
+    step += 1
+    report(step)
+"""
+
+
+def test_a_checkpoint_published_before_the_first_report_gets_its_step_from_it(world
+                                                                               ) -> None:  # noqa: F811
+    store, launcher, tmp = world
+    job, instance = launch(world, QUIET_FIRST, tmp / "go")
+    wait_for(checkpoints_of(store, job.id).newest_verified)
+    assert launcher.status(instance).step is None  # published with no step reported yet
+    (tmp / "go").touch()
+    wait_for(lambda: launcher.status(instance).checkpoint_step is not None)
+    status = launcher.status(instance)
+    assert status.checkpoint_step == 0 and (status.step or 0) >= 1, status
