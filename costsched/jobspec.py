@@ -454,7 +454,8 @@ class ResolvedJob(Workload):
                            dict(spec.envs), source, self.deadline_at, self.checkpoint_auto,
                            self.notes, self.work, self.model_named, self.restart_minutes,
                            self.configured, order=self.order, nodes=self.nodes,
-                           limits=self.limits, sky=self.sky, filter_keys=self.filter_keys)
+                           limits=self.limits, sky=self.sky, filter_keys=self.filter_keys,
+                           start_left_out=self.start_left_out)
 
 
 def deadline_passed(spec: JobSpec, at: datetime, source: str = "<spec>") -> str:

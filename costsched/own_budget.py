@@ -92,7 +92,11 @@ def start_words(job: Workload, shown: str | None = None) -> str:
     ([migration] warmup_minutes)'; for a job placed again from its checkpoint (`resumes`),
     '... and the job going again from its checkpoint = ... + 0.1333 min to copy the 1 GB
     checkpoint ...'. `shown`: the hours as the line they stand in writes them (else a
-    span: '0.008 s', never a float's exponent)."""
+    span: '0.008 s', never a float's exponent). Where the launcher boots no instance,
+    'left out: the local launcher boots no instance (...)'."""
+    left_out = getattr(job, "start_left_out", "")
+    if left_out:
+        return f"left out: {left_out}"
     said = job.start_said()  # 'first start 0.25 h: 10 min boot ...' (the parts, keyed)
     parts = said.partition(": ")[2]
     what = ("going again from its checkpoint" if getattr(job, "resumes", False)
@@ -105,8 +109,13 @@ def start_words(job: Workload, shown: str | None = None) -> str:
 def start_said(job: Workload) -> str:
     """Where `start_usd`'s hours come from, as a launch's budget line and a start's hint say
     it: "its start: 0.25 h to get an instance up and the job started = 10 min boot and
-    set-up ([migration] restart_minutes) + ..." (`start_words`)."""
-    return f"its start: {start_words(job)}"
+    set-up ([migration] restart_minutes) + ..." (`start_words`); "its start left out: the
+    local launcher boots no instance (...)" where the launcher boots none."""
+    left_out = getattr(job, "start_left_out", "")
+    return f"{START_LEFT_OUT}: {left_out}" if left_out else f"its start: {start_words(job)}"
+
+
+START_LEFT_OUT = "its start left out"  # (a launcher that boots no instance: `start_said`)
 
 
 def span(hours: float) -> str:
@@ -500,9 +509,11 @@ class LaunchFit:
         mark, words = self.estimate
         expected = usd(self.expected_usd, places) + mark
         start = usd(self.start_usd, places)
-        left = given(self.left_usd, places)  # what is left of a budget reads as the budget
+        left = given(self.left_usd, places)  # what is left of a budget, at the line's
         said = f"; {self.start_said}" if self.start_said else ""
-        started = f" ({start} of it to start it{said})" if self.start_usd > 0 else ""
+        started = (f" ({start} of it to start it{said})" if self.start_usd > 0 else
+                   f" ({self.start_said})" if self.start_said.startswith(START_LEFT_OUT)
+                   else "")  # which start it counts: the launcher's
         fix = self.fix
         if self.budget == OWN and fix.startswith("raise "):  # its own: to how much
             amount, digits = self.enough()

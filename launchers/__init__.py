@@ -29,6 +29,17 @@ def runs_here(name: str) -> bool:
     return name in HERE
 
 
+def start_left_out(name: str) -> str:
+    """What a job's start costs on backend `name`: '' where it is a cloud instance's boot,
+    set-up and warm-up (the restart model's, `[migration]`), which a plan counts once at
+    the offering's price; else why it costs nothing there, as a launch's budget check says
+    it: a backend that runs its instances on this machine boots none (the job's setup is
+    in its billed hours)."""
+    if runs_here(name):
+        return f"the {name} launcher boots no instance, and the job's setup is in its billed hours"
+    return ""
+
+
 def observed_as(name: str) -> str:
     """The source the availability observations of backend `name`'s instances are stored
     with: LOCAL for one whose instances run on this machine, standing in for a cloud's

@@ -294,6 +294,14 @@ def _no_supervisor(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
 
 
+@pytest.fixture
+def cloud_launcher(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A cloud's launcher configured (gcp): plans count the start of an instance, as
+    `launch` there does (the local launcher boots none, and its plans leave it out)."""
+    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "gcp")
+    return "gcp"
+
+
 @pytest.fixture(autouse=True)
 def _isolated_throughputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the user's own throughput measurements out of every test (plans and replays

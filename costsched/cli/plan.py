@@ -163,7 +163,7 @@ def plan(
             if result.collection is not None:
                 _print_collection(result.collection, budget, result.jobs)
         if emit is None:  # booked markets not weighed, a launcher that goes elsewhere
-            note_left_out(result, effective().launch.launcher, top)
+            note_left_out(result, effective().launch.launcher, top, json_out)
         from costsched.cli.plan_named_budgets import named_budget_lines
 
         named = named_budget_lines(store, specs, result.jobs, result.at)

@@ -29,25 +29,46 @@ def warn_before(specs: Sequence[tuple[str, Any]], launcher: str) -> None:
     note_unrunnable(specs, launcher)
 
 
-def note_left_out(result: PlanResult, launcher: str, top: int) -> None:
-    """Print `left_out_lines` on stderr, each as a note (`top`: the rows a table shows)."""
+def note_left_out(result: PlanResult, launcher: str, top: int, json_out: bool = False) -> None:
+    """Print `left_out_lines` on stderr, each as a note (`top`: the rows a table shows;
+    `json_out`: the start left out is a field of the JSON instead)."""
     from costsched.cli.common import err_console, user_text
 
-    for line in left_out_lines(result, launcher, top):
+    for line in left_out_lines(result, launcher, top, start=not json_out):
         err_console.print(f"note: {user_text(line)}", highlight=False, soft_wrap=True)
 
 
-def left_out_lines(result: PlanResult, launcher: str, top: int = 10) -> list[str]:
-    """The booked markets not weighed (`unweighed_line`, per job) and what the launcher
-    leaves of the tables (`launcher_line`), each line once."""
+def left_out_lines(result: PlanResult, launcher: str, top: int = 10,
+                   start: bool = True) -> list[str]:
+    """The booked markets not weighed (`unweighed_line`, per job), a start the launcher
+    leaves out (`start_left_out_line`), and what the launcher leaves of the tables
+    (`launcher_line`), each line once."""
     shared: dict[int, list[int]] = {}  # a sweep's identical jobs share one ranking
     for i, p in enumerate(result.jobs):
         shared.setdefault(id(p.ranked), []).append(i)
     lines = [unweighed_line(result.jobs[m[0]], result.booked[m[0]] if result.booked else None,
                             _names([result.jobs[j].job.name for j in m]))
              for m in shared.values()]
+    lines += [start_left_out_line(result.jobs[m[0]],
+                                  _names([result.jobs[j].job.name for j in m]), launcher)
+              for m in shared.values() if start]
     lines.append(launcher_line(result, launcher, top))
     return list(dict.fromkeys(line for line in lines if line))
+
+
+def start_left_out_line(p: JobPlan, jobs: str, launcher: str) -> str:
+    """'job w: hours and totals leave out the start of a cloud instance, as `launch` on the
+    local launcher does: ...; on a cloud launcher they count its first start 0.25 h: ...':
+    where the launcher `launch` uses boots no instance (the job's `start_left_out`), the
+    start a cloud launcher would add; '' elsewhere, and for a job with no plan."""
+    from dataclasses import replace
+
+    if not p.job.start_left_out or p.best is None:
+        return ""
+    cloud = replace(p.job, start_left_out="")
+    return (f"{jobs}: hours and totals leave out the start of a cloud instance, as `launch` "
+            f"on the {launcher} launcher (launch.launcher) does: {p.job.start_left_out}; on "
+            f"a cloud launcher they count its {cloud.start_said()}")
 
 
 def _names(names: list[str]) -> str:

@@ -92,13 +92,14 @@ def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame) -> str:
 
 def _cost(placed: LaunchPlacement, spot: bool) -> str:
     """', H h x $P/h = $T for its work and start' (as the policy weighs it: at that
-    price, `if spot lasts` on spot), or '' where the figures are not known."""
+    price, `if spot lasts` on spot; 'for its work' where its start costs nothing), or ''
+    where the figures are not known."""
     if not (placed.usd == placed.usd and placed.usd_per_hour > 0):
         return ""
-    lasts = " if spot lasts" if spot else ""
+    lasts = (" and start" if placed.started else "") + (" if spot lasts" if spot else "")
     places = decimals_kept([placed.usd])  # a cost the user weighs, as the table's
     written = times(placed.usd / placed.usd_per_hour, placed.usd_per_hour, placed.usd, places)
     if written is None:
-        return f", {usd(placed.usd, places)} for its work and start{lasts}"
+        return f", {usd(placed.usd, places)} for its work{lasts}"
     h, price, money = written
-    return f", {h} h x {price}/h = {money} for its work and start{lasts}"
+    return f", {h} h x {price}/h = {money} for its work{lasts}"

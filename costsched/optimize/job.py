@@ -35,6 +35,10 @@ class Workload:
     # the decision model has it for the rest of a running job; a move's restart is charged
     # apart, by whoever weighs the move.
     running: bool = field(default=False, kw_only=True)
+    # Why its start costs nothing where it is launched ('' where it is an instance's boot,
+    # set-up and warm-up): the launcher's (`launchers.start_left_out`), as its budget
+    # check and its plan then count it.
+    start_left_out: str = field(default="", kw_only=True)
 
     @property
     def name(self) -> str:
@@ -59,6 +63,8 @@ class Workload:
         set-up, warm-up, a gang's rendezvous) without the checkpoint's copy (a launched
         job's checkpoint store is its own, empty); placed again from its checkpoint
         (`resumes`), or without a restart model to take the copy out of, its restart."""
+        if self.start_left_out:  # the launcher boots no instance
+            return 0.0
         own = self.overheads()
         if self.resumes or own is None:
             return self.restart_hours
@@ -73,5 +79,8 @@ class Workload:
     def start_said(self, shown: str | None = None) -> str:
         """Where `start_hours` come from (`restart_said`): 'first start 0.25 h: 10 min boot
         and set-up ([migration] restart_minutes) + 5 min warm-up (...)', or the restart of a
-        job placed again from its checkpoint (`resumes`)."""
+        job placed again from its checkpoint (`resumes`); 'start left out: ...' where the
+        launcher boots no instance (`start_left_out`)."""
+        if self.start_left_out:
+            return f"start left out: {self.start_left_out}"
         return self.restart_said(shown, first=not self.resumes)

@@ -392,7 +392,8 @@ def budget_short_said(job: Workload, row: pd.Series, raise_to: str = "") -> str:
     mark, said = estimate_said(job, row)  # as the plan's table marks its figures
     # the start rests on no estimated speed: its hours are the restart model's
     start = (f" ({usd(start_usd, places)} of it to start it; {job.start_said()})"
-             if start_usd > 0 else "")
+             if start_usd > 0 else f" (its {job.start_said()})" if job.start_left_out
+             else "")
     fix = change(job, ["budget"], "raise")
     return (f"job {job.name}: budget {budget} is {short}{mark} short: the cheapest {which}, "
             f"{row['offering']}, costs {cost}{mark}{said}{start}; {fix}"

@@ -27,8 +27,9 @@ class LaunchPlacement:
     """What `launch` would do with a job its deadline policy places: the policy, the
     offering it starts on (`key`, `offering`: its label), the expected USD of its steps
     at that offering's price with its start (`usd`, the decision's `choice_usd`: spot
-    lasting, before any preemption), and the decision's words (`reason`); or why launch
-    refuses it (`refused`, the rest empty)."""
+    lasting, before any preemption; `started`: whether that start costs anything, none
+    where the launcher boots no instance), and the decision's words (`reason`); or why
+    launch refuses it (`refused`, the rest empty)."""
 
     policy: str
     key: tuple = ()
@@ -37,6 +38,7 @@ class LaunchPlacement:
     usd: float = float("nan")
     reason: str = ""
     refused: str = ""
+    started: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         if self.refused:
@@ -72,5 +74,6 @@ def launch_placements(store: PriceStore, jobs: Sequence[ResolvedJob], at: dateti
                 out.append(LaunchPlacement(DEFAULT_DEADLINE_POLICY, refused=str(exc)))
                 continue
             out.append(LaunchPlacement(policy, tuple(d.choice), label(d.choice),
-                                       float(d.usd_per_hour), float(d.choice_usd), d.reason))
+                                       float(d.usd_per_hour), float(d.choice_usd), d.reason,
+                                       started=job.start_hours > 0))
     return tuple(out)

@@ -23,7 +23,6 @@ from costsched.jobspec import (
     ResolvedJob,
     parse_hours,
     refuse_passed_deadlines,
-    resolve,
 )
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
@@ -54,6 +53,7 @@ from costsched.service.plan_explain import (
 )
 from costsched.service.plan_interval import Interval, interval_of
 from costsched.service.quotas import QuotaFacts
+from costsched.service.resolve import resolve
 from costsched.service.stores import StoreLike, using
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time, choices
@@ -170,7 +170,8 @@ class PlanResult:
         places = decimals(figures)  # one line, one precision
         work, tau, restart, start, left = (hours(v, places) for v in figures)
         # What the hours would be were the rate 0, the sum of its terms as written.
-        still = hours(sum_as_written([r["work_hours"]] if plan.job.work_assumed else
+        alone = plan.job.work_assumed or bool(plan.job.start_left_out)  # no start counted
+        still = hours(sum_as_written([r["work_hours"]] if alone else
                                      [r["work_hours"], r["start_hours"]], places), places)
         lines.append(work_line(plan.job, r, work))
         lines.append(
@@ -178,8 +179,8 @@ class PlanResult:
             f"restart) + start with work {work} h, tau {tau} h, n = floor(work / tau) = "
             f"{full:,.0f}, rest {left} h, restart {restart} h, rate "
             f"{r['preemptions_per_hour']:.4g}/h, " + (
-                "start left out" if plan.job.work_assumed else f"start {start} h")
-            + f": expected {span} h (" + ("the work alone" if plan.job.work_assumed else
+                "start left out" if alone else f"start {start} h")
+            + f": expected {span} h (" + ("the work alone" if alone else
                                           "the work and the start")
             + f", {still} h, if the rate were 0)")
         interval = self.interval(job)
@@ -266,18 +267,18 @@ def _place(row: pd.Series) -> Place:
 
 
 def resolve_all(specs: Sequence[tuple[str, JobSpec]], table: ThroughputTable,
-                at: datetime) -> list[ResolvedJob]:
-    """`resolve` each spec; a sweep's jobs, which differ in name, run and envs only, are
-    resolved once and share the result (and so one throughput table and one ranking)."""
+                at: datetime, launcher: str) -> list[ResolvedJob]:
+    """`resolve` each spec as `launcher` runs it (`runs.resolve`: its start as `launch`
+    counts it); a sweep's jobs, which differ in name, run and envs only, are resolved once
+    and share the result (and so one throughput table and one ranking)."""
     done: dict[tuple[str, str], ResolvedJob] = {}
     out = []
-    configured = effective().migration.overheads()
     for source, spec in specs:
         key = (source, spec.model_dump_json(exclude={"name", "run", "envs"}))
         first = done.get(key)
         if first is None:
             out.append(done.setdefault(key, resolve(spec, table, at, source=source,
-                                                    overheads=configured)))
+                                                    launcher=launcher)))
         else:
             out.append(first.sibling(spec, source))
     return out
@@ -311,8 +312,10 @@ def plan(
     availability observations (else per-cloud defaults). `share_instances`: in a
     collection, jobs that can run on one GPU may share multi-GPU instances, one GPU each
     (an integer program; the plan lists the instances). `table`: the throughputs
-    (default the bundled ones with the user's). `launcher` (a launcher's name): say where
-    `launch` on it places each job its deadline policy places (`PlanResult.launch`).
+    (default the bundled ones with the user's). `launcher` (a launcher's name; default the
+    configured one, `launch.launcher`): the jobs' start as `launch` on it counts it (none
+    where it boots no instance), and, given, where `launch` on it places each job its
+    deadline policy places (`PlanResult.launch`).
     `progress(stage, done, total)` is called as the work advances.
 
     Jobs identical but for their name, run and envs (a sweep's) are ranked once. A job that
@@ -351,7 +354,8 @@ def plan(
         if table is None:  # the bundled figures, costsched's measurements, the user's
             table = table_with_measured(opened)
         resolved = resolve_all([(source, _override(spec, overrides))
-                                for source, spec in specs], table, when)
+                                for source, spec in specs], table, when,
+                               launcher or effective().launch.launcher)
         _step(progress, "reading prices")
         filters = price_filters(resolved)
         cpu = any(r.cpu for r in resolved)  # CPU jobs: CPU instance types are offerings

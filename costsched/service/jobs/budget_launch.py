@@ -20,7 +20,7 @@ from datetime import datetime
 from costsched import own_budget
 from costsched.amounts import decimals, usd
 from costsched.config import BudgetsConfig
-from costsched.jobspec import JobSpec, ResolvedJob, resolve
+from costsched.jobspec import JobSpec, ResolvedJob
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
@@ -112,14 +112,15 @@ def _as_launched(spec: JobSpec, source: str, table: ThroughputTable, at: datetim
                  launcher: Launcher | None, checkpoint_root: str | None) -> ResolvedJob:
     """The job as the launch places it (`launches.launch_resolved`: the one resolved job of
     the pass), kept to the clouds that can read its checkpoints; without a `launcher`,
-    resolved alone, with the configuration's restart model."""
+    resolved alone, as the configured launcher runs it."""
     if launcher is not None:
         from costsched.service.jobs.launches import launch_resolved
 
         return launch_resolved(spec, source, table, at, launcher, checkpoint_root)
     from costsched.config import effective
+    from costsched.service.resolve import resolve
 
-    return resolve(spec, table, at, source=source, overheads=effective().migration.overheads())
+    return resolve(spec, table, at, source=source, launcher=effective().launch.launcher)
 
 
 def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,

@@ -23,9 +23,10 @@ class BudgetShort(InvalidInput):
     def __init__(self, name: str, budget: OwnBudget, steps_left: float, offering: str,
                  expected_usd: float, usd_per_hour: float,
                  estimate: tuple[str, str] = ("", ""),  # (`estimate_said`)
-                 gpu: tuple[str, int] = ("", 0)) -> None:  # its (gpu_model, gpu_count)
+                 gpu: tuple[str, int] = ("", 0),  # its (gpu_model, gpu_count)
+                 started: bool = True) -> None:  # (False: its start costs nothing)
         self.budget, self.steps_left, self.offering = budget, steps_left, offering
-        self.gpu = gpu
+        self.gpu, self.started = gpu, started
         self.expected_usd, self.usd_per_hour, self.estimate = expected_usd, usd_per_hour, estimate
         super().__init__(f"job {name}: {self.why}")
 
@@ -64,6 +65,7 @@ class BudgetShort(InvalidInput):
 
     def _said(self, cost: str, budget: str) -> str:
         mark, said = self.estimate
-        return (f"its {self.steps_left:,.0f} steps left and its start are expected to cost "
+        start = " and its start are" if self.started else " are"
+        return (f"its {self.steps_left:,.0f} steps left{start} expected to cost "
                 f"{cost}{mark} on the cheapest offering it allows, {self.offering}, "
                 f"{budget}{said}")

@@ -445,7 +445,8 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
         rest = rest_usd(short.expected_usd - start, per_hour, short.steps_left)
         if rest > short.expected_usd - start:  # slower than planned: its refusal says so
             short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
-                                rest + start, per_hour, gpu=short.gpu)
+                                rest + start, per_hour, gpu=short.gpu,
+                                started=short.started)
         seconds = own_budget.ahead_seconds(interval_seconds,
                                            own_budget.rest_seconds(rest, per_hour))
         ahead = own_budget.ahead_usd(per_hour, interval_seconds,

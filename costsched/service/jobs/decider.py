@@ -266,7 +266,8 @@ def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
     raise BudgetShort(rest.name, job.budget, rest.job.steps, str(cheapest["offering"]),
                       float(cheapest["expected_cost"]), float(cheapest["usd_per_hour"]),
                       estimate_said(rest, cheapest),
-                      (str(cheapest["gpu_model"]), int(cheapest["gpu_count"])))
+                      (str(cheapest["gpu_model"]), int(cheapest["gpu_count"])),
+                      started=rest.start_hours > 0)
 
 
 def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:

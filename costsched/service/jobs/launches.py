@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from costsched import clouds, launch_secrets, redact
-from costsched.jobspec import JobSpec, ResolvedJob, resolve
+from costsched.jobspec import JobSpec, ResolvedJob
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput, state_phrase
@@ -48,6 +48,7 @@ from costsched.service.jobs.steps import (
 )
 from costsched.service.jobs.stories import record_ended_short
 from costsched.service.jobs.watch import close_ended, close_ended_named, settle
+from costsched.service.resolve import resolve
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -180,11 +181,9 @@ def _resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime
 
 def _resolve(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
              launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
-    from costsched.config import effective
-
-    return readable(resolve(spec, table, when, source=source,
-                            overheads=effective().migration.overheads()), launch_stores(
-        spec.checkpoint.location, checkpoint_root, launcher.name), spec.name)
+    return readable(resolve(spec, table, when, source=source, launcher=launcher.name),
+                    launch_stores(spec.checkpoint.location, checkpoint_root, launcher.name),
+                    spec.name)
 
 
 def launch_resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,

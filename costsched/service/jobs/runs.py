@@ -16,6 +16,7 @@ from costsched.migration.launcher import CloudError
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
 from costsched.service.glance import no_such_id, no_such_name
+from costsched.service.resolve import configured_restarts, resolve
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
@@ -26,7 +27,6 @@ from costsched.work import done_not_known, ended_short, own_total
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec, ResolvedJob
-    from costsched.optimize.decision import Overheads
     from costsched.policies import OfferingKey
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
@@ -253,17 +253,14 @@ class Resolutions:
         source = stored.get("source", "<stored spec>")
         spec = stored["spec"]
         named = {k: v for k, v in spec.items() if k != "name"} if spec.get("model") else spec
-        from costsched.config import effective
-
-        # Its restarts priced as `plan` prices them: the configuration's restart model
-        # under the job's own (`ResolvedJob.overheads`).
-        configured = effective().migration.overheads()
+        launcher = stored.get("launcher")
+        launcher = launcher if isinstance(launcher, str) else ""
         key = ("resolved", self.store.url, json.dumps(named, sort_keys=True, default=str),
-               source, record.created_at, configured)
-        if key not in self.done:
+               source, record.created_at, launcher, configured_restarts())
+        if key not in self.done:  # its start and restarts as launched there
             self.done[key] = memo(key, lambda: resolve(self._parsed(spec, source),
                                                        self._table(), record.created_at,
-                                                       source=source, overheads=configured),
+                                                       source=source, launcher=launcher),
                                   shared=True)
         resolved = self.done[key]
         if resolved.job.name == spec.get("name"):
@@ -299,14 +296,6 @@ def parse(data: Any, source: str = "<spec>") -> JobSpec:
     from costsched.jobspec import parse as parsed
 
     return parsed(data, source)
-
-
-def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "<spec>",
-            overheads: Overheads | None = None) -> ResolvedJob:
-    """`costsched.jobspec.resolve`."""
-    from costsched.jobspec import resolve as resolved
-
-    return resolved(spec, table, at, source=source, overheads=overheads)
 
 
 def _open_placement(store: PriceStore, job_id: int) -> pd.Series | None:

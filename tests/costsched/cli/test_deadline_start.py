@@ -1,7 +1,8 @@
-"""`plan` and `launch` agree whether a deadline can be met and say the same hours: the
-job's work and its first start, the job's own restart (its file's restart_minutes). A
-launch that refuses never says first that the job fits; `plan --deadline` names the flag;
-`plan --explain` says where the restart comes from."""
+"""`plan` says whether a deadline can be met with the job's work and its start as the
+configured launcher has it, as `launch` on that launcher checks it: a cloud's first start
+with the job's own restart (its file's restart_minutes); none on the local launcher, which
+boots no instance (plan and launch both take the deadline there). `plan --deadline` names
+the flag; `plan --explain` says where the restart comes from."""
 
 from __future__ import annotations
 
@@ -25,26 +26,38 @@ def task(tmp_path: Path, deadline: str) -> Path:
     return path
 
 
-def test_plan_and_launch_count_the_job_s_own_start_alike(cli, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
+def test_on_a_cloud_launcher_plan_counts_the_job_s_own_start(cli, tmp_path, monkeypatch
+                                                             ) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "aws")
     # 0.0185 h of work and a 0.085 h start (0.1 min + 5 min warm-up + the copy) fit in
     # 0.15 h; the configuration's 10-minute restart would not.
-    fits = task(tmp_path, "0.15h")
-    planned = cli("plan", fits)
+    planned = cli("plan", task(tmp_path, "0.15h"))
     assert planned.exit_code == 0, planned.output
     assert "no plan" not in planned.output
-    # 0.1 h is too short for 0.104 h: both say so, in the same words.
-    late = task(tmp_path, "0.1h")
-    planned = cli("plan", late)
+    # 0.1 h is too short for 0.104 h
+    planned = cli("plan", task(tmp_path, "0.1h"))
     said = ("job dl2 cannot meet its deadline of 0.1 h on any allowed offering: the "
             "fastest, aws us-east-1 g6.xlarge on-demand, needs 0.104 h (0.019 h to run and "
             "0.085 h to start)")
     assert said in " ".join(planned.output.split())
+
+
+def test_on_the_local_launcher_plan_and_launch_both_leave_the_start_out(
+        cli, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "local")
+    monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
+    late = task(tmp_path, "0.1h")  # 0.019 h of work, no instance to boot: it fits
+    planned = cli("plan", late)
+    assert planned.exit_code == 0, planned.output
+    text = " ".join(planned.output.split())
+    assert "no plan" not in text and "cannot meet" not in text, text
+    assert ("hours and totals leave out the start of a cloud instance, as `launch` on the "
+            "local launcher (launch.launcher) does: the local launcher boots no instance"
+            ) in text, text
+    assert "on a cloud launcher they count its first start 0.085" in text, text
     launched = cli("launch", late, "--wait", "0")
-    assert launched.exit_code != 0
-    assert said in " ".join(launched.output.split())
-    # Refused: it never said first that the job fits its budget.
-    assert "fits" not in launched.output
+    assert launched.exit_code == 0, launched.output
+    assert "no plan" not in launched.output and "cannot meet" not in launched.output
 
 
 def test_plan_deadline_in_the_past_names_the_flag(cli, tmp_path) -> None:

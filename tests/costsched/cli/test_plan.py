@@ -195,7 +195,8 @@ def test_an_objective_in_any_case_is_the_objective(plan) -> None:  # noqa: ANN00
     assert "; by time" in result.stdout
 
 
-def test_a_gangs_baseline_is_the_gang_on_on_demand_v100s(plan, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_gangs_baseline_is_the_gang_on_on_demand_v100s(plan, tmp_path: Path,
+                                                         cloud_launcher: str) -> None:  # noqa: ANN001
     """A job of 2 nodes is priced at 2 instances an hour on every offering; its baseline
     too (2 nodes x 1xV100 at twice the price), so 'vs OD V100' compares like with like."""
     job = tmp_path / "pair.yaml"

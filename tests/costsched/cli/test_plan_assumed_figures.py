@@ -87,7 +87,7 @@ def test_a_rate_that_is_not_assumed_is_not_marked(cli, tmp_path: Path) -> None: 
 
 
 def test_json_gives_no_figure_of_the_assumed_hour_as_the_jobs_own(
-        cli, tmp_path: Path) -> None:  # noqa: ANN001
+        cli, tmp_path: Path, cloud_launcher: str) -> None:  # noqa: ANN001
     doc = json.loads(cli("plan", task(tmp_path), "--json", "--top", "2").stdout)
     [job] = doc["jobs"]
     assert job["steps"] is None and job["work"]["steps"] is None  # was 3600.0
@@ -107,7 +107,7 @@ def test_json_gives_no_figure_of_the_assumed_hour_as_the_jobs_own(
 
 
 def test_explain_of_assumed_work_says_the_start_is_left_out_and_the_unit_is_no_speed(
-        cli, tmp_path: Path) -> None:  # noqa: ANN001
+        cli, tmp_path: Path, cloud_launcher: str) -> None:  # noqa: ANN001
     path = task(tmp_path, "{L4: 1, A10G: 1}")
     explained = cli("plan", path, "--explain", "aws us-west-2 g5.xlarge spot")
     assert explained.exit_code == 0, explained.output

@@ -67,7 +67,8 @@ def test_a_task_without_work_is_priced_per_hour_of_work_and_says_so(
     assert per_hour == sorted(per_hour)
 
 
-def test_the_hours_the_note_names_give_real_totals(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_hours_the_note_names_give_real_totals(cli, tmp_path: Path,
+                                                   cloud_launcher: str) -> None:  # noqa: ANN001
     per_hour = plan_json(cli, task(tmp_path))["rankings"][0]["ranking"][0]
 
     hours = task(tmp_path, "costsched: {hours: 3}\n", name="hours.yaml")

@@ -22,7 +22,8 @@ def sweep(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_collections_json_reads_as_the_rankings(cli, recorded_store, sweep: Path) -> None:  # noqa: ANN001
+def test_the_collections_json_reads_as_the_rankings(cli, recorded_store, sweep: Path,
+                                                    cloud_launcher: str) -> None:  # noqa: ANN001
     result = cli("plan", str(sweep), "--top", "50", "--json", "--at", AT, "--db",
                  recorded_store.url)
     assert result.exit_code == 0, result.output

@@ -135,11 +135,11 @@ def test_a_ready_launcher_of_another_cloud_says_where_launch_goes(
 def test_the_local_launcher_and_a_first_row_it_launches_say_nothing(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local: None) -> None:  # noqa: ANN001
     planned, _ = _plan(cli, tmp_path, BOOKED)
-    assert "launch.launcher" not in planned.stderr
+    assert "your launcher (launch.launcher)" not in planned.stderr
     _launcher_refused(monkeypatch, None)
     monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "gcp")
     planned, _ = _plan(cli, tmp_path, BOOKED)
-    assert "launch.launcher" not in planned.stderr
+    assert "your launcher (launch.launcher)" not in planned.stderr
 
 
 def test_a_sweep_is_said_once_by_its_jobs(

@@ -59,7 +59,8 @@ def test_estimated_steps_mark_the_refusal_and_name_the_reference(
     assert "`throughputs: {T4: STEPS_PER_S}`" in line, line
 
 
-def test_a_deadline_refusal_on_an_estimated_speed_is_marked(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_deadline_refusal_on_an_estimated_speed_is_marked(cli, tmp_path: Path,
+                                                            cloud_launcher: str) -> None:  # noqa: ANN001
     job = _job(tmp_path, throughputs={"V100": 5.0}, steps=2_000_000,
                constraints={"gpu_models": ["A100"], "gpu_counts": [1], "deadline": "10h"})
     line = _refusal(cli("plan", job, "--at", AT))

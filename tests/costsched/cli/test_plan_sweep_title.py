@@ -73,7 +73,8 @@ def test_one_jobs_title_is_as_it_was(plan, tmp_path: Path) -> None:  # noqa: ANN
     assert _title(result.stdout) == "mf-sweep, 2,000 steps; by cost, budget $5.00"
 
 
-def test_a_sweeps_missed_deadline_reads_in_minutes(plan, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_sweeps_missed_deadline_reads_in_minutes(plan, tmp_path: Path,
+                                                   cloud_launcher: str) -> None:  # noqa: ANN001
     path = tmp_path / "sweep.yaml"
     path.write_text(SWEEP)
     result = plan(str(path))

@@ -24,11 +24,11 @@ LONG_DETAIL = ("aws: EndpointConnectionError: could not connect to the endpoint 
 ON_RECORDED = {
     "plan": (["plan", str(EXAMPLES / "resnet50.yaml"), str(EXAMPLES / "recommendation.yaml"),
               "--at", AT, "--top", "3"],
-             # the collection's total: its rows as they read, $10.75 + $7.57
-             ["aws us-east-1f p3.2xlarge spot", "$10.75", "10.88", "$7.57", "$18.32"]),
+             # the collection's total: its rows as they read, $10.51 + $7.49
+             ["aws us-east-1f p3.2xlarge spot", "$10.51", "10.63", "$7.49", "$18.00"]),
     "plan a sweep": (["plan", str(EXAMPLES / "sweep.yaml"), "--at", AT, "--top", "2"],
-                     # the total: its six rows as they read, 6 x $9.23
-                     ["transformer-sweep-6", "$9.23", "$55.38"]),
+                     # the total: its six rows as they read, 6 x $8.98
+                     ["transformer-sweep-6", "$8.98", "$53.88"]),
     "prices show": (["prices", "show", "--at", AT, "--top", "5", "--gpu", "V100", "--cloud",
                      "aws", "--region", "us-east-1", "--market", "spot"],
                     ["aws us-east-1b", "p3.16xlarge", "$7.3440", "$0.9180"]),

@@ -15,7 +15,7 @@ JOB = ("name: tiny\nrun: 'true'\nthroughputs: {T4: 10}\nsteps: 3000\n"
        "constraints: {markets: [spot], budget: 0.01}\n")
 
 
-def test_a_small_budget_s_gap_reads_at_four_decimals(tmp_path: Path) -> None:
+def test_a_small_budget_s_gap_reads_at_four_decimals(tmp_path: Path, cloud_launcher: str) -> None:
     path = tmp_path / "j.yaml"
     path.write_text(JOB)
     [plan] = service.plan(str(tmp_path / "empty.sqlite"), [path], at=NOW).jobs

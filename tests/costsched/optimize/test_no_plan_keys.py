@@ -129,7 +129,7 @@ def _reason(tmp_path: Path, text: str) -> tuple[str, str]:
 
 
 def test_a_budget_short_names_its_start_and_the_budget_that_launches_it(
-        tmp_path: Path) -> None:
+        tmp_path: Path, cloud_launcher: str) -> None:
     reason, path = _reason(tmp_path, BUDGET)
     found = re.search(r"costs \$(\d+\.\d+) \(\$(\d+\.\d+) of it to start it; first start "
                       r"(\d+\.\d+) h: .*5 min warm-up \(\[migration\] warmup_minutes\)\)",
@@ -147,7 +147,7 @@ def test_a_budget_short_names_its_start_and_the_budget_that_launches_it(
     assert float(raised.group(1)) > cost, reason
 
 
-def test_a_budget_short_s_amount_is_the_launch_s(tmp_path: Path) -> None:
+def test_a_budget_short_s_amount_is_the_launch_s(tmp_path: Path, cloud_launcher: str) -> None:
     """The budget the plan asks for is the one `launch` asks for (`LaunchFit.enough`)."""
     from costsched import own_budget
 
@@ -164,7 +164,7 @@ DEADLINE = ("name: dl\nrun: 'true'\nsteps: 2000000\nthroughputs: {T4: 20}\n"
 
 
 def test_a_missed_deadline_names_the_key_that_admits_a_faster_offering(
-        tmp_path: Path) -> None:
+        tmp_path: Path, cloud_launcher: str) -> None:
     reason, path = _reason(tmp_path, DEADLINE)
     assert "cannot meet its deadline of 2 h" in reason, reason
     # (at the three decimals the faster one takes to read above the deadline: one precision)

@@ -62,16 +62,20 @@ def test_the_pessimistic_cost_counts_more_preemptions_than_the_expected_one(
 
 def test_launch_refuses_what_may_not_fit_unless_told_yes(
         tmp_path: Path, priced: PriceStore, cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    [fit] = launch_fits(priced, [_job(tmp_path, budget=1000)], BudgetsConfig(), AT)
+    from launchers import make_launcher
+
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    # As the local launcher checks it: its start left out (it boots no instance).
+    [fit] = launch_fits(priced, [_job(tmp_path, budget=1000)], BudgetsConfig(), AT,
+                        launcher=make_launcher("local"))
     between = round((fit.expected_usd + fit.pessimistic_usd) / 2, 2)
     job = _job(tmp_path, budget=between)
-    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
     refused = cli("launch", job, "--launcher", "local", "--wait", "0")
     assert refused.exit_code != 0
+    assert fit.start_usd == 0
     assert refused.output == (
-        f"error: job long: expected ${fit.expected_usd:,.2f} (${fit.start_usd:,.2f} of it to "
-        "start it; its start: 0.25 h to get an instance up and the job started = 10 min boot and "
-        "set-up ([migration] restart_minutes) + 5 min warm-up ([migration] warmup_minutes)), "
+        f"error: job long: expected ${fit.expected_usd:,.2f} (its start left out: the local "
+        "launcher boots no instance, and the job's setup is in its billed hours), "
         f"pessimistic ${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) + "
         f"${fit.ahead_usd:,.2f} for the first watch interval (30 s at $0.9000/h) against "
         f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it "

@@ -54,8 +54,9 @@ def test_the_budget_check_prices_the_deadline_policy_s_on_demand_pick(
     launcher = LocalLauncher(tmp_path / "instances")
     at = datetime.now(timezone.utc)
     [fit] = launch_fits(store, [_job(tmp_path, 100)], BudgetsConfig(), at, launcher=launcher)
-    # an hour of work and its start, on-demand: more than the spot plan's whole hour
-    assert fit.expected_usd > ON_DEMAND
+    # an hour of work on-demand (no start: the local launcher boots no instance), more
+    # than the spot plan's whole hour
+    assert fit.expected_usd == pytest.approx(ON_DEMAND) and fit.start_usd == 0
     preempted = store.availability.since(event="preempted")["at"].iloc[-1]
     assert fit.placed.startswith(
         "job due: placed on aws us-east-1 p3.2xlarge on-demand at $3.0600/h, not on aws "

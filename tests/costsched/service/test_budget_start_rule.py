@@ -23,6 +23,10 @@ from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
 
+# The launcher these jobs launch on stands in for a cloud's: its instance boots, and a plan
+# counts that start as `launch` there does.
+pytestmark = pytest.mark.usefixtures("cloud_launcher")
+
 HINT = re.compile(r"give it enough: `costsched start rule --budget ([0-9.]+)` \(\$([0-9.]+) "
                   r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
                   r"to start it \+ \$([0-9.]+) for the next watch interval"

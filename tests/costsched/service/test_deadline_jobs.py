@@ -107,16 +107,16 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
     assert placed["usd_per_hour"] == 3.06  # the catalog's list price of p3.2xlarge there
     service.stop(store, launcher, tight.id)
 
-    # A deadline that even on-demand cannot meet, its start included, is refused in one
-    # line, as `plan` refuses it; nothing starts.
+    # A deadline that even on-demand cannot meet is refused in one line, as `plan` refuses
+    # it (no start counted: the local launcher boots no instance); nothing starts.
     before = len(store.jobs.list())
     late = deadline_spec(tmp, "late", 41.0)
     spec = yaml.safe_load(late.read_text())
     spec["constraints"]["gpu_counts"] = [1]  # (4 V100 would meet it)
     late.write_text(yaml.safe_dump(spec))
     said = (r"job late cannot meet its deadline of 41 h on any allowed offering: the fastest, "
-            r"aws us-east-1 p3\.2xlarge on-demand, needs 41\.92 h \(41\.67 h to run and "
-            r"0\.25 h to start\); it would meet a deadline at least 41\.92 h from now "
+            r"aws us-east-1 p3\.2xlarge on-demand, needs 41\.67 h; it would meet a "
+            r"deadline at least 41\.67 h from now "
             r"\(constraints\.deadline in \S+\), or this one with (4 GPUs|\S+) allowed by "
             r"constraints\.gpu_\w+ in \S+ \(aws us-east-1 \S+ on-demand needs \d+\.\d\d(\*)? h"
             r"(?(1) \(\* from an estimated speed on [^)]*\))\)")  # (marked where estimated)

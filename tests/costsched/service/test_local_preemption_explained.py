@@ -57,4 +57,5 @@ def test_a_local_preemption_is_said_not_counted_where_the_rate_is_explained(
 
 def test_an_offering_with_no_local_preemption_reads_as_before(tmp_path: Path) -> None:
     text = "\n".join(explained(tmp_path, None)[0])
-    assert "local launcher" not in text and "zone: nothing observed; theta" in text, text
+    assert "on the local launcher, not counted" not in text, text
+    assert "zone: nothing observed; theta" in text, text

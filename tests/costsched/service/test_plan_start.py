@@ -23,6 +23,10 @@ from costsched.service.plan import plan
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
 
+# The launcher these jobs launch on stands in for a cloud's: its instance boots, and a plan
+# counts that start as `launch` there does.
+pytestmark = pytest.mark.usefixtures("cloud_launcher")
+
 AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
 PRICE = 2.0  # $/h, on-demand: no preemptions, so the run is the work alone
 WORK_HOURS = 10.0
@@ -98,7 +102,7 @@ def test_the_plan_says_its_start_in_text_and_json(cli, tmp_path: Path,
             f"instance up and the job started = {START_WORDS}") in text
     out = cli("plan", job, "--at", AT.isoformat(), "--json")
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     row = data["rankings"][0]["ranking"][0]
     assert row["zone"] == "us-east-1a"
     assert row["start_hours"] == pytest.approx(START_HOURS)
