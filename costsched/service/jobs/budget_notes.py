@@ -13,7 +13,7 @@ from costsched.store import PriceStore
 
 # From this share of a budget on, a threshold reached is a warning (below it, news).
 WARNING_SHARE = 0.8
-_REACHED = re.compile(r" reached (\d+(?:\.\d+)?)% of ")
+_REACHED = re.compile(r" (?:reached|will reach) (\d+(?:\.\d+)?)% of ")
 _AT_CAP = ("stopped at ", "moved at ")
 
 

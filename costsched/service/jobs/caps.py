@@ -25,7 +25,6 @@ training) is charged and stopped at its cap like any other job, and closed as su
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,7 +39,6 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
-from costsched.service.jobs.budget_notes import threshold_level
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
 from costsched.service.jobs.rest_pace import (
@@ -69,6 +67,8 @@ from costsched.service.jobs.stop_line import (
     stop_why,
 )
 from costsched.service.jobs.stop_line import enough as enough  # (`caps.enough`)
+from costsched.service.jobs.thresholds import notices as _thresholds
+from costsched.service.jobs.thresholds import spent_places as said_places
 from costsched.service.jobs.watch_span import watch_span
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
@@ -300,7 +300,8 @@ def _resolved(run: RunningJob) -> ResolvedJob | None:
 def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: datetime,
             interval_seconds: float, overheads: Overheads | None = None) -> list[JobEvent]:
     """The budget check of a watch, before moves: a notification at each threshold a
-    budget's spend passes (once per budget and threshold), and a stop (checkpoint first) of
+    budget's spend passes, a warning share a watch interval ahead (once per budget and
+    threshold: `thresholds.notices`), and a stop (checkpoint first) of
     each running job of this launcher that its budget's cap says to stop, or, where the
     config (`at_cap`, or the job's `constraints.at_cap`) says move, a move to the offering
     the budget's decider finds to finish it within what is left (`BudgetDecider`; priced
@@ -326,28 +327,35 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
     ending = finishing(store, runs, at, configured)
     events: list[JobEvent] = []
     for state in states:
-        events += _thresholds(store, state, config.thresholds, at)
         # The newest running job goes first: a job that joined a budget earlier keeps a
         # claim on its cost to the end, and the hard cap (spent plus the next interval)
         # stops the oldest only when it alone would pass it.
         ahead = {j: usd for j, usd in state.next_usd.items() if j not in ending}
         running = [j for j in state.running if j not in ending]
-        capped: set[int] = set()
+        stops: list[tuple[int, float, float, str, float]] = []
         while running:
             job_id = running.pop()
             claims = _claims(state, running)
             charged = sum(ahead.values())
-            why = stop_why(state, job_id, charged, claims,
-                           span_words(state, ahead, interval_seconds, math.ceil(configured)),
-                           restart_usd(runs.get(job_id),
-                                       charged_per_hour(state, job_id, interval_seconds)))
-            if why is None:
+            span = span_words(state, ahead, interval_seconds, math.ceil(configured))
+            restart = restart_usd(runs.get(job_id),
+                                  charged_per_hour(state, job_id, interval_seconds))
+            if stop_why(state, job_id, charged, claims, span, restart) is None:
                 break
-            capped.add(job_id)
+            stops.append((job_id, claims, charged, span, restart))
             ahead.pop(job_id, None)
+        # Its threshold notices come first: a warning ahead of the spend, where this
+        # check stops none of its jobs (a stop says what happens instead).
+        events += _thresholds(store, state, config.thresholds, at, stopping=bool(stops))
+        capped = {job_id for job_id, *_ in stops}
+        for job_id, claims, charged, span, restart in stops:
             if job_id in mine and store.jobs.get(job_id).state == "running":
                 run = runs[job_id]
                 left = state.usd - state.spent_usd - claims
+                # Its spend at no fewer decimals than its threshold notices read it at.
+                why = stop_why(state, job_id, charged, claims, span, restart,
+                               least=said_places(store, job_id, state))
+                assert why is not None  # noqa: S101 - decided above, on the same figures
                 try:
                     said = own_budget.called(None if state.kind == "job" else state.name)
                     moved = (move_at_cap(store, launcher, run, said, why, left, at,
@@ -563,52 +571,6 @@ def at_cap_of(stored: Mapping, config: BudgetsConfig) -> str:
     """What a cap does to the job whose stored spec is `stored` (`at_cap`)."""
     said = (_spec(stored).get("constraints") or {}).get("at_cap")
     return said if said in ("stop", "move") else config.at_cap
-
-
-def _thresholds(store: PriceStore, state: BudgetState, shares: Sequence[float],
-                at: datetime) -> list[JobEvent]:
-    """A notification of the highest threshold the budget passed, where it was not said
-    yet (said once per budget amount, threshold and period; logged on the budget's newest
-    job): a pass whose spend crossed several at once says the highest alone, and a lower
-    one is not said after a higher one."""
-    passed = [share for share in shares if state.spent_usd >= share * state.usd]
-    if not state.jobs or not passed:
-        return []
-    owner = state.jobs[-1]
-    said = [str(e.detail) for e in store.jobs.event_rows([owner], kinds=["budget"])]
-    called = "its budget" if state.kind == "job" else f"budget {state.name}"
-    # The spend at the decimals at which it reads past each threshold it passed and short
-    # of each it did not ('$0.0775 of $0.10', never '$0.08': 80%, not reached yet).
-    places = max([amounts.decimals_kept([state.spent_usd, state.usd]),
-                  *(amounts.apart(state.spent_usd, share * state.usd) for share in shares)])
-    share = passed[-1]
-    start = period_start(state.period, at)
-    period = f"({state.period})" if start is None else f"({state.period} from {start:%Y-%m-%d})"
-    # The budget at the line's precision ('50% of $0.1000 (total): $0.0775 of $0.1000
-    # spent'): one line, one precision. Said before for this budget, share and period at
-    # whatever decimals (as set, at the spend's), or in the older 'reached NAME 50% of ...'.
-    budget = amounts.given(state.usd, places)
-    if any(_said_of(line, called, state.name, f"{share:.0%}", period, state.usd)
-           for line in said):
-        return []
-    text = (f"{called} reached {share:.0%} of {budget} {period}: "
-            f"{amounts.usd(state.spent_usd, places)} of {budget} spent")
-    store.jobs.note(owner, "budget", text, at=at)
-    return [JobEvent(owner, "budget", text, level=threshold_level(share), notify="budget")]
-
-
-def _said_of(line: str, called: str, name: str, share: str, period: str,
-             usd: float) -> bool:
-    """Whether `line` is a threshold's notice of `share` in `period` of the budget `usd`
-    ('its budget reached 50% of $0.10 (total): ...', 'reached NAME 50% of ...'), written
-    at whatever decimals (the budget as it reads at them)."""
-    found = re.match(rf"(?:{re.escape(called)} reached|reached {re.escape(name)}) "
-                     rf"{re.escape(share)} of \$([\d,.]+) {re.escape(period)}", line)
-    if found is None:
-        return False
-    written = found.group(1).replace(",", "")
-    places = len(written.partition(".")[2])
-    return amounts.as_written(usd, places) == float(written)
 
 
 def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: str,

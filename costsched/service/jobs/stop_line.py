@@ -24,17 +24,18 @@ if TYPE_CHECKING:
 
 
 def stop_why(state: BudgetState, job_id: int, charged: float, claims: float, span: str,
-             start_usd: float = 0.0) -> str | None:
+             start_usd: float = 0.0, least: int = 2) -> str | None:
     """Why the watch stops job `job_id` at `state`'s cap (`decider.budget_verdict`: what
     was spent, the next interval's `charged`, the earlier jobs' `claims`), or None; at the
     precision of the line `status` joins to it, its own budget's hint that gives it enough
     (`line_places`, from the figures the hint will show: its spend, its rest as the budget
-    forecasts it, its start, `start_usd`, and the same charge ahead)."""
+    forecasts it, its start, `start_usd`, and the same charge ahead), no fewer decimals
+    than `least` (those its threshold notices read its spend at)."""
     from costsched.service.jobs.decider import budget_verdict
 
     rest = state.to_end_usd.get(job_id, math.nan) if state.kind == "job" else math.nan
     places = line_places(state.spent_usd, charged, claims, state.usd, rest, start_usd,
-                         charged)
+                         charged, least)
     return budget_verdict(state.name, state.spent_usd, charged, state.usd, claims, span,
                           places)
 

@@ -41,8 +41,10 @@ def test_a_spend_just_under_the_next_threshold_never_reads_as_it(store: PriceSto
 
 
 def test_a_pass_that_crosses_two_thresholds_says_the_highest_once(store: PriceStore) -> None:
+    # (No earlier check foresaw the 80% warning: it says it comes late.)
     assert _said(store, 0.085) == [
-        "its budget reached 80% of $0.1000 (total): $0.0850 of $0.1000 spent"]
+        "its budget reached 80% of $0.1000 (total): $0.0850 of $0.1000 spent; late: no "
+        "earlier check foresaw it"]
 
 
 def test_a_spend_past_every_threshold_at_once_is_one_notice(store: PriceStore) -> None:
