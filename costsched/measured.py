@@ -58,8 +58,13 @@ SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "me
 # Between two readings on a GPU before its speed is judged: readings come every few seconds,
 # so a speed is never judged on one or two of them.
 MIN_TRAINING_SECONDS = 10.0
-MEASURING = (f"its speed is being measured, and is judged after {MIN_TRAINING_SECONDS:.0f} "
-             "s of training from its first reported step (boot and setup are not counted)")
+# When a running job's speed is judged: status's words, and the report's against its estimate.
+JUDGED_AFTER = (f"judged after {MIN_TRAINING_SECONDS:.0f} s of training from its first "
+                "reported step (boot and setup are not counted)")
+MEASURING = f"its speed is being measured, and is {JUDGED_AFTER}"
+# A running job not judged yet beside its estimate (`report.estimates`, its verdict's cell:
+# no ratio, and a note under the table says when it is judged, JUDGED_AFTER).
+TOO_EARLY = "too early to tell"
 # A job that ran less than this in all (a new instance's boot and setup, by default) may
 # have spent most of it setting up: too short to be judged slow over all it ran.
 SETUP_SECONDS = Overheads().restart_minutes * 60
@@ -374,6 +379,18 @@ def job_speeds(found: Iterable[Speed]) -> dict[int, list[Speed]]:
     for s in found:
         out.setdefault(s.job_id, []).append(s)
     return out
+
+
+def not_judged_yet(placements: Sequence[Placed], readings: Sequence[Reading],
+                   step: float) -> bool:
+    """Whether a running job (its `placements`, its step `readings` and the `step` it
+    reported) is not judged yet: it reported no step, or its speed is still being measured
+    (`measuring`, MEASURING: readings on no GPU span MIN_TRAINING_SECONDS of training).
+    The one rule of status's speed line and the report's estimate (TOO_EARLY)."""
+    if step <= 0 or not placements:
+        return True
+    job_id = int(placements[0].job_id)
+    return measuring(speed_rows(placements, {job_id: step}, {}, {}, readings))
 
 
 def measuring(job_speeds: pd.DataFrame | Sequence[Speed]) -> bool:

@@ -442,7 +442,7 @@ def progress(s: service.JobStatus) -> str:
     step yet' while it runs without one; '-' for a job that ended before it reported any."""
     return views.progress_words(s.progress, s.progress_source,
                                 live=not s.record.final and not s.reported, step=s.step,
-                                setup=s.setup_since is not None)
+                                setup=s.in_setup)
 
 
 def problems(s: service.JobStatus, brief: bool = False, figures: bool = False,

@@ -55,6 +55,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from costsched.costs import Move
+from costsched.measured import TOO_EARLY, not_judged_yet, stored_readings
 from costsched.model import FINAL_STATES
 from costsched.report.outside import Causes, outside_words
 from costsched.report.sums import by, column_sum, seconds
@@ -172,13 +173,22 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             if trained is not None and span is not None:  # its billed hours not training
                 outside = outside_words(ran, hours, span[1] / span[0],
                                         (causes or {}).get(job_id, Causes()))
+        # A running job is judged as status judges its speed: not before it trained
+        # MIN_TRAINING_SECONDS from its first reported step (its boot and setup are no
+        # measure of its estimate).
+        early = job.state not in FINAL_STATES and not_judged_yet(
+            [life for life, _ in mine], stored_readings(read_of.get(job_id, [])),
+            float(job.steps_done))
+        if early:
+            hours = math.nan  # its billed hours, its setup in them, are no training hours
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
-        if job.state == "failed" or short:  # no measure of the estimate: no ratio
+        if job.state == "failed" or short or early:  # no measure of the estimate: no ratio
             hours_ratio = usd_ratio = math.nan
         rows.append(dict(zip(ESTIMATE_COLUMNS, (
             job_id, job.name, p["model"], gpus_of(p, [life for life, _ in mine]), job.state,
             done, expected_hours, hours, hours_ratio, expected_usd, usd, usd_ratio,
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
+            TOO_EARLY if early else
             verdict(hours_ratio, usd_ratio, done if short else None,
                     job.state == "failed", outside, unknown)), strict=True)))
     return rows

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from costsched.measured import JUDGED_AFTER, TOO_EARLY
+
 
 class ReportTable(NamedTuple):
     name: str  # the attribute of `Report`, and the key of `report --json`
@@ -33,7 +35,8 @@ TABLES = (
                 "instance's boot and setup, assumed) included, but on the local launcher, "
                 "which boots none: there the start is left out, its setup in total $; total $ "
                 "is its spend as above (over its whole life where the period cuts it), a "
-                "running job's up to now, its share done up to the step it last reported"),
+                "running job's up to now, its share done up to the step it last reported; "
+                f"a running job is '{TOO_EARLY}' until it is {JUDGED_AFTER}, as status says"),
     ReportTable("calibration", "Estimate versus actual, by model and GPU", "the median "
                 "ratio of actual to expected, and the one furthest from 1"),
 )

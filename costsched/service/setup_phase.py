@@ -6,10 +6,27 @@ report (`Instance.setup_since`), never for a job past setup."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from costsched.amounts import age
 
 IN_SETUP = "in setup"  # its progress while no step is known: never 'no step yet'
+
+if TYPE_CHECKING:
+    from costsched.migration.launcher import Instance
+
+
+def in_setup(instance: Instance | None) -> bool:
+    """Whether a running instance has not ended its setup: the one rule for 'in setup'.
+    It says when its setup began (`Instance.setup_since`), or it says its command has not
+    begun (`ran` False) and its setup has not ended (no `setup_seconds`): an instance
+    still booting, restoring a checkpoint or unpacking the code before its setup starts.
+    False where the backend does not say (`ran` None) and for a job past setup."""
+    if instance is None or instance.state != "running":
+        return False
+    if instance.setup_since is not None:
+        return True
+    return instance.ran is False and instance.setup_seconds is None
 
 
 def setup_seconds(since: datetime, now: datetime | None = None) -> float:

@@ -238,7 +238,8 @@ def job_progress(job: Mapping[str, Any]) -> str:
 
     return progress_words(job.get("progress"), job.get("progress_source"),
                           live=job.get("state") not in SHOWN_FINAL, step=job.get("step"),
-                          setup=job.get("setup_since") is not None)
+                          setup=bool(job.get("in_setup"))
+                          or job.get("setup_since") is not None)
 
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
@@ -274,6 +275,7 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         # While its instance runs its setup (as the instance reports): when it began and
         # for how long it has run at this look (null for a job past setup).
         **_in_setup(s.setup_since),
+        "in_setup": s.in_setup,  # its setup not ended (`setup_phase.in_setup`)
         "speed_note": None if s.speed is None or s.pace is not None else s.speed.words,
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,

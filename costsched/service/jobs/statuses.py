@@ -47,6 +47,7 @@ from costsched.service.jobs.steps import (
 from costsched.service.jobs.stories import STATE_EVENT, instance_stories
 from costsched.service.jobs.watch import _statuses, ended, gone, lost_at, reconcile
 from costsched.service.jobs.went_nowhere import start_went_nowhere
+from costsched.service.setup_phase import in_setup
 from costsched.service.speeds import with_speeds
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -118,6 +119,9 @@ class JobStatus:
     # as the instance reports it; None for a job past setup, or where the launcher does not
     # say. Setup reports no step, so it never counts as slow training.
     setup_since: datetime | None = None
+    # Its instance has not ended its setup (`setup_phase.in_setup`: begun, or not begun yet
+    # while it boots): its progress reads 'in setup', never 'no step yet'.
+    in_setup: bool = False
     # The steps its recoveries lost, as its log keeps them (its RECOVERY_NOTE events).
     recovered: tuple[EventRow, ...] = ()
     # Its restarts after its own errors, a line each (its RESTART_NOTE events).
@@ -503,7 +507,8 @@ def _status_of(run: RunningJob, placement: dict | None, instance: Instance | Non
                      tuple(sorted({*instance.lost_nodes, *instance.replacing})),
                      setup_since=instance.setup_since if instance is not None
                      and instance.state == "running" and run.record.state == "running"
-                     else None)
+                     else None,
+                     in_setup=run.record.state == "running" and in_setup(instance))
 
 
 def _stopped_why(record: JobRecord, events: Sequence[EventRow]) -> str:

@@ -30,7 +30,8 @@ def row(spec: dict, state: str, steps_done: float, steps_total: float,
                            expected_preemptions=0.0, usd_per_hour=1.0)}
     jobs = {1: SimpleNamespace(id=1, name="fit", state=state, steps_done=steps_done,
                                steps_total=steps_total, spec=spec)}
-    lives = [(SimpleNamespace(job_id=1, start_at=h(0), end_at=h(0.04)), 0.04)]
+    lives = [(SimpleNamespace(id=1, job_id=1, gpu_model="A100", gpu_count=1, start_at=h(0),
+                             end_at=h(0.04)), 0.04)]
     [found] = estimate_table(predictions, jobs, lives, [], {}, readings)  # type: ignore[arg-type]
     return found
 

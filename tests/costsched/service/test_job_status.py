@@ -65,7 +65,9 @@ def test_a_job_that_reports_nothing_shows_no_step_and_a_failed_one_says_why(
     [running] = service.status(store, launcher, job.id)
     if not running.record.final:
         assert not running.reported
-        assert cli_jobs._progress(running) == "no step yet"  # never a guessed share
+        # never a guessed share: in setup while its command has not begun
+        assert cli_jobs._progress(running) == ("in setup" if running.in_setup
+                                               else "no step yet")
         assert running.steps_left == running.record.steps_total
     wait_for(lambda: finished(store, launcher, job.id), seconds=SETTLE)
     [failed] = service.status(store, launcher, job.id)
