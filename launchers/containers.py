@@ -38,7 +38,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -382,6 +381,8 @@ def _ecr_login(account: str, region: str) -> tuple[str, str]:
 
 def _google_token() -> str:
     """An access token of the instance's service account (its metadata server)."""
+    import urllib.request  # on an instance only: not imported by the commands that plan
+
     host = os.environ.get("GCE_METADATA_HOST") or "metadata.google.internal"
     ask = urllib.request.Request(
         f"http://{host}/computeMetadata/v1/instance/service-accounts/default/token",

@@ -41,7 +41,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from launchers.checkpoints import open_store
 from launchers.progress_readings import INFERRED, inferred
 
 log = logging.getLogger("costsched.agent")
@@ -216,6 +215,8 @@ def get_doc(store: Any, name: str) -> object | None:
 
 def publish(checkpoint_uri: str, attempt: str, doc: dict) -> None:
     """Write the heartbeat (replacing the last one)."""
+    from launchers.checkpoints import open_store  # the stores' clients: a reader may need none
+
     store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
     put_doc(store, uri(checkpoint_uri, attempt).rsplit("/", 1)[1], doc)
 
@@ -223,6 +224,8 @@ def publish(checkpoint_uri: str, attempt: str, doc: dict) -> None:
 def read(checkpoint_uri: str, attempt: str) -> dict | None:
     """The last heartbeat of the instance of `attempt`; None when there is none (the
     agent has not started yet, or never wrote one) or it does not read."""
+    from launchers.checkpoints import open_store
+
     store = open_store(f"{checkpoint_uri.rstrip('/')}/{FOLDER}")
     doc = get_doc(store, uri(checkpoint_uri, attempt).rsplit("/", 1)[1])
     if not isinstance(doc, dict) or not isinstance(doc.get("at"), (int, float)):

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 # Piped output (files, tests, CI logs) gets a wide page instead of rich's default 80
 # columns, so that tables are not cut; a terminal keeps its own width.
 _PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
-console = Console(width=_PIPED_WIDTH)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+# No emoji codes: a name or a path with ":cd:" in it is printed as written (and rich's table
+# of codes is not loaded).
+console = Console(width=_PIPED_WIDTH, emoji=False)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200, emoji=False)
 
 
 def bar_hidden(json_out: bool) -> bool:
@@ -625,5 +627,15 @@ def live_status(text: str, shown: bool = True) -> Iterator[Any]:
     if not shown:
         yield _Quiet()
         return
-    with err_console.status(text) as status:
-        yield status
+    with err_console.status(err_console.render_str(text)) as status:
+        yield _Shown(status)
+
+
+class _Shown:
+    """A spinner's line, its text read as the console reads any (markup, no emoji codes)."""
+
+    def __init__(self, status: Any) -> None:
+        self._status = status
+
+    def update(self, text: str) -> None:
+        self._status.update(err_console.render_str(text))
