@@ -615,7 +615,8 @@ def apart(a: float | Sequence[float], b: float, least: int | None = None) -> int
     if not (_known(b) and all(_known(v) for v in parts)):
         return places
     exact = math.fsum(parts)
-    order = (exact > b) - (exact < b)
+    # (equal but for a float's last bits, e.g. a spend summed from charges: they read alike)
+    order = 0 if math.isclose(exact, b, rel_tol=1e-9, abs_tol=1e-12) else (exact > b) - (exact < b)
     while places < COMPARED_MOST:
         shown, other = sum_as_written(parts, places), as_written(float(b), places)
         if (shown > other) - (shown < other) == order:

@@ -103,3 +103,11 @@ def test_a_zoneless_offering_says_its_measure_is_its_regions() -> None:
     [basis] = out["preemption_basis"].tolist()
     assert basis.startswith("measured in region: 1 in 0.02 h"), basis
     assert "in zone" not in basis
+
+
+def test_amounts_equal_but_for_float_noise_read_at_their_own_decimals() -> None:
+    from costsched.amounts import apart
+
+    spent = 0.1 + 0.05  # 0.15000000000000002, a spend summed from two charges
+    assert apart(spent, 0.5 * 0.30) == 2  # not the most decimals: they are equal
+    assert apart(0.151, 0.15) == 3  # told apart where they differ
