@@ -149,8 +149,10 @@ def pytest_configure(config: pytest.Config) -> None:
 # Run first instead (make test passes --no-loadscope-reorder, so that xdist keeps this
 # order); the rest follow, most tests first.
 LONG_FILES = (
-    "tests/costsched/test_daemon.py", "tests/costsched/service/test_budget_caps.py",
-    "tests/costsched/dashboard/test_browser.py", "tests/costsched/migration/test_machine.py",
+    "tests/costsched/test_daemon_processes.py", "tests/costsched/test_daemon.py",
+    "tests/costsched/service/test_budget_caps.py", "tests/costsched/dashboard/test_browser.py",
+    "tests/costsched/migration/test_machine.py",
+    "tests/costsched/migration/test_machine_late.py",
     "tests/costsched/service/test_deadline_decider_replay.py",
     "tests/costsched/service/test_gang.py", "tests/launchers/test_boot_path.py",
     "tests/price_collectors/test_aws.py", "tests/reliability/test_killed_writer_postgresql.py",

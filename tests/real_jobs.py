@@ -99,7 +99,7 @@ def a_world(tmp_path: Path, poll_seconds: float = POLL) -> Iterator[World]:
     store.dispose()
 
 
-def wait_for(predicate: Callable[[], T], seconds: float = 60.0, poll: float = LOOK) -> T:
+def wait_for(predicate: Callable[[], T], seconds: float = SETTLE, poll: float = LOOK) -> T:
     """What `predicate` returns once it is true, looked at every `poll` seconds (a slow
     predicate: less often); an AssertionError after `seconds`."""
     deadline = time.monotonic() + seconds
@@ -120,7 +120,7 @@ def launch(world: World, script: str, *args: object, name: str = "job.py") -> tu
     path.write_text(script)
     run = " ".join([sys.executable, str(path), *(str(a) for a in args)])
     [job] = service.launch(store, write_spec(tmp, run=run), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+                           wait_seconds=SETTLE, checkpoint_root=str(tmp / "checkpoints"))
     return job, instance_of(store, job.id)
 
 

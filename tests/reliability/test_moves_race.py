@@ -59,7 +59,7 @@ def mover_running(store: PriceStore, tmp_path: Path, instances: LocalLauncher) -
     set_prices(store, {"us-east-1a": 1.0, "us-east-1b": 2.0},
                datetime.now(timezone.utc) - timedelta(hours=1))
     [job] = service.launch(store, spec_in(tmp_path, "mover", MOVER, MOVER_STEPS),
-                           launcher=instances, wait_seconds=20)
+                           launcher=instances, wait_seconds=SETTLE)
     assert store.jobs.get(job.id).state == "running"
     set_prices(store, {"us-east-1a": 3.0, "us-east-1b": 0.5}, datetime.now(timezone.utc))
     return job

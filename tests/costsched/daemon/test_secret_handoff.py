@@ -21,6 +21,7 @@ from costsched.store.leases import process_gone
 from tests.costsched.daemon.conftest import World
 from tests.costsched.daemon.test_walkaway import invoke, open_instance
 from tests.costsched.service.test_jobs import wait_for
+from tests.real_jobs import SETTLE
 
 VALUE = "km-Zq8cR2vLx9TkEw4mHand0ff"
 ARMED = re.compile(r"Recovery armed: supervisor pid (\d+) (?:\(started earlier\) )?watches "
@@ -69,7 +70,7 @@ def test_a_secret_given_at_launch_reaches_a_supervisor_started_before(
             "the job: held in its memory, never stored") in said
     assert "could not be given" not in said and "was started before" not in said
     [job] = [j for j in world.store.jobs.ids() if world.store.jobs.get(j).name == "sec"]
-    wait_for(lambda: seen.exists() and seen.read_text() == "given\n", seconds=60)
+    wait_for(lambda: seen.exists() and seen.read_text() == "given\n", seconds=SETTLE)
     monkeypatch.setattr(launch_secrets, "_GIVEN", {})  # walked away: this process forgets
 
     first_instance = open_instance(world, job)
@@ -82,8 +83,8 @@ def test_a_secret_given_at_launch_reaches_a_supervisor_started_before(
         running = world.store.jobs.get(job).state == "running"
         return now if running and now not in ("", first_instance) else ""
 
-    wait_for(recovered, seconds=90, poll=0.1)
-    wait_for(lambda: seen.read_text().count("\n") == 2, seconds=60)
+    wait_for(recovered, seconds=SETTLE, poll=0.1)
+    wait_for(lambda: seen.read_text().count("\n") == 2, seconds=SETTLE)
     assert seen.read_text() == "given\ngiven\n"  # the recovered instance has the value too
     assert [m.kind for m in world.store.moves.of_job(job)] == ["launch", "recovery"]
     text = log.read_text()
@@ -94,7 +95,7 @@ def test_a_secret_given_at_launch_reaches_a_supervisor_started_before(
     for record in world.store.jobs.records():
         if not record.final:
             invoke("stop", str(record.id))
-    wait_for(lambda: process_gone(pid), seconds=60)
+    wait_for(lambda: process_gone(pid), seconds=SETTLE)
     assert not advert_path(str(log), pid).exists()  # it cleaned up after itself
     secret = VALUE.encode()
     for output in (first, said, status):

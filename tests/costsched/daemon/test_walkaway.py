@@ -23,6 +23,7 @@ from costsched.store.leases import process_gone
 from launchers.checkpoints import open_store
 from tests.costsched.daemon.conftest import World
 from tests.costsched.service.test_jobs import wait_for
+from tests.real_jobs import SETTLE
 
 ARMED = re.compile(r"Recovery armed: supervisor pid (\d+) watches this store every 1 s; "
                    r"log: (\S+)")
@@ -52,10 +53,10 @@ def test_a_preempted_spot_job_is_recovered_with_nothing_but_the_launch(world: Wo
     # The job trains and checkpoints; the supervisor has looked at it at least once.
     checkpoints = open_store(world.store.jobs.get(job_id).checkpoint_location)
     wait_for(lambda: (newest := checkpoints.newest_verified()) and newest.version >= 2,
-             seconds=60)
+             seconds=SETTLE)
     wait_for(lambda: any(r.pid == pid and r.pass_at is not None
                          for r in world.store.daemons.running(datetime.now(timezone.utc))),
-             seconds=60)
+             seconds=SETTLE)
 
     # Taken away without notice, as the demo does it; nothing else is run from here on.
     first = open_instance(world, job_id)
@@ -72,9 +73,9 @@ def test_a_preempted_spot_job_is_recovered_with_nothing_but_the_launch(world: Wo
         running = world.store.jobs.get(job_id).state == "running"
         return now if running and now not in ("", first) else ""
 
-    second = wait_for(recovered, seconds=60, poll=0.1)
+    second = wait_for(recovered, seconds=SETTLE, poll=0.1)
     took = time.monotonic() - preempted
-    wait_for(lambda: "resumed at step" in world.launcher.logs(second), seconds=60)
+    wait_for(lambda: "resumed at step" in world.launcher.logs(second), seconds=SETTLE)
     assert f"resumed at step {step}\n" in world.launcher.logs(second)  # its last checkpoint
     moves = world.store.moves.of_job(job_id)
     assert [m.kind for m in moves] == ["launch", "recovery"]
@@ -83,7 +84,7 @@ def test_a_preempted_spot_job_is_recovered_with_nothing_but_the_launch(world: Wo
 
     # Once no job is left, the supervisor ends by itself (daemon.idle_seconds: 1 s here).
     invoke("stop", str(job_id))
-    wait_for(lambda: process_gone(pid), seconds=60)
+    wait_for(lambda: process_gone(pid), seconds=SETTLE)
     now = datetime.now(timezone.utc)
     assert world.store.leases.holder_of(SUPERVISOR_LEASE, now) is None
     assert world.store.daemons.running(now) == []

@@ -26,6 +26,7 @@ from tests.costsched.service.test_budget_caps import (
     local,
 )
 from tests.costsched.service.test_jobs import wait_for
+from tests.real_jobs import SETTLE
 
 __all__ = ["local"]  # the fixture, shared with the cap tests
 
@@ -52,7 +53,7 @@ def _watch(store: PriceStore, launcher: LocalLauncher, job_id: int, budgets: Bud
                                         watch_seconds=AHEAD, overheads=MOVE_OVERHEADS))
         return store.jobs.get(job_id).final
     try:
-        wait_for(watched, seconds=90, poll=1.0)
+        wait_for(watched, seconds=SETTLE, poll=1.0)
     finally:
         stop_unless_ended(store, launcher, job_id)
 
@@ -191,7 +192,7 @@ def test_a_cap_reached_in_a_pass_given_no_restart_model_prices_the_move_as_confi
         service.reconcile(store, launcher, budgets=MOVE, watch_seconds=AHEAD)
         return store.jobs.get(job_id).final
     try:
-        wait_for(watched, seconds=90, poll=1.0)
+        wait_for(watched, seconds=SETTLE, poll=1.0)
     finally:
         stop_unless_ended(store, launcher, job_id)
 

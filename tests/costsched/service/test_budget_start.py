@@ -25,6 +25,7 @@ from costsched.service.jobs import caps
 from costsched.service.jobs.runs import _running, steps_left
 from tests.costsched.service.test_budget_caps import USD_PER_HOUR, local  # noqa: F401
 from tests.costsched.service.test_jobs import TRAIN, wait_for
+from tests.real_jobs import SETTLE
 
 STEPS = 800  # 8 s at the 100 steps/s it runs at: 8 cents at one cent a second
 # Its plan (800 steps at the 10,000 steps/s declared, and no start: the local launcher
@@ -56,7 +57,7 @@ def _stopped_at_cap(store, launcher, tmp_path: Path, monkeypatch: pytest.MonkeyP
         record = store.jobs.get(job.id)
         return record.state == "stopped" or record.steps_done >= STEPS / 3
 
-    wait_for(third_done, seconds=60, poll=0.2)
+    wait_for(third_done, seconds=SETTLE, poll=0.2)
     # (A check that charges the whole interval, not its rest: it stops the job.)
     with monkeypatch.context() as patched:
         patched.setattr(own_budget, "REST_MARGIN_SECONDS", math.inf)

@@ -72,7 +72,7 @@ def market_of(store, job_id: int) -> str:  # noqa: ANN001
 def test_spot_while_safe_another_zone_after_a_preemption_on_demand_when_late(world) -> None:
     store, launcher, tmp = world
     [job] = service.launch(store, deadline_spec(tmp, "due", WORK_HOURS + 10), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"),
+                           wait_seconds=SETTLE, checkpoint_root=str(tmp / "checkpoints"),
                            deadline_policy="spot-anywhere")
     assert job.policy == "spot-anywhere"
     assert (zone_of(store, job.id), market_of(store, job.id)) == ("us-east-1a", "spot")
@@ -100,7 +100,7 @@ def test_spot_while_safe_another_zone_after_a_preemption_on_demand_when_late(wor
 def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world) -> None:
     store, launcher, tmp = world
     [tight] = service.launch(store, deadline_spec(tmp, "tight", WORK_HOURS + 0.5),
-                             launcher=launcher, wait_seconds=20,
+                             launcher=launcher, wait_seconds=SETTLE,
                              checkpoint_root=str(tmp / "checkpoints"))
     assert market_of(store, tight.id) == "on_demand"
     placed = store.jobs.placements(tight.id).iloc[-1]
@@ -130,7 +130,7 @@ def test_no_slack_starts_on_demand_and_spot_only_jobs_keep_the_cost_policy(world
 
     [spot_only] = service.launch(store, deadline_spec(tmp, "spot-only", WORK_HOURS + 10,
                                                       markets=("spot",)),
-                                 launcher=launcher, wait_seconds=20,
+                                 launcher=launcher, wait_seconds=SETTLE,
                                  checkpoint_root=str(tmp / "checkpoints"))
     assert spot_only.policy == "dynamic-aware"
     assert market_of(store, spot_only.id) == "spot"

@@ -30,6 +30,7 @@ from launchers import gang
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
 from launchers.procfs import group_members
+from tests.real_jobs import SETTLE
 
 ROOT = Path(__file__).resolve().parents[3]
 TRAIN = ROOT / "examples" / "multinode" / "train.py"
@@ -68,11 +69,11 @@ def uninterrupted(tmp_path: Path) -> dict:
     subprocess.run([sys.executable, str(TRAIN), *TRAIN_ARGS.split(), "--checkpoint-dir",
                     str(out)], env={**env, "SKYPILOT_NODE_RANK": "0"}, check=True,
                    capture_output=True)
-    assert worker.wait(30) == 0
+    assert worker.wait(SETTLE) == 0
     return json.loads((out / "result.json").read_text())
 
 
-def wait_for(predicate, seconds: float = 90.0, poll: float = 0.1):  # noqa: ANN001, ANN201
+def wait_for(predicate, seconds: float = SETTLE, poll: float = 0.1):  # noqa: ANN001, ANN201
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = predicate()
@@ -140,7 +141,7 @@ def test_a_two_node_task_runs_as_two_nodes_and_succeeds(world, monkeypatch) -> N
     expected = uninterrupted(tmp)
     # At least 2 s of training: the store keeps whole seconds, and the charge is checked.
     [job] = service.launch(store, task(tmp, free_port(), 0.005), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+                           wait_seconds=SETTLE, checkpoint_root=str(tmp / "checkpoints"))
 
     def finished() -> bool:
         service.reconcile(store, launcher)
@@ -192,7 +193,7 @@ def test_the_daemon_says_a_gangs_nodes(world, caplog) -> None:
     store, launcher, tmp = world
     caplog.set_level(logging.INFO, logger="costsched.daemon")
     [job] = service.launch(store, task(tmp, free_port(), 0.05), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+                           wait_seconds=SETTLE, checkpoint_root=str(tmp / "checkpoints"))
     daemon = Daemon(store, Config(), tasks=("replan",), launchers=lambda _: launcher,
                     settle_seconds=5)
     daemon.replan()
@@ -211,7 +212,7 @@ def preempted_gang(store: PriceStore, launcher: LocalLauncher, tmp: Path,
     counter = NodeCounter(launcher.base_dir)
     counter.start()
     [job] = service.launch(store, task(tmp, free_port(), 0.02), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+                           wait_seconds=SETTLE, checkpoint_root=str(tmp / "checkpoints"))
     checkpoints = open_store(store.jobs.get(job.id).checkpoint_location)
     wait_for(checkpoints.newest_verified)  # it trains and rank 0 publishes
     first = str(store.jobs.placements(job.id)["instance"].iloc[-1])

@@ -79,7 +79,7 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
     hold.touch()
     run = f"{sys.executable} {TRAIN} {TRAIN_ARGS} --step-seconds 0.002 --hold-while {hold}"
     [job] = service.launch(store, write_spec(tmp, run=run), launcher=launcher,
-                           wait_seconds=20, checkpoint_root=str(tmp / "checkpoints"))
+                           wait_seconds=SETTLE, checkpoint_root=str(tmp / "checkpoints"))
     counter = LiveCounter(launcher, job.id)
     counter.start()
     assert store.jobs.get(job.id).state == "running"
@@ -123,7 +123,7 @@ def test_launch_migrate_twice_preempt_and_finish_as_if_uninterrupted(world) -> N
         service.reconcile(store, launcher)
         return store.jobs.get(job.id).final
 
-    wait_for(finished, seconds=90, poll=0.3)
+    wait_for(finished, seconds=SETTLE, poll=0.3)
     counter.stopped = True
     record = store.jobs.get(job.id)
     assert record.state == "succeeded", store.jobs.events(job.id)[["kind", "detail"]]
@@ -237,7 +237,7 @@ def test_reconcilers_racing_on_a_move_take_each_step_once(world) -> None:
     """Four costsched processes' worth of reconcilers (threads with stores of their own)
     carry on one migration, then one recovery: each instance is launched and billed once."""
     store, launcher, tmp = world
-    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=20,
+    [job] = service.launch(store, write_spec(tmp), launcher=launcher, wait_seconds=SETTLE,
                            checkpoint_root=str(tmp / "checkpoints"))
     wait_for(open_store(store.jobs.get(job.id).checkpoint_location).newest_verified)
     stores = [PriceStore(str(tmp / "store.sqlite")) for _ in range(4)]

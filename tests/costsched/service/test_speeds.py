@@ -18,6 +18,7 @@ from costsched.report import build
 from costsched.service import jobs as service
 from costsched.service.speeds import plan_notes
 from tests.costsched.service.test_jobs import TRAIN, wait_for, world  # noqa: F401
+from tests.real_jobs import SETTLE
 
 DECLARED = 3.0  # steps/s; the script makes tens a second (10 ms sleeps)
 STEPS = 1500
@@ -36,7 +37,7 @@ def spec_file(tmp: Path) -> Path:
 
 def test_a_declared_throughput_far_off_is_flagged_everywhere(world, capsys) -> None:  # noqa: F811
     store, launcher, tmp = world
-    [job] = service.launch(store, spec_file(tmp), launcher=launcher, wait_seconds=20,
+    [job] = service.launch(store, spec_file(tmp), launcher=launcher, wait_seconds=SETTLE,
                            checkpoint_root=str(tmp / "checkpoints"))
     # What the plan predicted at launch, on the offering it was placed on.
     [plan] = store.jobs.predictions([job.id]).to_dict("records")
@@ -48,7 +49,7 @@ def test_a_declared_throughput_far_off_is_flagged_everywhere(world, capsys) -> N
 
     # Once it has reported a step, a reconcile pass says so, once.
     said = wait_for(lambda: [line for line in service.reconcile(store, launcher)
-                             if "its plan used" in line], seconds=60)
+                             if "its plan used" in line], seconds=SETTLE)
     assert len(said) == 1 and said[0].startswith(f"job {job.id}: measured ")
     assert f"faster than the {DECLARED:g} its plan used (the job spec's throughputs)" in said[0]
     assert not [line for line in service.reconcile(store, launcher) if "its plan used" in line]
@@ -72,7 +73,7 @@ def test_a_declared_throughput_far_off_is_flagged_everywhere(world, capsys) -> N
     # Its savings use the speed it measured: it never moved, so its launch choice kept
     # costs what it did (at the declared speed it would have taken STEPS / 3 s).
     wait_for(lambda: (service.reconcile(store, launcher), store.jobs.get(job.id).final)[1],
-             seconds=90)
+             seconds=SETTLE)
     report = build(store)
     [row] = report.jobs.to_dict("records")
     assert row["saved_vs_static_usd"] == pytest.approx(0.0, abs=1e-6)
