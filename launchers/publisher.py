@@ -65,12 +65,23 @@ published only when the job's set is whole:
   save's, not two), no temporary file is there, and nothing but the logs changed for a
   short while fitted to the job's own saves (launchers.replaced_sets); the agent looks
   again then (`again_at`);
+- else, a moment after the save, when the job saves new files under new names written in
+  place (`epoch=3-step=600.ckpt`, the older best removed), then one file renamed over the
+  one before (`last.ckpt`), beside files written once and logs (a PyTorch Lightning
+  folder): once the renamed file is one a look saw renamed in, every new file is no newer
+  than it (written before it: complete), every file left as it was is no part of the save,
+  as many files were removed as added, and nothing but the logs changed for a short while
+  (launchers.renamed_last); the logs as this look saw them;
 - once the job has exited (`final`), at once: a job writes its checkpoint on SIGTERM, then
   exits, so the directory is complete (the marker, when the job uses one, is still its word).
 Until then the previous version stays the one restored. A save held back (the job saved
 again before it was published, and what the looks saw cannot prove a set whole: a file left
-as it was, one written in place, ...) is said at once, with what was seen and the marker as
-the fix (launchers.settle_words.held_back), in the status and the agent's log; another
+as it was, one written in place, one written after the save's renamed file, ...) is said at
+once, with what was seen and the marker as the fix (launchers.settle_words.held_back), in
+the status and the agent's log, whatever the layout (`launchers.renamed_last` tells a save
+held back under names that change); the settle period is offered as a fix only where no log
+keeps the directory changing (else with moving the log out). While a settle wait is on, the
+agent looks again when the settle period has passed (`again_at`). Another
 settle wait that does not end (a log there keeps growing) after 3 settle periods; a wait for
 the marker after _PATIENCE s (a large set takes time).
 
@@ -99,6 +110,7 @@ from launchers.checkpoint_dir import restore as restore  # the agent's, with the
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import Checkpoint, CheckpointStore
 from launchers.progress_readings import named_step, saved_step
+from launchers.renamed_last import RenamedLast
 from launchers.replaced_sets import ReplacedSets, Verdict
 from launchers.settle_words import COMMIT, ENV_SETTLE, SaveBursts, held_back, unsettled
 from launchers.state_logs import appended, copy_prefix, grown_since, is_log, judge
@@ -172,6 +184,7 @@ class Publisher:
         self._appended: set[str] = set()  # ...and seen appended to (logs: no save)
         self._bursts = SaveBursts(settle)  # saves sooner than the settle time, said in waits
         self._sets = ReplacedSets()  # the replaced-together rule's memory of the looks
+        self._renamed_last = RenamedLast()  # the renamed-last rule's (held saves: any)
         self.again_at: float | None = None  # a look then may publish a set (clock), or None
         self._said = ""  # the wait last said in the log
         # The marker as last seen, and the files of its time seen changed after a look that
@@ -189,7 +202,7 @@ class Publisher:
         for rel, info in there.complete.items():
             self._seen[rel] = (info.st_size, info.st_mtime_ns, _sha256(self.directory / rel))
         self._links = dict(there.links)
-        self._sets.published({n: _state(i) for n, i in there.complete.items()})
+        self._reference(there.complete)
         self.said_step = saved_step(self.directory / COMMIT) if self.version is not None \
             else None
 
@@ -308,6 +321,12 @@ class Publisher:
         return (f"{COMMIT} has the time of a file it commits: taken at the next look that "
                 "finds them unchanged")
 
+    def _reference(self, files: Mapping[str, os.stat_result]) -> None:
+        """The files of the version just published or restored: the next save's reference."""
+        states = {n: _state(i) for n, i in files.items()}
+        self._sets.published(states)
+        self._renamed_last.published(states)
+
     def _settled_new_names(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
                            tidy_before: bool, changed: list[str],
                            links_before: dict[str, str] | None) -> set[str] | None:
@@ -359,7 +378,7 @@ class Publisher:
         """The files seen appended to, and never replaced: the logs (`_note_changes`)."""
         return self._appended - self._log_states
 
-    def _waits(self, why: str, now: float, verdict: Verdict) -> str:
+    def _waits(self, why: str, now: float, verdict: Verdict, last: Verdict) -> str:
         """What the status says of a set that waits: at once, a save held back by what the
         replaced-together rule cannot prove whole (`launchers.replaced_sets`); a settle wait
         once 3 settle periods passed with the complete files changed again and again (the
@@ -369,11 +388,15 @@ class Publisher:
         if self._waiting_since is None:
             self._waiting_since, self._saves_waiting = now, 0
         waited = now - self._waiting_since
-        if verdict.held and verdict.blocker and not self._marked:
+        blocker = verdict.blocker if verdict.held else ""
+        if not blocker and last.held and verdict.again_at is None is last.again_at:
+            # (no look due that may take it)
+            blocker = last.blocker
+        if blocker and not self._marked:
             grows = [n for n, at in self._changed_at.items()
                      if n in self._logs() and now - at < self.settle]
-            why = held_back(self.settle, self._sets.replaced, self._sets.within,
-                            verdict.blocker, grows)
+            why = held_back(self.settle, self._sets.replaced, self._sets.within, blocker,
+                            grows)
         else:
             again = not self._marked and self._saves_waiting >= 3
             if waited < (3 * self.settle if again else _PATIENCE):
@@ -395,12 +418,14 @@ class Publisher:
         self._before = {n: (i.st_size, i.st_mtime_ns, i.st_ino) for n, i in paths.items()}
         self._tidy_before = seen.tidy
         self._note_changes(before or {}, now)
-        verdict = self._sets.look(
-            {n: _state(i) for n, i in paths.items()}, self._logs(),
-            frozenset(e for e in seen.signature
-                      if e[0] not in paths and e[0] not in seen.links),
-            seen.signature, seen.links != self._links, now)
-        self.again_at = None if self._marked else verdict.again_at
+        states = {n: _state(i) for n, i in paths.items()}
+        temps = frozenset(e for e in seen.signature
+                          if e[0] not in paths and e[0] not in seen.links)
+        verdict = self._sets.look(states, self._logs(), temps, seen.signature,
+                                  seen.links != self._links, now)
+        last = self._renamed_last.look(states, self._logs(), temps, seen.signature,
+                                       seen.links != self._links, now)
+        self.again_at = None if self._marked else _soonest(verdict.again_at, last.again_at)
         self._in_place = self._in_place or before is not None and any(
             n in before and before[n] != self._before[n]
             and not (is_log(n) and appended(before[n], self._before[n])) for n in paths)
@@ -431,9 +456,11 @@ class Publisher:
                 paths = {n: paths[n] for n in settled}
                 changed = [n for n in changed if n in settled]
                 logs = {n for n in paths if is_log(n)}
-            elif not (verdict.whole and not self._marked):
-                return 0, self._waits(why, now, verdict)
-            else:  # replaced together: the logs as this look saw them
+            elif not ((verdict.whole or last.whole) and not self._marked):
+                if not self._marked and self.settle > 0 and not final:  # (looked at then)
+                    self.again_at = _soonest(self.again_at, self._still_since + self.settle)
+                return 0, self._waits(why, now, verdict, last)
+            else:  # replaced together, or renamed last: the logs as this look saw them
                 logs = {n for n in paths if n in self._logs()}
         held = {p.name: p for p in self._base_parts()}
         staged: dict[str, Path] = {}
@@ -464,7 +491,7 @@ class Publisher:
             if links_held and all(shas[n][2] == self._seen.get(n, (0, 0, ""))[2]
                                   for n in changed):
                 self._seen.update((n, shas[n]) for n in changed)  # touched, same content
-                self._sets.published({n: _state(i) for n, i in paths.items()})
+                self._reference(paths)
                 self._waiting_since = None
                 return 0, ""
             # a file whose bytes the version it builds on holds is named, not uploaded
@@ -485,7 +512,7 @@ class Publisher:
                           "published again next", name, checkpoint.version)
         self._last = checkpoint
         self.version = checkpoint.version
-        self._sets.published({n: _state(i) for n, i in paths.items()})
+        self._reference(paths)
         self._said, self.again_at = "", None
         # The version's step is its state's: the newest of its new files that are not logs
         # (a log grows after a save) nor links. One whose only new bytes are logs' or links'
@@ -546,6 +573,10 @@ class Publisher:
             with contextlib.suppress(FileNotFoundError):
                 shutil.copy2(self.directory / name, staged)
         return staged
+
+
+def _soonest(*times: float | None) -> float | None:
+    return min((t for t in times if t is not None), default=None)  # (None: none given)
 
 
 def _state(info: os.stat_result) -> tuple[int, int, int]:

@@ -59,10 +59,10 @@ def unsettled(settle: float, grows: Collection[str], saves: bool,
     if grows and not saves:
         return (f"{head}{_grow(grows)}; move {it} out of the checkpoint directory, or touch "
                 f"{MARKER} after each save for each save to be published at once)")
-    if grows:
-        return (f"{head}{_grow(grows)}; move {it} out of the checkpoint directory), and "
-                f"{again} (set {ENV_SETTLE} below the time between saves); touching {MARKER} "
-                "after each save publishes each one at once, whatever else changes")
+    if grows:  # (no settle period is short enough while a log grows there: both, or the marker)
+        return (f"{head}{_grow(grows)}), and {again}: move {it} out of the checkpoint "
+                f"directory and set {ENV_SETTLE} below the time between saves; touching "
+                f"{MARKER} after each save publishes each one at once, whatever else changes")
     return (f"{head}{again} (touch {MARKER} after each save for each save to be published at "
             f"once, or set {ENV_SETTLE} below the time between saves)")
 

@@ -102,9 +102,9 @@ def test_a_wait_nothing_held_back_explains_is_said_after_three_settle_periods(
     if log:
         assert publisher.error.endswith(
             "the directory has not stayed unchanged for 10 s: metrics.csv grows between "
-            "saves (appended to: a log; move it out of the checkpoint directory), and "
-            f"{saves} (set COSTSCHED_CHECKPOINT_SETTLE_SECONDS below the time between "
-            "saves); touching $COSTSCHED_CHECKPOINT_DIR/COSTSCHED_COMMIT after each save "
+            f"saves (appended to: a log), and {saves}: move it out of the checkpoint "
+            "directory and set COSTSCHED_CHECKPOINT_SETTLE_SECONDS below the time between "
+            "saves; touching $COSTSCHED_CHECKPOINT_DIR/COSTSCHED_COMMIT after each save "
             "publishes each one at once, whatever else changes"), publisher.error
     else:
         assert publisher.error.endswith(
