@@ -39,6 +39,8 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
+from costsched.service.jobs.budget_periods import period_end
+from costsched.service.jobs.budget_periods import period_start as period_start  # (`caps.`)
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
 from costsched.service.jobs.rest_pace import (
@@ -83,27 +85,6 @@ if TYPE_CHECKING:
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
-
-
-def period_start(period: str, at: datetime) -> datetime | None:
-    """Where a budget's period began (UTC): today's midnight, the month's first, or None."""
-    at = at.astimezone(timezone.utc)
-    if period == "day":
-        return at.replace(hour=0, minute=0, second=0, microsecond=0)
-    if period == "month":
-        return at.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    return None
-
-
-def period_end(period: str, at: datetime) -> datetime | None:
-    """Where a budget's period ends (UTC): the next midnight, the next month's first, or
-    None (a total has no end)."""
-    start = period_start(period, at)
-    if start is None:
-        return None
-    if period == "day":
-        return start + timedelta(days=1)
-    return (start + timedelta(days=32)).replace(day=1)
 
 
 def _spec(stored: Mapping) -> dict:

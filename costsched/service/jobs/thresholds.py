@@ -25,6 +25,7 @@ from datetime import datetime
 
 from costsched import amounts
 from costsched.service.jobs.budget_notes import WARNING_SHARE, threshold_level
+from costsched.service.jobs.budget_periods import period_start
 from costsched.service.jobs.budget_state import BudgetState
 from costsched.service.jobs.runs import JobEvent
 from costsched.store import PriceStore
@@ -39,8 +40,6 @@ def notices(store: PriceStore, state: BudgetState, shares: Sequence[float], at: 
     this check stops one of its jobs at its cap), where it was not said yet: a pass whose
     spend crossed several at once says the highest alone, and a lower one is not said
     after a higher one."""
-    from costsched.service.jobs.caps import period_start
-
     spent, cap = state.spent_usd, state.usd
     passed = [s for s in shares if spent >= s * cap]
     coming = [] if stopping else [s for s in shares if _foreseen(s) and s not in passed
