@@ -34,7 +34,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
         record = SimpleNamespace(id=1, final=final, name="train", state=state)
         return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 30),
                                 progress_source="reported", reported=True, step=0.0,
-                                trouble="", setup_since=None)]
+                                trouble="", setup_since=None, in_setup=False)]
 
     shown: list[str] = []
     monkeypatch.setattr(cli_jobs.time, "monotonic", lambda: clock["now"])

@@ -23,7 +23,7 @@ def _line(store: PriceStore, spec: dict) -> str:
 
 
 def test_the_line_names_the_expected_hours_and_the_hours_at_rate_zero(
-        store: PriceStore) -> None:
+        store: PriceStore, cloud_launcher: str) -> None:
     line = _line(store, {"name": "r", "model": "ResNet-50 (batch size 64)", "steps": 20_000,
                          "constraints": {"markets": ["spot"]}})
     assert "if rate is 0" not in line, line
