@@ -194,9 +194,11 @@ def _short_next(s: service.JobStatus) -> str:
     published no checkpoint: `steps.resume_step`), unless a start of it ended at no
     further step (its command stops there by itself)."""
     if not s.start_went_nowhere:
+        from costsched.service.jobs.resumed_words import resumes_from_checkpoint
         from costsched.service.jobs.steps import resume_step
 
-        none = resume_step(None, s.record.checkpoint_location or "") == 0
+        at = resume_step(None, s.record.checkpoint_location or "")
+        none = at is not None and not resumes_from_checkpoint(at)
         return (f"`costsched start {s.record.id}` does the rest "
                 + ("from step 0: it published no checkpoint" if none
                    else "from its newest verified checkpoint"))
@@ -255,12 +257,13 @@ def _failed_next(s: service.JobStatus) -> str:
 
 def _starts_again(job_id: int, at: float | None, inferred: bool = False) -> str:
     """'`costsched start 5` starts it again from step 644, its newest verified
-    checkpoint's' (`at`: that step; 0: it published none; None: not known; `inferred`:
-    read off the time it was saved, 'from about step 644')."""
-    from costsched.service.jobs.resumed_words import READ_OFF_TIME
+    checkpoint's' (`at`: that step; 0: it published none, or none past step 0, which
+    resumes from the start as none would: `resumes_from_checkpoint`; None: not known;
+    `inferred`: read off the time it was saved, 'from about step 644')."""
+    from costsched.service.jobs.resumed_words import READ_OFF_TIME, resumes_from_checkpoint
 
     where = ("from its newest verified checkpoint" if at is None else
-             "from step 0: it published no checkpoint" if at == 0 else
+             "from step 0: it published no checkpoint" if not resumes_from_checkpoint(at) else
              f"from about step {at:,.0f}, its newest verified checkpoint's, {READ_OFF_TIME}"
              if inferred else f"from step {at:,.0f}, its newest verified checkpoint's")
     return f"`costsched start {job_id}` starts it again {where}"

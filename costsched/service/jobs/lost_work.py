@@ -14,14 +14,15 @@ they make. Those steps are the ones its instance reports now (the step it stands
 its agent's newest published checkpoint's: `checkpoint_seen.Reported`); where its instance
 reports no checkpoint step, those its log holds: the step it reported past the
 checkpoint step stored at its newest stop or notice that lost steps. A job whose
-checkpoint store holds no checkpoint at all starts over from step 0 wherever it goes, as a
-recovery does (`steps.resume_from`): a move loses every step it made (as its instance
-reports them; else at least those of its last reading), or, where it reports no step, at
-most all its run did since it was placed. Where none of this is known (a checkpoint whose
-step is not known: no stop or notice yet, or one published since the one stored; or a
-store that cannot be read now), there is no figure: the decision model's assumption prices
-the move (half the checkpoint interval, `Overheads.lost_work_hours`), as in every replay,
-and its line says so (`assumed_line`).
+checkpoint store holds no checkpoint at all, or whose newest is at step 0 (files written
+before its first step: `resumed_words.resumes_from_checkpoint`), starts over from step 0
+wherever it goes, as a recovery does (`steps.resume_from`): a move loses every step it
+made (as its instance reports them; else at least those of its last reading), or, where it
+reports no step, at most all its run did since it was placed. Where none of this is known
+(a checkpoint whose step is not known: no stop or notice yet, or one published since the
+one stored; or a store that cannot be read now), there is no figure: the decision model's
+assumption prices the move (half the checkpoint interval, `Overheads.lost_work_hours`),
+as in every replay, and its line says so (`assumed_line`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from costsched.model import RECOVERY_NOTE, InvalidInput, lost_steps_said
 from costsched.optimize.job import Workload
 from costsched.optimize.overheads import Overheads
 from costsched.service.jobs.checkpoint_seen import Reported, newest_version
+from costsched.service.jobs.resumed_words import resumes_from_checkpoint
 from costsched.service.plan_interval import interval_key
 from costsched.store import PriceStore
 from costsched.store.job_log import EventRow
@@ -95,30 +97,43 @@ def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | N
     clean = checkpoints_when_stopped(events)
     if clean:
         return LostWork(0.0, CHECKPOINTS_WHEN_STOPPED)
-    if reported is not None and reported.checkpoint_step is not None:  # as it reports now
-        return _since(reported.step, reported.checkpoint_step, placement, resolved)
     # The step as its instance reports it now, else as stored (its last reading).
     step = record.steps_done if reported is None else reported.step
+    if reported is not None and reported.checkpoint_step is not None:  # as it reports now
+        if resumes_from_checkpoint(reported.checkpoint_step):
+            return _since(reported.step, reported.checkpoint_step, placement, resolved)
+        return _all_lost(step, reported, placement, resolved, at, AT_STEP_0)
     saved = record.checkpoint_step  # as stored at its newest stop or notice
     if saved is not None:
         if _published_since(record.checkpoint_location, placement.start_at):
             return None
-        return _since(step, saved, placement, resolved)
+        if resumes_from_checkpoint(saved):
+            return _since(step, saved, placement, resolved)
+        why = NO_CHECKPOINT if _holds_none(record.checkpoint_location) else AT_STEP_0
+        return _all_lost(step, reported, placement, resolved, at, why)
     if not _holds_none(record.checkpoint_location):
         return None  # a checkpoint whose step is not known, or a store not read now
-    # No checkpoint: wherever it goes, it starts over from step 0.
+    return _all_lost(step, reported, placement, resolved, at, NO_CHECKPOINT)
+
+
+# Why a move of a job loses all it made: it starts over wherever it goes, where its store
+# holds no checkpoint, or its newest is at step 0 (`resumes_from_checkpoint`).
+NO_CHECKPOINT = "no checkpoint published"
+AT_STEP_0 = "no checkpoint: a move starts it from step 0"
+
+
+def _all_lost(step: float, reported: Reported | None, placement: PlacementRow,
+              resolved: ResolvedJob, at: datetime | None, why: str) -> LostWork | None:
+    """A job with no checkpoint to resume from (`why`), at `step`: wherever it goes, it
+    starts over from step 0."""
     if reported is None and step <= 0:  # no step known: at most all its run did
-        return _run_lost(placement, at)
+        return _run_lost(placement, at, why)
     if step <= 0:
-        return LostWork(0.0, f"none: {NO_CHECKPOINT}, and it has made no step yet")
+        return LostWork(0.0, f"none: {why}, and it has made no step yet")
     floor = reported is None  # its last reading: it may have gone on since
     said = (f"at least {step:,.0f} steps, all it made by its last reading" if floor
             else f"all {step:,.0f} steps it made")
-    return _at_pace(step, f"{said} ({NO_CHECKPOINT})", placement, resolved)
-
-
-# Why a move of a job loses all it made: it starts over wherever it goes.
-NO_CHECKPOINT = "no checkpoint published"
+    return _at_pace(step, f"{said} ({why})", placement, resolved)
 
 
 def _since(step: float, saved: float, placement: PlacementRow,
@@ -148,7 +163,8 @@ def _at_pace(steps: float, said: str, placement: PlacementRow,
     return LostWork(hours, f"{said}: {duration(hours * 3600)} at {whose}{sps(rate)} steps/s")
 
 
-def _run_lost(placement: PlacementRow, at: datetime | None) -> LostWork | None:
+def _run_lost(placement: PlacementRow, at: datetime | None,
+              why: str = NO_CHECKPOINT) -> LostWork | None:
     """A job that reports no step and published no checkpoint: a move loses all its run
     did, at most the hours since it was placed (its boot and setup among them)."""
     if at is None:
@@ -156,7 +172,7 @@ def _run_lost(placement: PlacementRow, at: datetime | None) -> LostWork | None:
     hours = max((at - placement.start_at).total_seconds(), 0.0) / 3600
     return LostWork(hours, f"at most {duration(hours * 3600)}, all its run did since it was "
                            f"placed at {placement.start_at:%Y-%m-%d %H:%M} UTC "
-                           f"({NO_CHECKPOINT}, and it reports no step)")
+                           f"({why}, and it reports no step)")
 
 
 # Why a running job's move is priced with the assumption (`assumed_line`).

@@ -11,6 +11,14 @@ from costsched.vocabulary import counted
 READ_OFF_TIME = "read off the time it was saved"
 
 
+def resumes_from_checkpoint(step: float) -> bool:
+    """Whether a checkpoint at `step` is one a move or recovery resumes from: its step
+    above 0. A version at step 0 (files written before the first step, as a job's
+    hyperparameters or a log's header) resumes from the start, as none would. The one rule
+    for a recovery's words, `migrate`'s lost work and `status`'s start hints."""
+    return step > 0
+
+
 def resumed_words(saved: float, reached: float, exact: bool, inferred: bool = False) -> str:
     """'resumes from step 300 (its checkpoint's): 94 steps lost' (`saved`: the step of the
     checkpoint it resumes from, 0 with none; `reached`: the last step read before); 'no
@@ -24,11 +32,12 @@ def resumed_words(saved: float, reached: float, exact: bool, inferred: bool = Fa
     step saved against one of the step reached: about, never at least); a checkpoint at or
     past the last step read lost none all the same."""
     lost = reached - saved
+    kept = resumes_from_checkpoint(saved)
     if lost <= 0:
-        return (f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if saved
+        return (f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if kept
                 else "resumes from step 0 (no checkpoint yet): no step lost")
-    where = "its checkpoint's" if saved else "no checkpoint: from the start"
-    about = "about " if inferred and saved else ""
+    where = "its checkpoint's" if kept else "no checkpoint: from the start"
+    about = "about " if inferred and kept else ""
     if about:
         where = f"{where}, {READ_OFF_TIME}"
     said = f"{about}{counted(round(lost), 'step')} lost"
