@@ -87,15 +87,20 @@ def due_places(jobs: list[dict], now: datetime | None = None) -> dict[str, int]:
 
 
 def job_places(job: dict, report: dict, now: datetime | None = None) -> dict[str, int]:
-    """One precision for a job's page: the store's scale for its placements' hours and
-    costs and the report's tables and totals on it (`report.cells.spend_places`), as
-    `status` and `report` write them; its deadline's hours at their own. `report`: the
-    report's document, with the store's scale (`data.scale`) under "scale"."""
+    """One precision for a job's page: the store's scale for its placements' costs and the
+    report's tables and totals on it (`report.cells.spend_places`), as `status` and
+    `report` write them; for hours, those its placements' rows read at together
+    (`placed.spans`: `status JOB`'s), which its totals line takes too (`totals_line`'s
+    `least`); its deadline's hours at their own. `report`: the report's document, with the
+    store's scale (`data.scale`) under "scale"."""
     places = table_places(pd.DataFrame(job.get("placements") or []))
     places["hours"] = max(places["hours"], due_places([job], now)["hours"])
-    if (report or {}).get("jobs") or scale_of(report) is not None:
+    scale = scale_of(report)
+    if scale is not None:  # the store's, as every view writes charges
+        places = {**places, **scale}
+    elif (report or {}).get("jobs"):
         places = {**places, **spend_places(report, places)}
-    return places
+    return {**places, "hours": placed.spans(job.get("placements") or [], places)}
 
 
 def scale_places(doc: dict) -> dict[str, int]:

@@ -182,10 +182,13 @@ def spend_places(tables: object, least: Mapping[str, int] | None = None) -> dict
     they need more: 0.0030 saved over jobs that saved $0.51 and lost $0.507 is not $0.00):
     a job's spend of $0.0277 reads so beside its days' $0.0185 and $0.0092, and the
     tables' columns and the totals add up as written. `tables`: see `spend_tables`;
-    `least`: the fewest decimals of each (those of a table the totals are read under)."""
+    `least`: the fewest decimals of each (those of a table the totals are read under: a
+    job's page's placements' hours, `amounts.block_hours`, where they take more than the
+    store's scale)."""
     scale = scale_of(tables)
     if scale is not None:  # the store's: every view writes its charges at it
-        return scale
+        return {u: max(n, (least or {}).get(u, 0)) if u in ("usd", "hours") else n
+                for u, n in scale.items()}
     found = spend_tables(tables)
     jobs = found["jobs"]
     places = {u: max(n, (least or {}).get(u, 0)) for u, n in table_places(jobs).items()}
