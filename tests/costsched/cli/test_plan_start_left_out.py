@@ -72,3 +72,19 @@ def test_a_no_plan_says_nothing_of_it(
     planned = cli("plan", tmp_path / "w.yaml")
     assert "no plan" in planned.output and "ap-south-1" in planned.output, planned.output
     assert "start of a cloud instance" not in planned.output
+
+
+def test_a_plan_of_work_not_given_says_no_start_comes_on_top_of_its_rate(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "local")
+    (tmp_path / "t.yaml").write_text("name: t\nresources: {accelerators: T4:1, use_spot: true}\n"
+                                     "run: python train.py\n")
+    planned = cli("plan", tmp_path / "t.yaml")
+    assert planned.exit_code == 0, planned.output
+    [note] = [n for n in _notes(planned) if "start" in n]
+    assert note == (
+        "job t: no start comes on top of the $/work-h, as `launch` on the local launcher "
+        f"(launch.launcher) counts none: {LEFT_OUT}; on a cloud launcher its first start "
+        "0.25 h: 10 min boot and set-up ([migration] restart_minutes) + 5 min warm-up "
+        "([migration] warmup_minutes) comes on top, once, at the offering's $/h"), note
+    assert "hours and totals" not in planned.output
