@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from costsched import redact
 from costsched.model import InvalidInput
@@ -25,10 +26,12 @@ from costsched.vocabulary import did_you_mean
 from launchers.log_masking import MIN_MASKED
 
 _GIVEN: dict[int, dict[str, str]] = {}  # job id -> name -> value, this process only
-# Who carries jobs on in this process and how to give it a secret, as the line for one it
+# Who carries jobs on in this thread and how to give it a secret, as the line for one it
 # lacks says ("the supervisor"): set by a daemon's passes (`carried_by`); None elsewhere
 # (`status`, `migrate`), which leave a job they cannot carry on to a process that can.
-_LACKED_BY: tuple[str, str] | None = None
+# One per thread: a daemon's watch and its scheduled passes run in threads of their own,
+# and neither may say another's words (or leave them behind when it ends).
+_LACKED_BY: ContextVar[tuple[str, str] | None] = ContextVar("lacked_by", default=None)
 
 
 class SecretMissing(InvalidInput):
@@ -267,17 +270,16 @@ def carried_by(who: str, fix: str) -> Iterator[None]:
     """While in the block, this process carries jobs on as `who` ("the supervisor"), and
     `fix` says how to give it a secret it lacks ('{names}' and '{it}' filled in): a job it
     cannot carry on for want of one is said to wait (`waits_line`)."""
-    global _LACKED_BY
-    before, _LACKED_BY = _LACKED_BY, (who, fix)
+    token = _LACKED_BY.set((who, fix))
     try:
         yield
     finally:
-        _LACKED_BY = before
+        _LACKED_BY.reset(token)
 
 
 def carrying() -> bool:
-    """Whether this process carries jobs on as a daemon now (`carried_by`)."""
-    return _LACKED_BY is not None
+    """Whether this thread carries jobs on as a daemon now (`carried_by`)."""
+    return _LACKED_BY.get() is not None
 
 
 # How a process that is no daemon (`status`) says a job waits for a secret its shell lacks
@@ -292,9 +294,10 @@ def waits_line(kind: str, names: Sequence[str], ahead: bool = False) -> str | No
     wait for, when it comes), said by a daemon that lacks its secrets `names`, and how to
     give them (`carried_by`), or by another process whose shell lacks them (not `ahead`:
     only a daemon says what would wait; None)."""
-    if _LACKED_BY is None and ahead:
+    lacked_by = _LACKED_BY.get()
+    if lacked_by is None and ahead:
         return None
-    where, fix = (f"{_LACKED_BY[0]}'s environment", _LACKED_BY[1]) if _LACKED_BY else _SHELL
+    where, fix = (f"{lacked_by[0]}'s environment", lacked_by[1]) if lacked_by else _SHELL
     waits = f"a {kind} would wait" if ahead else f"{kind} waits"
     return (f"{waits} for {_secrets(names)} ({where} lacks {_them(names)}): "
             + fix.format(names=" and ".join(names), it=_them(names)))

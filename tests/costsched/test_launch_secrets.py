@@ -68,3 +68,42 @@ def test_a_value_given_by_option_too_short_to_be_masked_is_said_of_the_option(
         "masked of secrets from 4 characters (a shorter one would mask ordinary words), so "
         "its log could show this one: give the real secret")
     assert "k1" not in str(caught.value)
+
+
+def test_a_daemon_thread_carrying_jobs_on_leaves_other_threads_as_they_were() -> None:
+    """A daemon's watch and its scheduled passes run in threads of their own: one entering
+    while the other leaves must leave neither carrying afterwards, and a thread that does
+    not carry (a test's, a CLI's) never reads the daemon's words."""
+    import threading
+
+    entered = [threading.Event(), threading.Event()]
+    leave = [threading.Event(), threading.Event()]
+    seen: dict[str, object] = {}
+
+    def passes(i: int, who: str) -> None:
+        with launch_secrets.carried_by(who, "give {names}"):
+            entered[i].set()
+            leave[i].wait(10)
+            seen[who] = launch_secrets.waits_line("recovery", ["KM_TOKEN"], ahead=True)
+        seen[f"{who} after"] = launch_secrets.carrying()
+
+    watch = threading.Thread(target=passes, args=(0, "the supervisor"))
+    tasks = threading.Thread(target=passes, args=(1, "the daemon"))
+    watch.start()
+    entered[0].wait(10)
+    tasks.start()
+    entered[1].wait(10)
+    assert not launch_secrets.carrying()  # this thread carries nothing meanwhile
+    assert launch_secrets.waits_line("recovery", ["KM_TOKEN"], ahead=True) is None
+    leave[0].set()  # the first in leaves first
+    watch.join(10)
+    leave[1].set()
+    tasks.join(10)
+    assert seen == {
+        "the supervisor": "a recovery would wait for secret KM_TOKEN (the supervisor's "
+                          "environment lacks it): give KM_TOKEN",
+        "the supervisor after": False,
+        "the daemon": "a recovery would wait for secret KM_TOKEN (the daemon's environment "
+                      "lacks it): give KM_TOKEN",
+        "the daemon after": False}
+    assert not launch_secrets.carrying()

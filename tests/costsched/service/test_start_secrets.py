@@ -125,12 +125,12 @@ def test_a_start_refuses_a_secret_the_job_does_not_name(jobs) -> None:
 def test_a_recovery_without_the_secret_waits_saying_why_once(
         jobs, monkeypatch: pytest.MonkeyPatch) -> None:
     store, launcher, sec, plain = jobs
-    monkeypatch.setattr(launch_secrets, "_LACKED_BY", (  # as the supervisor's passes run
-        "the supervisor", "`costsched daemon stop`, then `costsched daemon start` in a shell "
-        "that sets {names}, gives {it}"))
     launcher.set(_instance(store, sec), "preempted")
     launcher.set(_instance(store, plain), "preempted")
-    said = service.reconcile(store, launcher)  # never raises for one job
+    with launch_secrets.carried_by(  # as the supervisor's passes run
+            "the supervisor", "`costsched daemon stop`, then `costsched daemon start` in a "
+            "shell that sets {names}, gives {it}"):
+        said = service.reconcile(store, launcher)  # never raises for one job
     assert store.jobs.get(plain).state == "running"  # the other job is recovered
     assert [m.kind for m in store.moves.of_job(plain)] == ["launch", "recovery"]
     record = store.jobs.get(sec)
