@@ -9,6 +9,7 @@ import shlex
 import signal
 import socket
 import time
+from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,7 +28,7 @@ from costsched.cli.common import (
     printable,
 )
 from costsched.daemon import autostart, install
-from costsched.daemon.logs import log_path, log_to, rotate
+from costsched.daemon.logs import log_path, logging_to, rotate
 from costsched.daemon.records import live_jobs
 from costsched.daemon.supervision import (
     START,
@@ -86,23 +87,29 @@ def daemon(
         return
     loaded = config_module.load(config)
     path = None if log is None else log.expanduser().resolve()
-    try:
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            rotate(path)
-        log_to(path)
-    except OSError as exc:  # a folder, a path under a file, no permission
-        raise InvalidInput(f"--log {log}: cannot write it ({exc.strerror or exc}): expected "
-                           "the path of a file to append the log to") from None
-    store = open_store(loaded.config.db, loaded.config.store)
-    where = "" if path is None else str(path)
+    with ExitStack() as logged:
+        try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                rotate(path)
+            logged.enter_context(logging_to(path))
+        except OSError as exc:  # a folder, a path under a file, no permission
+            raise InvalidInput(f"--log {log}: cannot write it ({exc.strerror or exc}): "
+                               "expected the path of a file to append the log to") from None
+        _run(loaded.config, "" if path is None else str(path), installed, once, json_out)
+
+
+def _run(config: config_module.Config, log: str, installed: bool, once: bool,
+         json_out: bool) -> None:
+    """`daemon`'s work once its log is set: serve, or run each task that is due once."""
+    store = open_store(config.db, config.store)
     if installed:
-        Installed(store, loaded.config, log=where).serve()
+        Installed(store, config, log=log).serve()
         return
     if not once:
-        scheduled.Daemon(store, loaded.config, log=where).serve()
+        scheduled.Daemon(store, config, log=log).serve()
         return
-    runs = scheduled.run_once(store, loaded.config)
+    runs = scheduled.run_once(store, config)
     if json_out:
         print_json([{"task": r.task, "status": r.status, "started_at": r.started_at,
                      "finished_at": r.finished_at, "detail": redact(r.detail or "") or r.detail}
@@ -128,10 +135,10 @@ def supervise(
     """The supervisor a launch starts in the background (`costsched.daemon.autostart`)."""
     loaded = config_module.load()
     store = open_store(loaded.config.db, loaded.config.store)
-    log_to(log)
     holder = f"{socket.gethostname()}:{os.getpid()}:{tag}" if tag else holder_name()
-    Supervisor(store, loaded.config, holder=holder, log=str(log or ""),
-               take_over=take_over).serve()
+    with logging_to(log):
+        Supervisor(store, loaded.config, holder=holder, log=str(log or ""),
+                   take_over=take_over).serve()
 
 
 @app.command("start")

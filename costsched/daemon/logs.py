@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
@@ -50,13 +52,24 @@ def rotate(path: Path) -> None:
         pass
 
 
-def log_to(path: Path | None) -> None:
-    """Send the daemon's log lines to `path` (appended), else to stderr."""
+@contextmanager
+def logging_to(path: Path | None) -> Iterator[None]:
+    """While in the block, the daemon's log lines go to `path` (appended), else to stderr;
+    after it, the log is as it was (a daemon run inside another program's process, a test's,
+    leaves no handler behind on a stream that has gone)."""
     import sys
 
     handler: logging.Handler = (logging.StreamHandler(sys.stderr) if path is None
                                 else logging.FileHandler(path, mode="a", encoding="utf-8"))
     handler.setFormatter(logging.Formatter("%(message)s"))
+    level, propagate = daemon_log.level, daemon_log.propagate
     daemon_log.addHandler(handler)
     daemon_log.setLevel(logging.INFO)
     daemon_log.propagate = False
+    try:
+        yield
+    finally:
+        daemon_log.removeHandler(handler)
+        handler.close()
+        daemon_log.setLevel(level)
+        daemon_log.propagate = propagate
