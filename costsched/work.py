@@ -230,19 +230,47 @@ def short_words(step: float, total: float) -> str:
             "its declared steps were not reached")
 
 
+def past_total(step: float, total: float | None) -> bool:
+    """Whether a job reported a `step` beyond its `total` in its own steps (`own_total`;
+    None: no share is known): it did more work than it declares."""
+    return total is not None and float(step) > float(total)
+
+
+def past_words(step: float, total: float, stored: Mapping[str, Any]) -> str:
+    """What every view says of a job `past_total`: the steps it reported, the total it
+    declares and the key of its file that declares them (a SkyPilot task's under
+    `costsched:`), and what its plan's figures assumed."""
+    spec = stored.get("spec") or {}
+    task = spec.get("task") if isinstance(spec, Mapping) else None
+    key = "costsched.steps" if isinstance(task, Mapping) and task.get("sky") else "steps"
+    source = str(stored.get("source") or "")
+    where = f" in {source}" if source and not source.startswith("<") else ""
+    return (f"reported {step:,.0f} steps, more than the {total:,.0f} declared ({key}{where}): "
+            f"the plan's hours and cost assumed {total:,.0f}")
+
+
 def steps_done(step: float, total: float | None, succeeded: bool,
                reported: bool | None = None) -> float:
-    """The steps a job did: its last reported `step`, at most its `total` in its own steps
-    (`own_total`; all of them once it `succeeded`, unless it `ended_short`: `reported`
-    says whether it reported a step, 0 included), or that step where its total is not its
-    own (None); NaN where it is not known (`done_not_known`: it exited 0 reporting none)."""
+    """The steps a job did: its last reported `step` (past its `total` in its own steps
+    where it reported more: `past_total`), or all of its total once it `succeeded`
+    (`own_total`; unless it `ended_short`: `reported` says whether it reported a step, 0
+    included), or that step where its total is not its own (None); NaN where it is not
+    known (`done_not_known`: it exited 0 reporting none). A share done is this over its
+    total, at most 1 (`share_done`)."""
     if total is None:
         return max(float(step), 0.0)
     if done_not_known(succeeded, step, total, reported):
         return math.nan
     if succeeded and not ended_short(succeeded, step, total, reported):
-        return float(total)
-    return max(min(float(step), float(total)), 0.0)
+        return max(float(step), float(total))
+    return max(float(step), 0.0)
+
+
+def share_done(step: float, total: float, succeeded: bool,
+               reported: bool | None = None) -> float:
+    """The share of its `total` in its own steps a job did (`steps_done` over it): at most
+    1, however many steps past it it reported; NaN where it is not known."""
+    return min(steps_done(step, total, succeeded, reported) / total, 1.0)
 
 
 def trained_span(readings: Iterable[Sequence[Any]],
@@ -262,13 +290,12 @@ def trained_seconds(readings: Iterable[Sequence[Any]], step: float, total: float
                     ) -> float | None:
     """The seconds a job trained: the steps it did at the pace measured between its step
     readings (`trained_span`), one rule whatever its work is given in. The steps it did
-    are `steps_done`: its last reported `step`, at most its `total` in its own steps
-    (`own_total`; all of them once it `succeeded`, unless it `ended_short`), or that step
-    where its total is not its own (hours of work on a reference GPU). Never the readings'
-    span itself: they come a watch pass
-    apart, the first after the job began and the last before it ended, and miss the
-    training before and after them. None without readings that span a step and a
-    second."""
+    are `steps_done`: its last reported `step`, past its `total` in its own steps where it
+    reported more (`own_total`; all of them once it `succeeded`, unless it `ended_short`),
+    or that step where its total is not its own (hours of work on a reference GPU). Never
+    the readings' span itself: they come a watch pass apart, the first after the job
+    began and the last before it ended, and miss the training before and after them. None
+    without readings that span a step and a second."""
     rows = list(readings)
     span = trained_span(rows, add)
     if span is None:

@@ -137,6 +137,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         # Of a job whose work is not given, its note says why its rest cannot be priced.
         merged = words == REST_NOT_PRICED and s.assumed_work is not None
         short = [words] if words and not merged else []
+        # More steps than it declares: said once (a running job's rest line says it).
+        short = short or ([s.steps_past] if s.steps_past else [])
         resumes = [line for line in (s.resumes, s.steps_not_reached and (
             f"{s.steps_not_reached}; {_short_next(s)}"), s.steps_not_reported,
             not brief and _failed_next(s),

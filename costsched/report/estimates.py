@@ -28,18 +28,23 @@ running at 1.5x its plan), its start counted whole (paid once, at the start). So
 that exited 0 (succeeded) at a step short of its declared steps: its verdict says so
 ('ended short (exited 0 at 12% of its declared steps)'), and it has no ratio: a run that
 ended short of its steps, like one that failed ('failed'), says nothing of its estimate's
-accuracy and is left out of the calibration, as is a job not ended yet (its row says where
-it stands: a job 1% done is no measure of its estimate). One that exited 0 having
+accuracy and is left out of the calibration, as is a job not ended yet (its row says
+where it stands: a job 1% done is no measure of its estimate). One that exited 0 having
 reported no step did a share of its steps that is not known (`work.done_not_known`): no
-share done, no ratio, its verdict NOT_REPORTED. A run on several GPU types ('1xL4 then
-1xA10G') is left out of each GPU's group of the calibration (counted in ALL). Ratios are
-actual over expected: above 1 the job took longer or cost more than planned. Each ratio is
-judged alone: `under` below 1 - TOLERANCE, `over` above 1 + TOLERANCE, `within` between.
-Where the hours and the cost agree the verdict is that word; where they do not, it names
-each ('hours within, cost under'), so that 'within' never stands beside a cost ratio of
-0.10x (the words say where the run stands against its estimate, not against a
-deadline). A job whose work was assumed (a task that gives none: an hour of work on the
-slowest GPU of its set, `work.unit_gpu`) has no estimate of its own, and no row.
+share done, no ratio, its verdict NOT_REPORTED. One that reported more steps than it
+declares (`work.past_total`) did all of its declared work (100%) and more: its training
+hours count every step it reported, at its measured pace, but its plan priced the
+declared steps alone, so it has no ratio either (its speed is in the speeds table) and
+its verdict says how many steps it reported and which key of its file declares them. A
+run on several GPU types ('1xL4 then 1xA10G') is left out of each GPU's group of the
+calibration (counted in ALL). Ratios are actual over expected: above 1 the job took
+longer or cost more than planned. Each ratio is judged alone: `under` below 1 -
+TOLERANCE, `over` above 1 + TOLERANCE, `within` between. Where the hours and the cost
+agree the verdict is that word; where they do not, it names each ('hours within, cost
+under'), so that 'within' never stands beside a cost ratio of 0.10x (the words say where
+the run stands against its estimate, not against a deadline). A job whose work was
+assumed (a task that gives none: an hour of work on the slowest GPU of its set,
+`work.unit_gpu`) has no estimate of its own, and no row.
 
 Plain rows in and out (dicts by column): the report's text and JSON are written without
 pandas; its frames are built from these rows.
@@ -68,7 +73,9 @@ from costsched.work import (
     done_not_known,
     ended_short,
     own_total,
-    steps_done,
+    past_total,
+    past_words,
+    share_done,
     trained_seconds,
     trained_span,
 )
@@ -148,7 +155,10 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         short = ended_short(succeeded, job.steps_done, total, said)
         unknown = done_not_known(succeeded, job.steps_done, total, said)  # done: NaN
         done = math.nan if total is None and not succeeded else 1.0 if total is None else \
-            steps_done(job.steps_done, total, succeeded, said) / total
+            share_done(job.steps_done, total, succeeded, said)
+        # More steps reported than declared: its plan priced the declared steps alone.
+        past = past_words(job.steps_done, total, getattr(job, "spec", {})) \
+            if total is not None and past_total(job.steps_done, total) else ""
         hours = usd = math.nan
         outside = ""  # what of its billed hours was not training, by cause
         planned = started_usd(p)  # the plan's start, counted whole (paid once)
@@ -182,7 +192,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
         if early:
             hours = math.nan  # its billed hours, its setup in them, are no training hours
         hours_ratio, usd_ratio = _ratio(hours, expected_hours), _ratio(usd, expected_usd)
-        if job.state == "failed" or short or early:  # no measure of the estimate: no ratio
+        if job.state == "failed" or short or early or past:  # no measure of the estimate
             hours_ratio = usd_ratio = math.nan
         rows.append(dict(zip(ESTIMATE_COLUMNS, (
             job_id, job.name, p["model"], gpus_of(p, [life for life, _ in mine]), job.state,
@@ -190,7 +200,7 @@ def estimate_table(predicted: Mapping[int, dict], jobs: Mapping[int, JobRecord],
             p["expected_preemptions"] * done, int(recoveries.get(job_id, 0)),
             TOO_EARLY if early else
             verdict(hours_ratio, usd_ratio, done if short else None,
-                    job.state == "failed", outside, unknown)), strict=True)))
+                    job.state == "failed", outside, unknown, past)), strict=True)))
     return rows
 
 
@@ -228,14 +238,20 @@ def started_usd(predicted: Mapping) -> float:
 
 def verdict(hours_ratio: float, usd_ratio: float, short: float | None,
             failed: bool = False, outside: str = "",
-            not_reported: bool = False) -> str:
+            not_reported: bool = False, past: str = "") -> str:
     """`vs_estimate`; for a run that says nothing of its estimate, what it is: 'failed'
     (`failed`), 'ended short' with the share done of a job that exited 0 short of its
-    declared steps (`short`; None for any other job), or NOT_REPORTED for one that exited 0
-    having reported no step (`not_reported`: `work.done_not_known`). `outside`: what of its
-    billed hours was not training, by cause (`outside.outside_words`; `vs_estimate`)."""
+    declared steps (`short`; None for any other job), NOT_REPORTED for one that exited 0
+    having reported no step (`not_reported`: `work.done_not_known`), or, for one that
+    reported more steps than it declares, those steps and the key that declares them
+    (`past`: `work.past_words`; its plan priced the declared steps alone, so its hours and
+    cost are no measure of it), with what of its billed hours was not training. `outside`:
+    what of its billed hours was not training, by cause (`outside.outside_words`;
+    `vs_estimate`)."""
     if failed:
         return "failed"
+    if past:
+        return f"{past} ({outside})" if outside else past
     if short is not None:
         return f"{SHORT} (exited 0 at {percent_down(short)} of its declared steps)"
     if not_reported:

@@ -120,7 +120,10 @@ def static_stays(jobs: Mapping[int, JobRecord], placed: Sequence[PlacementRow],
                 job.updated_at <= end:  # the period holds the job's life to its report
             work = job.steps_done + later[job_id][0]
         total = own_total(job.spec, job.steps_total)  # None: not in its steps
-        steps_made = float(work) if total is None else min(float(work), total)
+        # At most its total, or the steps it reported where they are more (work done is
+        # never cut to the declared work).
+        steps_made = float(work) if total is None else min(float(work), max(
+            total, float(job.steps_done)))
         speed = speed_on(by_job.get(job_id, []), own.gpu_model, int(own.gpu_count),
                          rates.get(job_id))
         if not speed > 0:

@@ -50,7 +50,7 @@ from costsched.store.signals import THROUGHPUT_COLUMNS
 from costsched.throughput import ThroughputTable, model_key
 from costsched.throughput_rest import MEASURED, PLANNED, RestTable
 from costsched.vocabulary import prefixed
-from costsched.work import REST_NOT_PRICED, own_steps, share_key
+from costsched.work import REST_NOT_PRICED, own_steps, past_total, past_words, share_key
 
 RECENT_JOBS = 20  # `plan` looks at this many newest jobs of a model that reported a step
 
@@ -343,10 +343,9 @@ def short_work(job: JobRecord | object) -> str:
         at = f" at {sps(pace)} steps/s measured" if pace else ""
         return (f"step {done:,.0f}{at}: {share_key(record.spec)}; its rest is priced as "
                 "all of its hours")
-    if not done > total:
+    if not past_total(done, total):
         return ""
-    return (f"reported step {done:,.0f} of {total:,.0f} declared: the declared work is "
-            "short, so the rest cannot be priced")
+    return f"{past_words(done, total, record.spec)}; the rest cannot be priced"
 
 
 def status_rests(statuses: Iterable) -> dict[int, dict]:

@@ -264,6 +264,8 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "steps_not_reached": s.steps_not_reached or None,
         # One that exited 0 having reported no step: that its share done is not known.
         "steps_not_reported": s.steps_not_reported or None,
+        # One that reported more steps than it declares: that, and the key declaring them.
+        "steps_past": s.steps_past or None,
         # The steps each recovery lost, as its log keeps them (`steps.resume_from`), seen
         # `at`; `waiting`: its recovery waits to start (a secret), else it `began_at`.
         "recovered": [recovered_of(e, s) for e in s.recovered],

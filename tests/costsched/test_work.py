@@ -23,11 +23,13 @@ def test_report_hours_read_one_span():
 
 def test_training_time_is_the_steps_done_at_the_measured_pace() -> None:
     """Readings that saw 200 steps in 150 s of a job that went on before and after them:
-    its time is that of the steps it did at that pace, its last reported step (at most its
-    total, all of it once it succeeded), not the 150 s the readings span."""
+    its time is that of the steps it did at that pace, its last reported step (past its
+    total too, all of its total once it succeeded), not the 150 s the readings span."""
     pace = 200 / 150
     assert trained_seconds(READINGS, 260, None, False) == approx(260 / pace)  # hours of work
-    assert trained_seconds(READINGS, 260, 240, False) == approx(240 / pace)  # at most its total
+    # past its total: the steps it reported are those it did (never cut to its total)
+    assert trained_seconds(READINGS, 260, 240, False) == approx(260 / pace)
+    assert trained_seconds(READINGS, 260, 240, True) == approx(260 / pace)
     assert trained_seconds(READINGS, 240, 240, True) == approx(240 / pace)  # succeeded
     # exited 0 short of its total: the steps it reported are those it did
     assert trained_seconds(READINGS, 230, 240, True) == approx(230 / pace)

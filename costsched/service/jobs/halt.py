@@ -15,12 +15,12 @@ from costsched.migration.owned import owned
 from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
 from costsched.service.jobs.busy import acted_on
 from costsched.service.jobs.node_runs import track_gangs
-from costsched.service.jobs.runs import RunningJob, within_total
+from costsched.service.jobs.runs import RunningJob
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name
 from costsched.store.moves import MoveRecord
-from costsched.work import own_total
+from costsched.work import own_total, past_total
 
 STOP_WAIT_SECONDS = 30.0  # how long a stop waits for another costsched's step to end
 LEASE_SECONDS = 300  # as the steps of moves hold it (service.jobs.STEP_LEASE_SECONDS)
@@ -64,8 +64,11 @@ def finishing(store: PriceStore, runs: Mapping[int, RunningJob], at: datetime,
     reported the last of them within `seconds` (a watch interval) of `at`: left to end by
     themselves. One still running after that hangs after its training (its process never
     exits) and is charged all the while: its cap stops it like any other job, and
-    `caps._stop_at_cap` closes it as succeeded."""
-    done = [j for j, run in runs.items() if done_all(run.record)]
+    `caps._stop_at_cap` closes it as succeeded. One that reported steps past them
+    (`work.past_total`) trains on beyond its declared work: its cap binds as any other's
+    (its fresh steps never keep it finishing)."""
+    done = [j for j, run in runs.items() if done_all(run.record) and not past_total(
+        run.record.steps_done, own_total(run.record.spec, run.record.steps_total))]
     if not done:
         return set()
     last: dict[int, float] = {}
@@ -139,7 +142,7 @@ def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,
         steps += [last.step] if last.step is not None and last.step > 0 else []
         saved += [last.checkpoint_step] if last.checkpoint_step is not None else []
     record = store.jobs.get(job_id)
-    step = within_total(record, max(steps, default=record.steps_done))
+    step = max(steps, default=record.steps_done)  # as reported, past its total too
     if step != record.steps_done:
         # Reached by the stop, some time after `at` (the stop's own work, its wait for a
         # move's step, the job's checkpoint): when is not known, so it is no reading of
@@ -148,7 +151,7 @@ def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,
         store.jobs.record_steps({job_id: step}, at=at, extend=False)
     if saved:  # a newly published checkpoint, its step: logged with the step reported
         store.jobs.record_progress(job_id, step, at=at,
-                                   checkpoint_step=within_total(record, max(saved)))
+                                   checkpoint_step=max(saved))
 
 
 def _leftovers(store: PriceStore, launcher: Launcher, job_id: int) -> bool:

@@ -113,14 +113,6 @@ def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float | 
     return _progress_of(run, run.record.steps_done)[0]
 
 
-def within_total(record: JobRecord, step: float) -> float:
-    """A step the job reported, as stored: its total at most (a job that runs past its
-    spec is done); as reported when its total is not in its steps (`work.own_total`: its
-    work not given, or given as hours on a reference GPU)."""
-    total = own_total(record.spec, record.steps_total)
-    return float(step) if total is None else min(float(step), total)
-
-
 def done_step(run: RunningJob, reported: float) -> float:
     """The step the job stands at: a stopped job's newest checkpoint's step where it is
     known (where `start` resumes, the step it reported before its stop may be later or

@@ -63,6 +63,8 @@ from costsched.work import (
     ended_short,
     not_reported_words,
     own_total,
+    past_total,
+    past_words,
     short_words,
 )
 
@@ -242,6 +244,16 @@ class JobStatus:
                            self.reported_any) or total is None:
             return ""
         return short_words(done, total)
+
+    @property
+    def steps_past(self) -> str:
+        """A job that reported more steps than its total in its own steps
+        (`work.past_total`): those steps, its total and the key that declares it, in words;
+        '' otherwise. Its step is shown as reported; its progress is at most 100%."""
+        total, done = self.own_total, self.reported_step
+        if total is None or not past_total(done, total):
+            return ""
+        return past_words(done, total, self.record.spec)
 
     @property
     def steps_not_reported(self) -> str:

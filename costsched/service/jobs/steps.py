@@ -22,7 +22,6 @@ from costsched.service.jobs.runs import (
     _placed_offering,
     _running,
     trouble,
-    within_total,
 )
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -268,7 +267,9 @@ def _step_news(record: JobRecord, step: int | None, live: bool = True) -> float 
         return None
     if step == 0:
         return 0.0
-    step = within_total(record, step)
+    # As reported, past its declared total too: work done is never hidden (its share done
+    # is at most all of it: `JobStatus.progress`; its rest none: `runs._progress_of`).
+    step = float(step)
     return step if step != record.steps_done else None
 
 
@@ -354,7 +355,7 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
         return unknown_step_words(newest) if silent and newest is not None else ""
     if silent and none and may_have_run(ran):
         return nothing_saved_words()
-    saved = within_total(record, max(saved, 0.0))
+    saved = max(saved, 0.0)
     if record.steps_done > saved:  # (at its checkpoint's step: said all the same)
         # No placement is open (the lost one ended, the next not begun): no reading is
         # kept, and no progress record, which a measured speed would read.

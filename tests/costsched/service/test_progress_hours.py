@@ -15,7 +15,8 @@ import yaml
 
 from costsched.cli import jobs as cli_jobs
 from costsched.service import jobs as service
-from costsched.service.jobs.runs import _running, steps_left, within_total
+from costsched.service.jobs.runs import _running, steps_left
+from costsched.service.jobs.steps import _step_news
 from costsched.service.speeds import short_work
 from costsched.service.views import status_document
 from costsched.store import PriceStore
@@ -64,7 +65,7 @@ def test_its_steps_are_no_share_of_its_hours(launched) -> None:
 def test_a_step_past_its_hours_in_seconds_is_kept_as_reported(launched) -> None:
     store, _, job = launched
     record = store.jobs.get(job)
-    assert within_total(record, 5000) == 5000  # never cut to 3,600 (V100 seconds)
+    assert _step_news(record, 5000) == 5000  # never cut to 3,600 (V100 seconds)
 
 
 def test_a_job_of_steps_still_shows_its_share(store: PriceStore, tmp_path: Path) -> None:

@@ -144,8 +144,8 @@ def test_a_job_past_its_declared_steps_has_a_rest_that_cannot_be_priced(
     now = datetime.now(timezone.utc).replace(microsecond=0)
     job = slow_job(store, instances, now, steps=100)
     launcher = make_launcher("local")
-    short = ("reported step 4,600 of 100 declared: the declared work is short, so the "
-             "rest cannot be priced")
+    short = ("reported 4,600 steps, more than the 100 declared (steps in test): the plan's "
+             "hours and cost assumed 100; the rest cannot be priced")
 
     [advice] = service.migrate(store, launcher, job, dry_run=True, at=now)
     assert not advice.decision.moves and math.isnan(advice.stay_usd)
