@@ -312,7 +312,9 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     if run.launcher != launcher.name:
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
-    _hold_secrets(run.record, secrets or {})  # before anything is changed
+    _hold_secrets(run.record, secrets or {},  # before anything is changed
+                  launch_secrets.start_typed(job if isinstance(job, str) else record.name,
+                                             budget, repack))
     cands = _within_budgets(store, launcher, JobNow.of(run, None, steps_left(store, run, when)),
                             when, budget)
     # Packed and stored before anything is changed: a workdir refused leaves the job as it was.
@@ -477,15 +479,15 @@ def _given_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
     launch_secrets.check_given(f"job {record.name}", names, given)
 
 
-def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
+def _hold_secrets(record: JobRecord, given: Mapping[str, str | None], typed: str) -> None:
     """Hold the values of the job's secrets for its start (and the supervisor it starts):
     `given` (checked by `_given_secrets`), else this process's environment's; InvalidInput
-    for one with no value (and how to give it)."""
+    for one with no value (and how to give it: the start `typed` again)."""
     names = list((record.spec["spec"].get("task") or {}).get("secrets", []))
     launch_secrets.keep(record.id, {n: v for n, v in given.items() if v})
     lacking = launch_secrets.missing(record.id, names)
     if lacking:
-        raise InvalidInput(launch_secrets.start_refusal(record.name, lacking))
+        raise InvalidInput(launch_secrets.start_refusal(record.name, lacking, typed))
     kept = launch_secrets.held_for(record.id)  # given here (checked), else the shell's
     held = launch_secrets.values(record.id, names, record.name)
     launch_secrets.refuse_short_in_env(f"job {record.name}",
