@@ -38,7 +38,7 @@ from costsched.service.jobs.runs import (
     steps_left,
 )
 from costsched.service.jobs.start_code import keep_repacked, repacked
-from costsched.service.jobs.state_said import record_ended_short, state_said
+from costsched.service.jobs.state_said import STARTABLE, record_ended_short, state_said
 from costsched.service.jobs.steps import (
     _pack_code,
     _run_move,
@@ -345,10 +345,6 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
-
-
-# The states `start` takes a job up from (and one that ended short of its steps).
-STARTABLE = ("stopped", "failed")
 
 
 def _last_checkpoint(store: PriceStore, launcher: Launcher, run: RunningJob

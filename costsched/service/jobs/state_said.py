@@ -9,6 +9,9 @@ from costsched.store.jobs import JobRecord
 from costsched.vocabulary import ENDED_SHORT, job_state
 from costsched.work import ended_short, own_total
 
+# The stored states `costsched start` takes up (and one that ended short of its steps).
+STARTABLE = ("stopped", "failed")
+
 
 def record_ended_short(record: JobRecord) -> bool:
     """Whether a stored job exited 0 short of its declared steps (`work.ended_short`, of
