@@ -36,6 +36,7 @@ from costsched.cli.common import (
 )
 from costsched.cli.long_table import Lines, print_table
 from costsched.cli.status_gangs import lost_lines, node_notices
+from costsched.clipped import clipped
 from costsched.model import failure_words
 from costsched.service import jobs as service
 from costsched.service import views
@@ -498,8 +499,7 @@ def failure_lines(f: service.Failure, brief: bool = False, job_id: int | None = 
         if last and last not in said:
             said = f"{said}: {last}" if said == bare else f"{said}; {last}"
         more = len(tail) > 1 or len(said) > BRIEF_CHARS
-        if len(said) > BRIEF_CHARS:
-            said = said[:BRIEF_CHARS - 3].rstrip() + "..."
+        said = clipped(said, BRIEF_CHARS)  # paths cut from their left, "(" closed
         return [said + (f" (`costsched status {job_id}` shows its last lines)"
                         if more and job_id is not None else "")]
     if last and last in said:  # the last line is said below: the head says what else
