@@ -228,15 +228,25 @@ def missing(job_id: int, names: Sequence[str]) -> list[str]:
     return [n for n in names if n not in held and n not in os.environ]
 
 
-def start_refusal(job: str, names: Sequence[str]) -> str:
+def start_refusal(job: str, names: Sequence[str], command: str | None = None) -> str:
     """Why `costsched start` refuses a job whose secrets `names` it has no value for, and
     how to give them (the job is left as it was: stopped, or ended short of its steps).
-    Worded so that no word follows a secret's name after '=' or ':' (the one rule for
-    secrets, costsched.redact, would mask it)."""
+    `command`: the start as typed, with the options that decide its outcome
+    (`start_typed`; None: `costsched start JOB`), repeated as it was. Worded so that no
+    word follows a secret's name after '=' or ':' (the one rule for secrets,
+    costsched.redact, would mask it)."""
     return (f"job {job} is not started: its {_secrets(names)} "
             f"{'has' if len(names) == 1 else 'have'} no value in this shell; set "
-            f"{' and '.join(names)} in your environment and run `costsched start {job}` "
-            "again (or give each with --secret NAME=VALUE)")
+            f"{' and '.join(names)} in your environment and run "
+            f"`{command or start_typed(job)}` again (or give each with --secret NAME=VALUE)")
+
+
+def start_typed(job: str, budget: float | None = None, repack: bool = False) -> str:
+    """A `costsched start` as typed, with the options that decide its outcome: 'costsched
+    start capped --budget 0.014 --repack' (the budget at every digit it was given with;
+    secrets never: their values are not repeated, and `--wait` changes nothing it does)."""
+    amount = "" if budget is None else f" --budget {repr(float(budget)).removesuffix('.0')}"
+    return f"costsched start {job}{amount}{' --repack' if repack else ''}"
 
 
 def start_needs(job_id: int, stored: Mapping) -> str:

@@ -16,6 +16,7 @@ def namesakes_line(store: PriceStore, job: str) -> str:
     that name not ended, else the newest: `job_ids`), and how to see another's (by its
     id), in one line; '' otherwise."""
     from costsched.service import jobs as service
+    from costsched.service.jobs.state_said import shown_state
 
     if job.isdigit():
         return ""
@@ -28,7 +29,7 @@ def namesakes_line(store: PriceStore, job: str) -> str:
     head = f"{len(found)} jobs are named {job}: this is job {shown}'s output ({why}); "
     if len(others) == 1:
         return head + f"`costsched logs {others[0].id}` shows job {others[0].id}'s"
-    listed = ", ".join(f"job {r.id} ({r.state})" for r in others[:LISTED])
+    listed = ", ".join(f"job {r.id} ({shown_state(r)})" for r in others[:LISTED])
     more = f" and {len(others) - LISTED} older" if len(others) > LISTED else ""
     return head + f"`costsched logs ID` shows another's: {listed}{more}"
 

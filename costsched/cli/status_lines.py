@@ -36,10 +36,12 @@ from costsched.cli.common import (
 )
 from costsched.cli.long_table import Lines, print_table
 from costsched.cli.status_gangs import lost_lines, node_notices
+from costsched.clipped import clipped
 from costsched.model import failure_words
 from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.jobs.restarts import is_restart
+from costsched.service.jobs.state_said import STARTABLE
 from costsched.vocabulary import offering_label, prefixed
 from costsched.work import REST_NOT_PRICED
 
@@ -148,7 +150,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
             + cap_lines(s, budgets or [], starts) + flag + short \
             + [line for line in [over_cap.of_status(s, budgets, places)] if line] \
             + cap_move_lines(s) + node_notices(s) + lost_lines(s)
-        said += _secrets_for_start(s, said)
+        said = _next_to_start(said, _secrets_for_start(s, said))
         for line in said + booked_lines(s, now):
             out.print(printable(f"  job {s.record.id}: {line}"), soft_wrap=True)
         if lists_placements(s):  # each placement as charged, then egress and bookings
@@ -181,14 +183,23 @@ def in_setup(s: service.JobStatus, now: datetime) -> list[str]:
 
 
 def _secrets_for_start(s: service.JobStatus, said: list[str]) -> list[str]:
-    """Where a line above names `costsched start` of the job and this shell lacks one of
-    its secrets (never stored): where the start takes them from, so that the hint works
-    when run (`launch_secrets.start_needs`)."""
-    if not any("`costsched start" in line for line in said):
+    """Where the job can be started now (stopped, by its user or a budget's cap, failed,
+    or ended short of its steps), a line of `said` names `costsched start` and this shell
+    lacks one of its secrets (never stored): where the start takes them from, so that the
+    hint works when run (`launch_secrets.start_needs`). A job that runs, or has ended for
+    good, has no start to make: [] for it."""
+    if not (s.record.state in STARTABLE or s.steps_not_reached) or not any(
+            "`costsched start" in line for line in said):
         return []
     from costsched.launch_secrets import start_needs
 
     return [line] if (line := start_needs(s.record.id, s.record.spec)) else []
+
+
+def _next_to_start(said: list[str], added: list[str]) -> list[str]:
+    """`said` with `added` right after its first line naming `costsched start`."""
+    at = next((n + 1 for n, line in enumerate(said) if "`costsched start" in line), len(said))
+    return [*said[:at], *added, *said[at:]]
 
 
 def _short_next(s: service.JobStatus) -> str:
@@ -490,8 +501,7 @@ def failure_lines(f: service.Failure, brief: bool = False, job_id: int | None = 
         if last and last not in said:
             said = f"{said}: {last}" if said == bare else f"{said}; {last}"
         more = len(tail) > 1 or len(said) > BRIEF_CHARS
-        if len(said) > BRIEF_CHARS:
-            said = said[:BRIEF_CHARS - 3].rstrip() + "..."
+        said = clipped(said, BRIEF_CHARS)  # paths cut from their left, "(" closed
         return [said + (f" (`costsched status {job_id}` shows its last lines)"
                         if more and job_id is not None else "")]
     if last and last in said:  # the last line is said below: the head says what else

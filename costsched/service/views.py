@@ -68,17 +68,22 @@ def due_words(due: datetime, now: datetime, final: bool, state: str = "",
     span = due_hours(due, now, final, state, ended_at)
     ended = final and not _stopped_before(due, now, state)
     was = f"was {said}" if due <= now else said  # a deadline still ahead is due, not was
+    # A job that ended with its work not done met no deadline: how it ended comes first,
+    # then its deadline ('it failed 2.00 h before its deadline (...)'), in any tense.
+    how = "ended" if state == "succeeded" else _ENDED.get(state, "ended")
+    not_done = ended and (state != "succeeded" or short)
     if span is None:
-        return was + (f": it {_ENDED[state]}" if ended and state in _ENDED else "")
+        return (f"it {how} (deadline {due:%Y-%m-%d %H:%M} UTC)"
+                f"{NOT_REACHED if short else ''}" if not_done and (
+                    short or state in _ENDED) else was)
     shown = hours(abs(span), places)
     side = "before" if span >= 0 else "after"
-    if ended and state == "succeeded" and not short:
+    if ended and not not_done:
         return (f"{was}: met, it finished {shown} h before" if span >= 0 else
                 f"{was}: missed, it finished {shown} h after")
-    if ended and state == "succeeded":  # its work was not done: no deadline met
-        return f"{was}: it ended {shown} h {side}{NOT_REACHED}"
-    if ended:
-        return f"{was}: it {_ENDED.get(state, 'ended')} {shown} h {side}"
+    if not_done:
+        return (f"it {how} {shown} h {side} its deadline ({due:%Y-%m-%d %H:%M} UTC)"
+                f"{NOT_REACHED if state == 'succeeded' else ''}")
     return f"{said} (in {shown} h)" if span >= 0 else f"{said} (passed {shown} h ago)"
 
 

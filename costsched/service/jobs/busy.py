@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from costsched.model import TryAgain, state_phrase
+from costsched.model import TryAgain
+from costsched.service.jobs.state_said import state_said
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, StaleState
 
@@ -25,7 +26,7 @@ def acted_on(record: JobRecord, then: str, doing: str | None = None) -> TryAgain
     by another costsched)."""
     doing = doing or DOING.get(record.state)
     said = (f"is {doing} by another costsched" if doing else
-            f"{state_phrase(record.state)} now: another costsched changed it meanwhile")
+            f"{state_said(record)} now: another costsched changed it meanwhile")
     return TryAgain(f"job {record.id} ({record.name}) {said}: {then}")
 
 

@@ -12,10 +12,11 @@ from datetime import datetime, timezone
 
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.owned import owned
-from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput, state_phrase
+from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.service.jobs.busy import acted_on
 from costsched.service.jobs.node_runs import track_gangs
 from costsched.service.jobs.runs import RunningJob
+from costsched.service.jobs.state_said import record_ended_short, state_said
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name
@@ -121,10 +122,16 @@ def _wind_down(store: PriceStore, launcher: Launcher, job_id: int, at: datetime,
 
 
 def _ended(record: JobRecord) -> str:
-    """Why a job that has ended is not stopped: 'job 3 (x) has succeeded: nothing to
-    stop' ('is stopped already' for one stopped before)."""
-    said = f"job {record.id} ({record.name}) {state_phrase(record.state)}"
-    return f"{said} already" if record.state == "stopped" else f"{said}: nothing to stop"
+    """Why a job that has ended is not stopped, in its shown state word (`state_said`):
+    'job 3 (x) has succeeded: nothing to stop' ('is stopped already' for one stopped
+    before); one that ended short of its declared steps names the start that does the
+    rest."""
+    said = f"job {record.id} ({record.name}) {state_said(record)}"
+    if record.state == "stopped":
+        return f"{said} already"
+    rest = f"; `costsched start {record.id}` does the rest" if record_ended_short(record) \
+        else ""
+    return f"{said}: nothing to stop{rest}"
 
 
 def _record_last_report(store: PriceStore, launcher: Launcher, job_id: int,

@@ -14,7 +14,7 @@ from costsched import clouds, launch_secrets, redact
 from costsched.jobspec import JobSpec, ResolvedJob
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.machine import WAIT_NOTE
-from costsched.model import InvalidInput, state_phrase
+from costsched.model import InvalidInput
 from costsched.passes import memo, one_pass
 from costsched.service.deadline_terms import (
     DEFAULT_DEADLINE_POLICY,
@@ -38,6 +38,7 @@ from costsched.service.jobs.runs import (
     steps_left,
 )
 from costsched.service.jobs.start_code import keep_repacked, repacked
+from costsched.service.jobs.state_said import STARTABLE, record_ended_short, state_said
 from costsched.service.jobs.steps import (
     _pack_code,
     _run_move,
@@ -46,7 +47,6 @@ from costsched.service.jobs.steps import (
     resume_from,
     resume_step,
 )
-from costsched.service.jobs.stories import record_ended_short
 from costsched.service.jobs.watch import close_ended, close_ended_named, settle
 from costsched.service.resolve import resolve
 from costsched.service.throughputs import table_with_measured
@@ -60,7 +60,7 @@ from costsched.store.scope import store_scope
 from costsched.taskfile import Jobs
 from costsched.taskfile import read_jobs as job_specs
 from costsched.throughput import ThroughputTable
-from costsched.work import own_total, short_words
+from costsched.work import own_total
 
 if TYPE_CHECKING:
     from costsched.optimize.booked import BookedPlans
@@ -268,17 +268,6 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
     return given
 
 
-def _ended_as(record: JobRecord) -> str:
-    """A job's state in words as the views show it: 'has succeeded', or for one that
-    exited 0 short of its declared steps 'ended short: exited 0 at step 1,000 of 2,000
-    (...): ...; its checkpoints are kept' (`work.ended_short`)."""
-    total = own_total(record.spec, record.steps_total)
-    if record_ended_short(record) and total:
-        return (f"ended short: {short_words(record.steps_done, total)}; its checkpoints "
-                "are kept")
-    return state_phrase(record.state)
-
-
 def start(store: PriceStore, launcher: Launcher, job: int | str, *,
           at: datetime | str | None = None,
           secrets: Mapping[str, str | None] | None = None,
@@ -301,7 +290,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     launcher.check_ready()
     short = record_ended_short(record)  # `start` continues it, as a stopped job
     if record.state not in STARTABLE and not short:
-        raise InvalidInput(f"job {job_id} ({record.name}) {_ended_as(record)}: only "
+        raise InvalidInput(f"job {job_id} ({record.name}) {state_said(record)}: only "
                            "a stopped or failed job, or one that ended short of its steps, "
                            "can be started again; " + (launch_again(record) if record.final
                                                        else f"`costsched status {job_id}` "
@@ -323,7 +312,9 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     if run.launcher != launcher.name:
         raise InvalidInput(f"job {job_id} ({record.name}) runs with the {run.launcher} "
                            f"launcher, not {launcher.name}")
-    _hold_secrets(run.record, secrets or {})  # before anything is changed
+    _hold_secrets(run.record, secrets or {},  # before anything is changed
+                  launch_secrets.start_typed(job if isinstance(job, str) else record.name,
+                                             budget, repack))
     cands = _within_budgets(store, launcher, JobNow.of(run, None, steps_left(store, run, when)),
                             when, budget)
     # Packed and stored before anything is changed: a workdir refused leaves the job as it was.
@@ -354,10 +345,6 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
     # where it starts now (a job keeps the first prediction it had).
     record_landed(store, job_id, when, kind="start")
     return store.jobs.get(job_id)
-
-
-# The states `start` takes a job up from (and one that ended short of its steps).
-STARTABLE = ("stopped", "failed")
 
 
 def _last_checkpoint(store: PriceStore, launcher: Launcher, run: RunningJob
@@ -488,15 +475,15 @@ def _given_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
     launch_secrets.check_given(f"job {record.name}", names, given)
 
 
-def _hold_secrets(record: JobRecord, given: Mapping[str, str | None]) -> None:
+def _hold_secrets(record: JobRecord, given: Mapping[str, str | None], typed: str) -> None:
     """Hold the values of the job's secrets for its start (and the supervisor it starts):
     `given` (checked by `_given_secrets`), else this process's environment's; InvalidInput
-    for one with no value (and how to give it)."""
+    for one with no value (and how to give it: the start `typed` again)."""
     names = list((record.spec["spec"].get("task") or {}).get("secrets", []))
     launch_secrets.keep(record.id, {n: v for n, v in given.items() if v})
     lacking = launch_secrets.missing(record.id, names)
     if lacking:
-        raise InvalidInput(launch_secrets.start_refusal(record.name, lacking))
+        raise InvalidInput(launch_secrets.start_refusal(record.name, lacking, typed))
     kept = launch_secrets.held_for(record.id)  # given here (checked), else the shell's
     held = launch_secrets.values(record.id, names, record.name)
     launch_secrets.refuse_short_in_env(f"job {record.name}",

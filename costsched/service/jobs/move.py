@@ -12,7 +12,7 @@ from costsched.amounts import decimals_kept, given, usd
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.migration.machine import utcnow
-from costsched.model import InvalidInput, state_phrase
+from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.passes import one_pass, pass_now
 from costsched.policies import OfferingKey
@@ -44,6 +44,7 @@ from costsched.service.jobs.runs import (
     _steps_left_of,
     job_ids,
 )
+from costsched.service.jobs.state_said import state_said
 from costsched.service.jobs.steps import _migration_candidates, _run_moves, secret_names
 from costsched.service.values import as_time
 from costsched.store import PriceStore
@@ -163,7 +164,7 @@ def _refuse_unplaced(store: PriceStore, record: JobRecord) -> None:
     ended is one a recovery is taking up), never "no running job"."""
     then = "only a running job is moved; ask again once it runs"
     if record.final:
-        raise InvalidInput(f"job {record.id} ({record.name}) {state_phrase(record.state)}"
+        raise InvalidInput(f"job {record.id} ({record.name}) {state_said(record)}"
                            ": only a running job is moved")
     if record.state != "running":
         raise acted_on(record, then)

@@ -16,6 +16,7 @@ from costsched.migration.launcher import CloudError
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
 from costsched.service.glance import no_such_id, no_such_name
+from costsched.service.jobs.state_said import shown_state
 from costsched.service.resolve import configured_restarts, resolve
 from costsched.service.throughputs import table_with_measured
 from costsched.store import PriceStore
@@ -338,7 +339,7 @@ def namesakes(store: PriceStore, job: int | str | None) -> str:
     shown = job_ids(store, job, states=())[0]
     others = [r for r in found if r.id != shown]
     why = "the one not ended" if not store.jobs.get(shown).final else "the newest"
-    listed = ", ".join(f"job {r.id} ({r.state})" for r in others[-5:][::-1])
+    listed = ", ".join(f"job {r.id} ({shown_state(r)})" for r in others[-5:][::-1])
     more = f" and {len(others) - 5} older" if len(others) > 5 else ""
     return (f"{len(found)} jobs are named {job}: shown is job {shown}, {why}; the "
             f"other{'s' if len(others) > 1 else ''}: {listed}{more}. `costsched status "

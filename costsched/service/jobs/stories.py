@@ -8,27 +8,15 @@ from datetime import datetime
 
 from costsched.model import RECOVERY_NOTE, lost_steps_said
 from costsched.service.jobs.restarts import is_restart
+from costsched.service.jobs.state_said import shown_state
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
 from costsched.vocabulary import RESTART_MARK
-from costsched.work import ended_short, own_total
 
 STATE_EVENT = "state"  # the job log's kind of a state change (`JobStore.transition`)
 CAP_STOP = "stopped at "  # how a stop at a budget's cap begins its detail (`caps`)
 
-
-def record_ended_short(record: JobRecord) -> bool:
-    """Whether a stored job exited 0 short of its declared steps (`work.ended_short`, of
-    its record: stored succeeded, its step below its total in its own steps)."""
-    return ended_short(record.state == "succeeded", record.steps_done,
-                       own_total(record.spec, record.steps_total))
-
-
-def shown_state(record: JobRecord) -> str:
-    """An ended job's state as every view shows it: 'ended-short' for one stored succeeded
-    short of its declared steps (`record_ended_short`)."""
-    return "ended-short" if record_ended_short(record) else record.state
 
 _CAME = {"launch": "launched", "migration": "moved here", "recovery": "recovered here",
          "start": "started again"}

@@ -41,8 +41,9 @@ from datetime import datetime, timedelta
 
 from costsched import amounts
 from costsched.migration.launcher import CloudError, Instance, Launcher
-from costsched.model import FINAL_STATES, JOB_STATES, state_phrase
+from costsched.model import FINAL_STATES, JOB_STATES
 from costsched.service.jobs.runs import JobEvent
+from costsched.service.jobs.state_said import state_said
 from costsched.store import PriceStore
 from costsched.store.moves import MoveRecord
 from costsched.store.scope import Attempt, ours, parse_attempt
@@ -132,7 +133,7 @@ def strays(store: PriceStore, instances: Iterable[Instance], at: datetime,
     placed = store.jobs.placements_of(job_ids)
     open_ids = set(placed.loc[placed["end_at"].isna(), "instance"].astype(str))
     ended = placed[placed["end_at"].notna()].groupby("instance")["end_at"].max()
-    states = {r.id: r.state for r in store.jobs.records(job_ids)}
+    states = {r.id: state_said(r) for r in store.jobs.records(job_ids)}
     out = []
     for instance_id, (instance, attempt) in sorted(tagged.items()):
         job_id, index = attempt.job_id, attempt.candidate
@@ -166,7 +167,9 @@ def _launched_by(move: MoveRecord, attempt: Attempt, instance: Instance) -> bool
 
 
 def _why(move: MoveRecord, instance: Instance, placement_end: object, job_state: str) -> str:
-    job = f"job {move.job_id} {state_phrase(job_state)}" if job_state else \
+    """Why an instance a move launched is stray; `job_state`: its job's state in a sentence
+    (`state_said`), '' for a job not in the store."""
+    job = f"job {move.job_id} {job_state}" if job_state else \
         f"job {move.job_id} is not in the store"
     if placement_end is not None:
         return f"its placement had ended and {job}"

@@ -33,6 +33,7 @@ from costsched.service.jobs.runs import (
     trouble,
     unknown_instance_fix,
 )
+from costsched.service.jobs.state_said import record_ended_short
 from costsched.service.jobs.steps import (
     _mover,
     _record_step,
@@ -44,7 +45,6 @@ from costsched.service.jobs.steps import (
     secret_names,
     waiting_for_secrets,
 )
-from costsched.service.jobs.stories import record_ended_short
 from costsched.service.jobs.watch_span import watched
 from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn

@@ -16,8 +16,9 @@ HINT = "stopped at its own budget: ...; give it enough: `costsched start houses 
 
 
 def job(secrets: list[str]) -> SimpleNamespace:
-    record = SimpleNamespace(id=41, spec={"spec": {"task": {"secrets": secrets}}})
-    return SimpleNamespace(record=record)
+    record = SimpleNamespace(id=41, state="stopped",
+                             spec={"spec": {"task": {"secrets": secrets}}})
+    return SimpleNamespace(record=record, steps_not_reached="")
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ def test_a_short_exit_is_said_once_on_each_page(store: PriceStore, client: TestC
     job = ended_job(store, "short", "succeeded", str(tmp_path / "ck"))
     listed = " ".join(client.get("/").text.split())
     assert listed.count("declared steps") == 1 and SAID in listed, listed
-    assert ": it ended " in listed  # its deadline line still says when it ended
+    assert "it ended " in listed and " its deadline (" in listed  # when it ended
     page = " ".join(client.get(f"/jobs/{job}").text.split())
     assert page.count("declared steps") == 1 and SAID in page, page
     assert "(exited 0" not in page and "2,400 (" not in page.replace(SAID, "")

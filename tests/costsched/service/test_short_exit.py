@@ -131,12 +131,12 @@ def test_a_run_that_ended_short_or_failed_did_not_meet_its_deadline() -> None:
     assert due_words(due, due, True, "succeeded", ended_at) == (
         "was due 2026-11-30 18:17 UTC: met, it finished 2.00 h before")
     assert due_words(due, due, True, "succeeded", ended_at, short=True) == (
-        "was due 2026-11-30 18:17 UTC: it ended 2.00 h before, its declared steps not "
-        "reached")  # was: met, it finished 2.00 h before
+        "it ended 2.00 h before its deadline (2026-11-30 18:17 UTC), its declared steps "
+        "not reached")  # was: met, it finished 2.00 h before
     assert due_words(due, due, True, "failed", ended_at) == (
-        "was due 2026-11-30 18:17 UTC: it failed 2.00 h before")  # was: nothing said
+        "it failed 2.00 h before its deadline (2026-11-30 18:17 UTC)")  # was: nothing said
     assert due_words(due, due, True, "failed", due + timedelta(hours=1)) == (
-        "was due 2026-11-30 18:17 UTC: it failed 1.00 h after")
+        "it failed 1.00 h after its deadline (2026-11-30 18:17 UTC)")
 
 
 def test_a_job_sitting_at_step_0_is_stored_no_reading_each_pass(

@@ -1,0 +1,37 @@
+"""A stored job's state in the word every view shows (`vocabulary.job_state`), for the
+lines that name it outside a status: refusals ('job 3 (x) is ended-short (...): nothing
+to stop'), lists of a name's other jobs, the job's instance stories."""
+
+from __future__ import annotations
+
+from costsched.model import state_phrase
+from costsched.store.jobs import JobRecord
+from costsched.vocabulary import ENDED_SHORT, job_state
+from costsched.work import ended_short, own_total
+
+# The stored states `costsched start` takes up (and one that ended short of its steps).
+STARTABLE = ("stopped", "failed")
+
+
+def record_ended_short(record: JobRecord) -> bool:
+    """Whether a stored job exited 0 short of its declared steps (`work.ended_short`, of
+    its record: stored succeeded, its step below its total in its own steps)."""
+    return ended_short(record.state == "succeeded", record.steps_done,
+                       own_total(record.spec, record.steps_total))
+
+
+def shown_state(record: JobRecord) -> str:
+    """A stored job's state as every view shows it: 'ended-short' for one stored succeeded
+    short of its declared steps (`record_ended_short`), else its stored state."""
+    return job_state(record.state, None, record_ended_short(record))
+
+
+def state_said(record: JobRecord) -> str:
+    """A stored job's state in a sentence, in its shown word (`shown_state`): 'has
+    succeeded', 'is stopped', 'is ended-short (exited 0 at step 1,000 of its 3,000
+    declared)'."""
+    total = own_total(record.spec, record.steps_total)
+    if record_ended_short(record) and total:
+        return (f"is {ENDED_SHORT} (exited 0 at step {record.steps_done:,.0f} of its "
+                f"{total:,.0f} declared)")
+    return state_phrase(record.state)
