@@ -4,10 +4,14 @@ to stop'), lists of a name's other jobs, the job's instance stories."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from costsched.model import state_phrase
-from costsched.store.jobs import JobRecord
 from costsched.vocabulary import ENDED_SHORT, job_state
 from costsched.work import ended_short, own_total
+
+if TYPE_CHECKING:  # a job file refused at parsing loads no store (status_lines imports this)
+    from costsched.store.jobs import JobRecord
 
 # The stored states `costsched start` takes up (and one that ended short of its steps).
 STARTABLE = ("stopped", "failed")
