@@ -417,6 +417,13 @@ class ResolvedJob(Workload):
         own = self._own(configured).gang(self.nodes)
         return own.booting_none() if self.start_left_out else own
 
+    def launched_by(self, left_out: str) -> ResolvedJob:
+        """The job as a launcher whose start costs nothing for `left_out` runs it ('': one
+        that boots an instance), its restart's hours by its restart model there
+        (`overheads`): none of an instance's boot where it boots none."""
+        job = replace(self, start_left_out=left_out)
+        return replace(job, restart_hours=job.overheads().restart_hours(job.job.checkpoint_gb))
+
     @property
     def boot_key(self) -> str:
         """The setting its boot and set-up come from: its file's, else the configuration's."""

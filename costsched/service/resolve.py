@@ -4,7 +4,6 @@ share, so that they count one start and one restart model."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -27,11 +26,8 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "
 
     job = resolved(spec, table, at, source=source, overheads=configured_restarts())
     left_out = start_left_out(launcher) if launcher else ""
-    if not left_out:
-        return job
     # Its restarts (a recovery's, a move's) as its start: no instance booted there.
-    job = replace(job, start_left_out=left_out)
-    return replace(job, restart_hours=job.overheads().restart_hours(job.job.checkpoint_gb))
+    return job.launched_by(left_out) if left_out else job
 
 
 def configured_restarts() -> Overheads:

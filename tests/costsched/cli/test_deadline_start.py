@@ -69,7 +69,8 @@ def test_plan_deadline_in_the_past_names_the_flag(cli, tmp_path) -> None:
     assert "costsched.deadline" not in text
 
 
-def test_explain_says_where_the_restart_comes_from(cli, tmp_path) -> None:
+def test_explain_says_where_the_restart_comes_from(cli, tmp_path, cloud_launcher) -> None:
+    # (a cloud's launcher: the local one boots no instance, its restarts leave it out)
     out = cli("plan", task(tmp_path, "0.15h"), "--explain", "1")
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())
