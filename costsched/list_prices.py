@@ -28,24 +28,30 @@ def listed_on_demand(at: datetime | None = None) -> pd.DataFrame:
 def _listed_at(at: datetime) -> pd.DataFrame:
     """`listed_on_demand(at)`, kept for the last time asked for (not to be changed)."""
     observed, when = catalog.on_demand_observations(), utc(at)
-    if not _AT or _AT[0] is not observed or _AT[1] != when:  # a plan asks twice for its time
-        _AT[:] = [observed, when, _listed(at)]
-    return _AT[2]
+    kept = _AT[0] if _AT else None
+    if kept is None or kept[0] is not observed or kept[1] != when:  # a plan asks twice
+        kept = (observed, when, _listed(at))
+        _AT[:] = [kept]
+    return kept[2]
 
 
-# (the catalog frame, its newest list prices, the same by type): recomputed when the
+# Each cache holds one tuple, replaced whole and read once into a local: a daemon's threads
+# (its watch, its passes) ask for other times, and one's answer is never another's.
+# [(the catalog frame, its newest list prices, the same by type)]: recomputed when the
 # catalog frame is another object.
 _NEWEST: list = []
-# (the catalog frame, a time, the list prices as of it): the last time asked for.
+# [(the catalog frame, a time, the list prices as of it)]: the last time asked for.
 _AT: list = []
 
 
 def _newest() -> tuple[pd.DataFrame, dict[tuple, float]]:
     observed = catalog.on_demand_observations()
-    if not _NEWEST or _NEWEST[0] is not observed:
+    kept = _NEWEST[0] if _NEWEST else None
+    if kept is None or kept[0] is not observed:
         listed = _listed(None)
-        _NEWEST[:] = [observed, listed, _prices_by_type(listed)]
-    return _NEWEST[1], _NEWEST[2]
+        kept = (observed, listed, _prices_by_type(listed))
+        _NEWEST[:] = [kept]
+    return kept[1], kept[2]
 
 
 def _listed(at: datetime | None) -> pd.DataFrame:

@@ -281,12 +281,15 @@ def _own_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _no_earlier_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees what an earlier one of its process left in the service's per-process
-    memory: the heartbeats read per instance id (ids recur: fakes name instances by job)."""
+    memory: the heartbeats read per instance id (ids recur: fakes name instances by job),
+    the secrets held per job id (every test's store numbers its jobs from 1)."""
     import sys
 
-    module = sys.modules.get("costsched.service.jobs.agents")
-    if module is not None:  # not loaded yet: nothing left in it
-        monkeypatch.setattr(module, "_read", {})
+    for name, memory in (("costsched.service.jobs.agents", "_read"),
+                         ("costsched.launch_secrets", "_GIVEN")):
+        module = sys.modules.get(name)
+        if module is not None:  # not loaded yet: nothing left in it
+            monkeypatch.setattr(module, memory, {})
 
 
 @pytest.fixture(autouse=True)

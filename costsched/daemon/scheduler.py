@@ -139,36 +139,41 @@ class Daemon(Tasks):
         if _RUNNING.get("daemon") not in (None, self):
             raise InvalidInput("a daemon runs in this process already: one per process")
         _RUNNING["daemon"] = self
-        now = _now()
-        self.store.daemons.prune(now)
-        self.store.daemons.register(self.holder, kind=self.kind, tasks=tuple(self.triggers),
-                                    watch_seconds=self.watch_seconds, log=self.log, at=now)
-        self._beaten = time.monotonic()
-        self.resume()
-        scheduler = _scheduler_class()(timezone="UTC")
-        if self.shared_schedule:
-            scheduler.add_jobstore(SQLAlchemyJobStore(engine=self.store.engine,
-                                                      tablename=JOBSTORE_TABLE))
-        else:  # its own triggers: it neither runs nor moves on the other daemons' tasks
-            scheduler.add_jobstore(MemoryJobStore())
-        for task, trigger in self.triggers.items():
-            scheduler.add_job(_scheduled, trigger, args=[task], id=task, name=task,
-                              replace_existing=True, coalesce=True, max_instances=1,
-                              misfire_grace_time=MISFIRE_GRACE_SECONDS)
-        if self.watch_seconds:
-            # Each daemon watches (in memory, not in the shared schedule): the job's lease
-            # makes one of them act on a job at a time.
-            scheduler.add_jobstore(MemoryJobStore(), alias=WATCH)
-            # Its first look at once: a job preempted while none watched waits no interval.
-            scheduler.add_job(_watched, IntervalTrigger(seconds=self.watch_seconds),
-                              id=WATCH, name=WATCH, jobstore=WATCH, coalesce=True,
-                              max_instances=1, misfire_grace_time=None,
-                              next_run_time=datetime.now(timezone.utc))
-        scheduler.start()
-        self._scheduler = scheduler
-        _emit("info", event="started", holder=self.holder, kind=self.kind,
-              tasks=",".join(self.triggers), watch_seconds=self.watch_seconds,
-              store=self.store.where)
+        try:
+            now = _now()
+            self.store.daemons.prune(now)
+            self.store.daemons.register(self.holder, kind=self.kind, tasks=tuple(self.triggers),
+                                        watch_seconds=self.watch_seconds, log=self.log, at=now)
+            self._beaten = time.monotonic()
+            self.resume()
+            scheduler = _scheduler_class()(timezone="UTC")
+            if self.shared_schedule:
+                scheduler.add_jobstore(SQLAlchemyJobStore(engine=self.store.engine,
+                                                          tablename=JOBSTORE_TABLE))
+            else:  # its own triggers: it neither runs nor moves on the other daemons' tasks
+                scheduler.add_jobstore(MemoryJobStore())
+            for task, trigger in self.triggers.items():
+                scheduler.add_job(_scheduled, trigger, args=[task], id=task, name=task,
+                                  replace_existing=True, coalesce=True, max_instances=1,
+                                  misfire_grace_time=MISFIRE_GRACE_SECONDS)
+            if self.watch_seconds:
+                # Each daemon watches (in memory, not in the shared schedule): the job's lease
+                # makes one of them act on a job at a time.
+                scheduler.add_jobstore(MemoryJobStore(), alias=WATCH)
+                # Its first look at once: a job preempted while none watched waits no interval.
+                scheduler.add_job(_watched, IntervalTrigger(seconds=self.watch_seconds),
+                                  id=WATCH, name=WATCH, jobstore=WATCH, coalesce=True,
+                                  max_instances=1, misfire_grace_time=None,
+                                  next_run_time=datetime.now(timezone.utc))
+            scheduler.start()
+            self._scheduler = scheduler
+            _emit("info", event="started", holder=self.holder, kind=self.kind,
+                  tasks=",".join(self.triggers), watch_seconds=self.watch_seconds,
+                  store=self.store.where)
+        except BaseException:  # a start that failed is not this process's daemon
+            if _RUNNING.get("daemon") is self:
+                del _RUNNING["daemon"]
+            raise
 
     def stop(self) -> None:
         """Take no new runs, let the running one finish its step, and give up the leases."""

@@ -15,6 +15,7 @@ running and exits), and never ends by itself.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 
 from costsched import launch_secrets, redact
@@ -88,6 +89,10 @@ class Supervisor(Leased):
         file = sqlite_path(store.url)
         self._file = None if file is None else file.resolve()  # None: a server's store
         self._handoff: Listening | None = None
+        # Held from reading the jobs that run to changing the secrets held by it: a launch's
+        # handoff (a thread of its own) and the look that drops ended jobs' secrets never
+        # interleave (a look's older read would drop a job handed over since).
+        self._holding = threading.Lock()
 
     def start(self) -> None:
         # Listening before its row is registered: a launch that finds the row and no
@@ -106,18 +111,19 @@ class Supervisor(Leased):
         running jobs name (a value for anything else is dropped); the jobs held for."""
         if self.stopping.is_set():
             return []
-        live = set(live_jobs(self.store))
         held = []
-        for job_id, values in given.items():
-            if job_id not in live:
-                continue
-            names = launch_secrets.names_of(self.store.jobs.get(job_id).spec)
-            kept = {n: v for n, v in values.items() if n in names and v}
-            if not kept:
-                continue
-            redact.remember(kept.values())  # masked in whatever this process logs
-            launch_secrets.keep(job_id, {**launch_secrets.held_for(job_id), **kept})
-            held.append(job_id)
+        with self._holding:
+            live = set(live_jobs(self.store))
+            for job_id, values in given.items():
+                if job_id not in live:
+                    continue
+                names = launch_secrets.names_of(self.store.jobs.get(job_id).spec)
+                kept = {n: v for n, v in values.items() if n in names and v}
+                if not kept:
+                    continue
+                redact.remember(kept.values())  # masked in whatever this process logs
+                launch_secrets.keep(job_id, {**launch_secrets.held_for(job_id), **kept})
+                held.append(job_id)
         return held
 
     def claim(self) -> bool:
@@ -150,8 +156,9 @@ class Supervisor(Leased):
         is given up before the last look: a launch that stored its job before that look is
         watched by this supervisor; one that stored it after finds the lease free and starts
         another."""
-        live = live_jobs(self.store)
-        launch_secrets.keep_only(live)  # an ended job's secrets are held no longer
+        with self._holding:  # a job handed over after this read is not dropped by it
+            live = live_jobs(self.store)
+            launch_secrets.keep_only(live)  # an ended job's secrets are held no longer
         if live or sweep_owed(self.store):
             self._idle_since = None
             return

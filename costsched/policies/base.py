@@ -93,8 +93,8 @@ def scope_mask(scope: Scope, offerings: pd.DataFrame, region: str,
         mask = scope.mask(offerings, region, constraints)
         mask.flags.writeable = False
         cached = (offerings, mask)
-        if len(_MASKS) >= _MASKS_KEPT:
-            _MASKS.pop(next(iter(_MASKS)))
+        while len(_MASKS) >= _MASKS_KEPT:  # (another thread may have dropped the oldest)
+            _MASKS.pop(next(iter(_MASKS)), None)
         _MASKS[key] = cached
     return cached[1]
 

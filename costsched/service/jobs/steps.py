@@ -315,11 +315,14 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     progress file outlives it, `LocalLauncher.status`), a floor for a cloud's ('at least
     94 steps lost (since its last reading at step 394)'). `inferred`: `saved` was read off
     the time its checkpoint was saved (`Instance.checkpoint_step_inferred`): said 'about'.
-    `silent`: the job has reported no step, in this run or before (its step stands at 0):
+    `silent`: the instance reported no step in its run; where the job reported none before
+    either (its step stands at 0):
     a checkpoint whose step is not known is named by its version, never said to be at a
     step; with none, the work its command did is said lost, by how much not known, where
     it ran or whether it ran is not known (`ran`: `Instance.ran`; `may_have_run`)
-    (`resumed_words.unknown_step_words`, `nothing_saved_words`).
+    (`resumed_words.unknown_step_words`, `nothing_saved_words`); where it did, and the
+    checkpoint is still the one it stood at (the one the instance restored), the words of
+    an instance lost before it reported a step (`resumed_words.unreported_words`).
     `version`: the checkpoint version `saved` is the step of (`Instance.checkpoint_version`);
     where the store holds a newer one (published as the instance was lost, before it said
     its step), that version's step as kept with it, or its version with its step not known
@@ -330,11 +333,13 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
         nothing_saved_words,
         resumed_words,
         unknown_step_words,
+        unreported_words,
         unsaid_step_words,
     )
     from launchers import runs_here
 
     record = store.jobs.get(run.record.id)
+    unreported = silent and record.steps_done > 0  # none in this run, some before it
     silent = silent and record.steps_done == 0
     if record.state == "pending" and record.steps_done > 0:  # a start's: where it ended
         store.jobs.note(record.id, STOOD_AT_NOTE, f"{record.steps_done:g}", at=at)
@@ -356,6 +361,10 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     if silent and none and may_have_run(ran):
         return nothing_saved_words()
     saved = max(saved, 0.0)
+    if unreported and saved == record.steps_done:
+        # lost before it reported a step, its checkpoint the one the job stood at (the one
+        # it restored): what its command did there is lost where it ran, never 'no step lost'
+        return unreported_words(saved, ran)
     if record.steps_done > saved:  # (at its checkpoint's step: said all the same)
         # No placement is open (the lost one ended, the next not begun): no reading is
         # kept, and no progress record, which a measured speed would read.

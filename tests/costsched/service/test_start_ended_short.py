@@ -21,13 +21,15 @@ from tests.real_jobs import launch, wait_for
 
 HALF = STEPS // 2
 # The first run checkpoints at step HALF, reports it and, once `go` exists, exits 0; a run
-# that finds that checkpoint says so, reports its last step and exits 0.
+# that finds that checkpoint says so, reports its last step and, once `done` exists, exits
+# 0 (it runs until the test has checked what a start of a running job says).
 JOB = PREAMBLE + """\
 if (saved / "step.txt").exists():
     print("resumed from step", (saved / "step.txt").read_text(), flush=True)
     (saved / "step.txt").write_text(sys.argv[2])
     report(int(sys.argv[2]))
-    time.sleep(0.5)
+    while not Path(sys.argv[3]).exists():
+        time.sleep(0.05)
     sys.exit(0)
 (saved / "step.txt").write_text(str(int(sys.argv[2]) // 2))
 report(int(sys.argv[2]) // 2)
@@ -46,8 +48,8 @@ def _shown(store, launcher, job: int) -> dict:  # noqa: ANN001
 def test_start_continues_a_job_that_ended_short_to_its_last_step(
         world, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     store, launcher, tmp = world
-    go = tmp / "go"
-    job, first = launch(world, JOB, go, STEPS)
+    go, done = tmp / "go", tmp / "done"
+    job, first = launch(world, JOB, go, STEPS, done)
     wait_for(lambda: launcher.status(first).checkpoint_step == HALF)
     go.touch()
     wait_for(lambda: launcher.status(first).state == "succeeded")
@@ -70,6 +72,7 @@ def test_start_continues_a_job_that_ended_short_to_its_last_step(
         service.start(store, launcher, job.id)  # never twice
 
     second = str(placed["instance"].iloc[-1])
+    done.touch()
     wait_for(lambda: launcher.status(second).state == "succeeded")
     assert f"resumed from step {HALF}" in launcher.logs(second, tail=5)
     service.reconcile(store, launcher)

@@ -14,11 +14,14 @@ from tests.costsched.service.test_jobs import STEPS
 from tests.real_jobs import instance_of, launch, wait_for
 
 HALF = STEPS // 2
-# Every run checkpoints at step HALF, reports it and exits 0: its command stops there.
+# Every run checkpoints at step HALF, reports it and, once `go` exists, exits 0: its
+# command stops there. (The launch waits for its job to run and closes a job that has
+# ended by then: its first run waits for the test to let it end.)
 JOB = PREAMBLE + """\
 (saved / "step.txt").write_text(str(int(sys.argv[1]) // 2))
 report(int(sys.argv[1]) // 2)
-time.sleep(0.5)
+while not Path(sys.argv[2]).exists():
+    time.sleep(0.05)
 sys.exit(0)
 """
 
@@ -31,7 +34,9 @@ def _said(store, launcher, job: int, capsys: pytest.CaptureFixture[str]) -> str:
 def test_a_start_that_ends_short_at_the_same_step_says_the_command_stops_there(
         world, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     store, launcher, tmp = world
-    job, first = launch(world, JOB, STEPS)
+    go = tmp / "go"
+    job, first = launch(world, JOB, STEPS, go)
+    go.touch()
     wait_for(lambda: launcher.status(first).state == "succeeded")
     service.reconcile(store, launcher)
     said = _said(store, launcher, job.id, capsys)
