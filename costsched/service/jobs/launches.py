@@ -132,7 +132,8 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
             with store.leases.holding(f"steps:{record_id}", STEP_LEASE_SECONDS,
                                       holder=holder) as mine:
                 if mine:  # else a reconciler resumed it already (it carries it on)
-                    _start_launch(store, launcher, store.jobs.get(record_id), when, candidates)
+                    _start_launch(store, launcher, store.jobs.get(record_id), when,
+                                  candidates, at=None if at is None else when)
                     _keep_why(store, record_id, decided, when)
                     # What its plan predicts, kept beside what it will do.
                     market = market_at(store, when)

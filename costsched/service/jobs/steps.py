@@ -123,10 +123,12 @@ def _step_move(store: PriceStore, launcher: Launcher, move: MoveRecord,
 
 
 def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when: datetime,
-                  candidates: list[dict] | None = None) -> None:
+                  candidates: list[dict] | None = None, at: datetime | None = None) -> None:
     """Carry a pending job without a move to its launch move and step it (under the job's
     lease, held by the caller): check its checkpoint store, then launch. A job that
-    cannot start (its checkpoint store, no offering) fails, saying why."""
+    cannot start (its checkpoint store, no offering) fails, saying why. `at`: the time
+    the launch's step is stamped with where the caller gave one (None: the clock's, as
+    the step happens), as its later steps are (`_mover`)."""
     from costsched.jobspec import parse
 
     stored = record.spec
@@ -154,7 +156,7 @@ def _start_launch(store: PriceStore, launcher: Launcher, record: JobRecord, when
                               detail=counted(len(candidates), "candidate offering")
                               + (f"; {candidates[0]['quota_cost']}"
                                  if candidates and candidates[0].get("quota_cost") else ""))
-    _step_move(store, launcher, move)
+    _step_move(store, launcher, move, at)
 
 
 def secret_names(run: RunningJob) -> list[str]:
@@ -224,7 +226,7 @@ def _resume_launches(store: PriceStore, launcher: Launcher,
             if waiting:
                 continue
             try:
-                _start_launch(store, launcher, record, at or as_time(None))
+                _start_launch(store, launcher, record, at or as_time(None), at=at)
                 _landed(store, job_id, at)  # its plan's prediction, kept as at launch
                 done.append(JobEvent(job_id, "launch", "interrupted launch resumed"))
             except InvalidInput as exc:
