@@ -411,19 +411,42 @@ class ResolvedJob(Workload):
     def overheads(self, configured: Overheads | None = None) -> Overheads:
         """The job's restart model, the one fact every price of its restarts and moves
         reads: `configured` (default: the configuration's it was resolved with) with its
-        file's boot and set-up when given, for its nodes (`Overheads.gang`)."""
-        return self._own(configured).gang(self.nodes)
+        file's boot and set-up when given, for its nodes (`Overheads.gang`); where its
+        launcher boots no instance (`start_left_out`), with no boot, warm-up or copy
+        (`Overheads.booting_none`), as its start has none."""
+        own = self._own(configured).gang(self.nodes)
+        return own.booting_none() if self.start_left_out else own
+
+    def launched_by(self, left_out: str) -> ResolvedJob:
+        """The job as a launcher whose start costs nothing for `left_out` runs it ('': one
+        that boots an instance), its restart's hours by its restart model there
+        (`overheads`): none of an instance's boot where it boots none."""
+        job = replace(self, start_left_out=left_out)
+        return replace(job, restart_hours=job.overheads().restart_hours(job.job.checkpoint_gb))
+
+    @property
+    def boot_key(self) -> str:
+        """The setting its boot and set-up come from: its file's, else the configuration's."""
+        return ("checkpoint.restart_minutes in " + self.source
+                if self.restart_minutes is not None else "[migration] restart_minutes")
 
     def restart_said(self, shown: str | None = None, first: bool = False) -> str:
         """Where `restart_hours` comes from, item by item: 'restart 0.085 h: 0.1 min boot
         and set-up (checkpoint.restart_minutes in job.yaml) + 5 min warm-up + ...';
         `shown`: the hours as the line before wrote them (one figure, one way); `first`: of
-        its first start, no checkpoint copied ('first start 0.25 h: ...', `start_hours`)."""
-        boot = ("checkpoint.restart_minutes in " + self.source
-                if self.restart_minutes is not None else "[migration] restart_minutes")
+        its first start, no checkpoint copied ('first start 0.25 h: ...', `start_hours`);
+        'restart left out: ...' where its launcher boots no instance (`start_left_out`)."""
+        if self.start_left_out and not first:
+            return f"restart left out: {self.start_left_out}"
         hours = shown or f"{self.start_hours if first else self.restart_hours:.4g}"
-        return (f"{'first start' if first else 'restart'} {hours} h: " + self._own(None)
-                .restart_words(0.0 if first else self.job.checkpoint_gb, self.nodes, boot))
+        return (f"{'first start' if first else 'restart'} {hours} h: "
+                + self.restart_words(None, 0.0 if first else self.job.checkpoint_gb))
+
+    def restart_words(self, configured: Overheads | None, checkpoint_gb: float) -> str:
+        """The parts of a restart that copies `checkpoint_gb`, each with its setting, as
+        `overheads(configured)` adds them ('10 min boot and set-up ([migration]
+        restart_minutes) + 5 min warm-up ([migration] warmup_minutes)')."""
+        return self._own(configured).restart_words(checkpoint_gb, self.nodes, self.boot_key)
 
     def _own(self, configured: Overheads | None) -> Overheads:
         base = self.configured if configured is None else configured

@@ -57,23 +57,23 @@ def left_out_lines(result: PlanResult, launcher: str, top: int = 10,
 
 
 def start_left_out_line(p: JobPlan, jobs: str, launcher: str) -> str:
-    """'job w: hours and totals leave out the start of a cloud instance, as `launch` on the
-    local launcher does: ...; on a cloud launcher they count its first start 0.25 h: ...'
+    """'job w: hours and totals leave out the start of a cloud instance and its boot at each
+    recovery, as `launch` on the local launcher does: ...; on a cloud launcher they count
+    its first start 0.25 h: ...'
     (of a job whose work is not given, its $/work-h, which a cloud's start comes on top of):
     where the launcher `launch` uses boots no instance (the job's `start_left_out`), the
     start a cloud launcher would add; '' elsewhere, and for a job with no plan."""
-    from dataclasses import replace
 
     if not p.job.start_left_out or p.best is None:
         return ""
-    cloud = replace(p.job, start_left_out="").start_said()
+    cloud = p.job.launched_by("").start_said()
     if p.job.work_assumed:  # a rate per hour of work: no hours or totals to leave it out of
         return (f"{jobs}: no start comes on top of the $/work-h, as `launch` on the {launcher} "
                 f"launcher (launch.launcher) counts none: {p.job.start_left_out}; on a cloud "
                 f"launcher its {cloud} comes on top, once, at the offering's $/h")
-    return (f"{jobs}: hours and totals leave out the start of a cloud instance, as `launch` "
-            f"on the {launcher} launcher (launch.launcher) does: {p.job.start_left_out}; on "
-            f"a cloud launcher they count its {cloud}")
+    return (f"{jobs}: hours and totals leave out the start of a cloud instance and its boot "
+            f"at each recovery, as `launch` on the {launcher} launcher (launch.launcher) "
+            f"does: {p.job.start_left_out}; on a cloud launcher they count its {cloud}")
 
 
 def _names(names: list[str]) -> str:

@@ -6,7 +6,7 @@ environment, its file, its notes) added; the optimizer never reads those.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from costsched.model import Job
 from costsched.optimize.decision import Overheads
@@ -43,6 +43,11 @@ class Workload:
     @property
     def name(self) -> str:
         return self.job.name
+
+    def launched_by(self, left_out: str) -> Workload:
+        """The job as a launcher whose start costs nothing for `left_out` runs it ('': one
+        that boots an instance): `start_left_out`, and its restarts' hours to match."""
+        return replace(self, start_left_out=left_out)
 
     def overheads(self, configured: Overheads | None = None) -> Overheads | None:
         """Its restart model, item by item, where it has one (the job spec's `ResolvedJob`

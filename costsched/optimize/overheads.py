@@ -37,6 +37,14 @@ class Overheads:
         return replace(self, restart_minutes=self.restart_minutes + self.rendezvous_minutes,
                        rendezvous_minutes=0.0)
 
+    def booting_none(self) -> Overheads:
+        """The model where the launcher boots no instance (`launchers.start_left_out`): a
+        restart there has no boot and set-up, warm-up, rendezvous or checkpoint copy (its
+        instances read the checkpoint where it is), as its start has none; the work lost,
+        the egress and the overlap of a move stand."""
+        return replace(self, restart_minutes=0.0, warmup_minutes=0.0, transfer_gbps=math.inf,
+                       rendezvous_minutes=0.0)
+
     def restart_hours(self, checkpoint_gb: float) -> float:
         """Hours from a stop to full speed on a new instance: boot, warm-up, copy."""
         copy = checkpoint_gb * 8 / self.transfer_gbps / 3600 if checkpoint_gb > 0 else 0.0
@@ -61,7 +69,7 @@ class Overheads:
         said = [f"{_minutes(parts['boot'])} boot and set-up ({boot_key})",
                 f"{_minutes(parts['warmup'])} warm-up ([migration] warmup_minutes)"]
         if parts["copy"]:
-            said.append(f"{_minutes(parts['copy'])} to copy the {checkpoint_gb:g} GB "
+            said.append(f"{_minutes(parts['copy'])} to copy the {_size(checkpoint_gb)} "
                         f"checkpoint at {self.transfer_gbps:g} Gbit/s ([migration] "
                         "transfer_gbps)")
         if "rendezvous" in parts:
@@ -100,6 +108,15 @@ class Overheads:
 
 
 def _minutes(hours: float) -> str:
-    """'0.1 min', '5 min', '0.8 s': a part of a restart as it reads best."""
+    """'0.1 min', '5 min', '0.8 s', 'under 0.01 s': a part of a restart as it reads best."""
     minutes = hours * 60
+    if 0 < minutes * 60 < 0.01:  # (a checkpoint of a few bytes copied)
+        return "under 0.01 s"
     return f"{minutes * 60:.2g} s" if 0 < minutes < 0.1 else f"{minutes:.4g} min"
+
+
+def _size(gb: float) -> str:
+    """A checkpoint's size: '1 GB', '0.2 GB', '34 KB', '26 bytes'."""
+    if gb >= 0.01:
+        return f"{gb:g} GB"
+    return f"{gb * 1e6:.3g} KB" if gb >= 1e-6 else f"{gb * 1e9:.0f} bytes"

@@ -4,7 +4,6 @@ share, so that they count one start and one restart model."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -17,8 +16,9 @@ if TYPE_CHECKING:
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "<spec>",
             launcher: str = "") -> ResolvedJob:
     """`costsched.jobspec.resolve` as `launcher` runs the job: the configured restart model
-    (`[migration]`) under the job's own, and its start left out where that launcher boots
-    no instance (`launchers.start_left_out`). The one resolution that `plan`, `launch`, a
+    (`[migration]`) under the job's own, and its start and the instance boot of its
+    restarts left out where that launcher boots no instance (`launchers.start_left_out`:
+    `ResolvedJob.overheads`). The one resolution that `plan`, `launch`, a
     launch's budget check and the running jobs' decisions share, so that they count one
     start."""
     from costsched.jobspec import resolve as resolved
@@ -26,7 +26,8 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "
 
     job = resolved(spec, table, at, source=source, overheads=configured_restarts())
     left_out = start_left_out(launcher) if launcher else ""
-    return replace(job, start_left_out=left_out) if left_out else job
+    # Its restarts (a recovery's, a move's) as its start: no instance booted there.
+    return job.launched_by(left_out) if left_out else job
 
 
 def configured_restarts() -> Overheads:

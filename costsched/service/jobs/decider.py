@@ -225,7 +225,7 @@ class PriceDecider(Decider):
             for (i, j), d, w in zip(moving, found, lost, strict=True):
                 out[i] = with_lost(replace(d, reason=move_reason(d, margin)) if not j.short
                                    else assumed_stay(d, margin, j.short), w, j.resolved,
-                                   j.resolved.overheads(self.overheads))
+                                   self.overheads, j.size_gb)
         return [out[i] for i in range(len(jobs))]
 
     def _placed(self, job: JobNow, market: Market, now: datetime) -> Decision:
@@ -362,7 +362,7 @@ class DeadlineDecider(Decider):
                                            + (deadline_dollars(d) if job.current is not None
                                               else (itemised(d) and ', the move' + itemised(d))
                                               + (d.why and f": {d.why}"))),
-                         lost, job.resolved, job.resolved.overheads(self.overheads))
+                         lost, job.resolved, self.overheads, job.size_gb)
 
 
 def _asked(key: OfferingKey, job: JobNow, market: Market, now: datetime,
@@ -394,7 +394,7 @@ class AskedDecider(Decider):
         [job] = at_pace([job], market)
         [lost] = lost_works(market.store, [(job.job_id, job.resolved, job.reported)], now)
         return with_lost(self._decided(job, market, now, lost), lost, job.resolved,
-                         job.resolved.overheads(self.overheads))
+                         self.overheads, job.size_gb)
 
     def _decided(self, job: JobNow, market: Market, now: datetime,
                  lost: LostWork | None) -> Decision:
@@ -474,7 +474,7 @@ class BudgetDecider(Decider):
             f"move to {label(found.choice)}: "
             f"{usd(found.choice_usd, places)} expected to finish there including the move"
             f"{itemised(found, places)}, within the {given(self.left_usd, places)} left")),
-            lost, job.resolved, job.resolved.overheads(self.overheads))
+            lost, job.resolved, self.overheads, job.size_gb)
 
 
 def at_pace(jobs: Sequence[JobNow], market: Market) -> list[JobNow]:

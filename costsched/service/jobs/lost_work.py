@@ -227,12 +227,21 @@ def _holds_none(uri: str) -> bool:
 
 
 def with_lost(decision: Decision, lost: LostWork | None, resolved: ResolvedJob,
-              overheads: Overheads) -> Decision:
-    """`decision` with where its move's lost work comes from said in its reason, when it
-    prices a move (its own, or the best other a stay weighed): the figure of its instance
-    or log (`lost`), else the decision model's assumption, said as one (`assumed_line`)
-    with the job's restart model (`overheads`)."""
-    if decision.move is None and decision.other is None:
+              configured: Overheads | None, checkpoint_gb: float | None = None) -> Decision:
+    """`decision` with where its move's lost work and restart come from said in its
+    reason, when it prices a move (its own, or the best other a stay weighed), in the
+    order of its items: its restart, assumed or left out (`restart_line`); then the lost
+    work's figure of its instance or log (`lost`), else the decision model's assumption,
+    said as one (`assumed_line`); both by the job's restart model over `configured` (the
+    decider's; None: the job's own), of its checkpoint of `checkpoint_gb` (None: the
+    spec's size)."""
+    move = decision.move if decision.move is not None else (
+        None if decision.other is None else decision.other[2])
+    if move is None:
         return decision
-    line = assumed_line(resolved, overheads) if lost is None else lost.line()
-    return replace(decision, reason=f"{decision.reason}; {line}")
+    from costsched.service.jobs.restart_line import restart_line
+
+    line = assumed_line(resolved, resolved.overheads(configured)) if lost is None else lost.line()
+    size = resolved.job.checkpoint_gb if checkpoint_gb is None else checkpoint_gb
+    restart = restart_line(resolved, configured, move, size)
+    return replace(decision, reason=f"{decision.reason}; {restart}; {line}")

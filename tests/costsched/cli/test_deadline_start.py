@@ -51,7 +51,8 @@ def test_on_the_local_launcher_plan_and_launch_both_leave_the_start_out(
     assert planned.exit_code == 0, planned.output
     text = " ".join(planned.output.split())
     assert "no plan" not in text and "cannot meet" not in text, text
-    assert ("hours and totals leave out the start of a cloud instance, as `launch` on the "
+    assert ("hours and totals leave out the start of a cloud instance and its boot at each "
+            "recovery, as `launch` on the "
             "local launcher (launch.launcher) does: the local launcher boots no instance"
             ) in text, text
     assert "on a cloud launcher they count its first start 0.085" in text, text
@@ -68,7 +69,8 @@ def test_plan_deadline_in_the_past_names_the_flag(cli, tmp_path) -> None:
     assert "costsched.deadline" not in text
 
 
-def test_explain_says_where_the_restart_comes_from(cli, tmp_path) -> None:
+def test_explain_says_where_the_restart_comes_from(cli, tmp_path, cloud_launcher) -> None:
+    # (a cloud's launcher: the local one boots no instance, its restarts leave it out)
     out = cli("plan", task(tmp_path, "0.15h"), "--explain", "1")
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())

@@ -36,7 +36,8 @@ def test_the_local_launcher_s_plan_leaves_the_start_out_and_says_what_a_cloud_ad
     assert planned.exit_code == 0, planned.output
     [note] = [n for n in _notes(planned) if "start of a cloud instance" in n]
     assert note == (
-        "job w: hours and totals leave out the start of a cloud instance, as `launch` on the "
+        "job w: hours and totals leave out the start of a cloud instance and its boot at each "
+        "recovery, as `launch` on the "
         f"local launcher (launch.launcher) does: {LEFT_OUT}; on a cloud launcher they count "
         "its first start 0.25 h: 10 min boot and set-up ([migration] restart_minutes) + 5 min "
         "warm-up ([migration] warmup_minutes)"), planned.stderr

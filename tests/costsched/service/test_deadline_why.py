@@ -66,7 +66,10 @@ def test_a_stay_names_the_cheaper_spot_it_leaves_out_and_why(store: PriceStore,
         "on-demand: $0.4590 to finish here; $0.8233 on aws us-east-1b p3.2xlarge spot, the "
         "best alternative with spot now, including the move of $0.5167 (egress $0.0000, "
         "restart $0.5000, lost work $0.0167, overlap $0.0000); aws us-east-1a p3.2xlarge "
-        f"spot, $0.3705 including the move, is left out: {LOST}; lost work assumed: 0.5 "
+        f"spot, $0.3705 including the move, is left out: {LOST}; restart assumed: 0.25 h "
+        "at $2.0000/h, 10 min boot and set-up ([migration] restart_minutes) + 5 min warm-up "
+        "([migration] warmup_minutes) + 0.08 s to copy the 0.01 GB checkpoint at 1 Gbit/s "
+        "([migration] transfer_gbps); lost work assumed: 0.5 "
         "min, half the checkpoint interval of 1 min (checkpoint.interval_minutes; "
         "[migration] lost_work_minutes sets another figure): the step of its newest "
         "checkpoint is not known")

@@ -85,7 +85,7 @@ def test_a_job_with_no_checkpoint_loses_every_step_its_instance_reports(
     assert reason.endswith("; lost work: all 720 steps it made (no checkpoint published): "
                            "20 h at its plan's 0.01 steps/s")
     assert f"lost work {usd(hours * WEST_USD_PER_HOUR)}" in reason  # the figure priced
-    assert "assumed" not in reason
+    assert "lost work assumed" not in reason  # (its restart is: a cloud's boot)
 
 
 def test_where_its_instance_is_not_read_at_least_its_last_reading_is_lost(

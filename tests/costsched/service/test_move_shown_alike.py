@@ -54,7 +54,9 @@ def running(tmp_path: Path):  # noqa: ANN201
 
 def test_plan_explain_migrate_dry_run_and_the_decider_price_a_move_alike(
         running: tuple[PriceStore, Instances, int], cli, tmp_path: Path,  # noqa: ANN001
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, cloud_launcher: str) -> None:
+    # (the job runs on a launcher that boots instances: `plan` is asked for a cloud's too,
+    # where a move's restart is the instance's boot; the local one boots none)
     store, launcher, job_id = running
     [advice] = service.migrate(store, launcher, job_id, dry_run=True, at=NOW,
                                overheads=OVERHEADS)
