@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from costsched.store import PriceStore
 from tests.costsched.service.booked_world import (
     FIXTURES,
@@ -18,6 +20,13 @@ from tests.costsched.service.booked_world import (
 )
 
 AT = NOW.strftime("%Y-%m-%dT%H:%MZ")
+
+
+@pytest.fixture(autouse=True)
+def _aws_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Capacity blocks are bought on aws: its launcher configured, whose instances boot
+    (the local launcher boots none, so its spot recoveries cost no restart)."""
+    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "aws")
 
 
 def _world(cli, tmp_path: Path, db_path: Path) -> Path:  # noqa: ANN001
@@ -53,9 +62,8 @@ def test_the_plan_table_compares_the_block_with_spot_and_on_demand(
                  "capacity-block │ 12-02 11:30 │ 12-04 10:00"):
         assert part in out
     assert "$1,887.84 upfront" in out and "before the capacity block starts" in out
-    # the launch that buys it, as typed: its file, and the launcher that buys blocks (the
-    # configured one, local, does not)
-    assert "saves $" in out and f"`costsched launch {spec} --book --launcher aws` buys it " \
+    # the launch that buys it, as typed: its file (the configured launcher, aws, buys blocks)
+    assert "saves $" in out and f"`costsched launch {spec} --book` buys it " \
         "(asked first)" in out, out
     assert "│ 5 min │" in out  # the offer's age: seen five minutes before
 
@@ -181,3 +189,18 @@ def test_the_collect_line_run_as_printed_stores_the_blocks(
     collected = cli(*shlex.split(said[1]), "--json")
     assert collected.exit_code == 0, collected.output
     assert json.loads(collected.stdout)["booked"]["added"] == 2  # the two blocks on sale
+
+
+@pytest.mark.parametrize(("configured", "typed"), [
+    ("aws", "costsched launch h.yaml --book"),
+    ("local", "costsched launch h.yaml --book --launcher aws"),  # local buys no block
+    ("gcp", "costsched launch h.yaml --book --launcher aws")])
+def test_the_launch_that_buys_a_block_names_the_launcher_that_buys_it(
+        configured: str, typed: str) -> None:
+    from types import SimpleNamespace
+
+    from costsched.cli.booked import _buying
+
+    block = SimpleNamespace(booked=SimpleNamespace(
+        offering=SimpleNamespace(market="capacity_block")))
+    assert _buying(block, "h.yaml", configured) == typed

@@ -63,8 +63,8 @@ def test_the_budget_check_prices_the_deadline_policy_s_on_demand_pick(
         "us-east-1a p3.2xlarge spot at $0.9000/h (the plan's first choice): the cheapest "
         "spot, aws us-east-1a p3.2xlarge spot at $0.9000/h, has none now: spot there was "
         f"preempted at {preempted:%H:%M} UTC, and no spot is taken in a zone for 30 min after "
-        "a preemption or a capacity error there; spot-hedge bridges a wait for spot on "
-        "on-demand: ")
+        "a preemption or a capacity error there; no zone it allows has spot now, and a job "
+        "is not left without an instance to wait for it")
 
     # A budget the spot plan fits and on-demand does not: refused, saying where it goes.
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
