@@ -46,7 +46,8 @@ class Workload:
 
     def launched_by(self, left_out: str) -> Workload:
         """The job as a launcher whose start costs nothing for `left_out` runs it ('': one
-        that boots an instance): `start_left_out`, and its restarts' hours to match."""
+        that boots an instance): `start_left_out` (its `restart_hours` as given: a workload
+        without a restart model has no boot of its own to leave out)."""
         return replace(self, start_left_out=left_out)
 
     def overheads(self, configured: Overheads | None = None) -> Overheads | None:
