@@ -635,8 +635,8 @@ def test_ordered_is_honoured_and_plan_says_what_the_order_costs(tmp_path: Path) 
     # What the text and --json list alike, its figures marked where they rest on an
     # estimated speed (the V100's here: the unit is the slower T4), as the table's are.
     marked = order_cost(plan, lambda row: "*" if row["throughput_estimated"] else "")
-    assert marked in job_notes(plan) and marked.endswith(", $0.1950)")
-    assert "costs $0.3087* per hour of work on 1xT4" in marked
+    assert marked in job_notes(plan) and marked.endswith(", $0.1909)")
+    assert "costs $0.3023* per hour of work on 1xT4" in marked
     unordered = service.plan(str(tmp_path / "empty.sqlite"), task(
         (CORPUS / "07-ordered.yaml").read_text().replace("ordered:", "any_of:")), at=NOW)
     assert unordered.jobs[0].best["gpu_model"] == "T4"

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-# ResNet-50's 200,190 steps within 24 h, anywhere: the deadline policy weighs the spot
+# ResNet-50's 200,190 steps within 20 h, anywhere: the deadline policy weighs the spot
 # offerings otherwise than the table, each alone, does.
 JOB = """\
 name: {name}
 run: {python} -c 'import time; time.sleep(120)'
 model: ResNet-50 (batch size 64)
 steps: 200190
-constraints: {{deadline: 24h{markets}}}
+constraints: {{deadline: 20h{markets}}}
 """
 
 
@@ -47,7 +47,7 @@ def placed_at(cli, name: str) -> str:
 
 
 def test_plan_says_where_launch_places_a_deadline_job(cli, tmp_path, no_supervisor,
-                                                       monkeypatch, cloud_launcher) -> None:
+                                                       monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # the file named as typed: relative
     job(tmp_path, "anywhere")
     planned = cli("plan", "anywhere.yaml", "--json")
@@ -87,7 +87,7 @@ def test_plan_says_where_launch_places_a_deadline_job(cli, tmp_path, no_supervis
 
 
 def test_a_file_of_several_jobs_names_the_job_the_hint_is_for(cli, tmp_path, no_supervisor,
-                                                               monkeypatch, cloud_launcher) -> None:
+                                                               monkeypatch) -> None:
     """`--offering` places every job of the file there: the line says which job it is
     said of, and that the file's other jobs go there too; run as printed, it does."""
     monkeypatch.chdir(tmp_path)

@@ -24,11 +24,11 @@ LONG_DETAIL = ("aws: EndpointConnectionError: could not connect to the endpoint 
 ON_RECORDED = {
     "plan": (["plan", str(EXAMPLES / "resnet50.yaml"), str(EXAMPLES / "recommendation.yaml"),
               "--at", AT, "--top", "3"],
-             # the collection's total: its rows as they read, $10.51 + $7.49
-             ["aws us-east-1f p3.2xlarge spot", "$10.51", "10.63", "$7.49", "$18.00"]),
+             # the collection's total: its rows as they read, $10.29 + $7.33
+             ["aws us-east-1f p3.2xlarge spot", "$10.29", "10.41", "$7.33", "$17.62"]),
     "plan a sweep": (["plan", str(EXAMPLES / "sweep.yaml"), "--at", AT, "--top", "2"],
-                     # the total: its six rows as they read, 6 x $8.98
-                     ["transformer-sweep-6", "$8.98", "$53.88"]),
+                     # the total: its six rows as they read, 6 x $8.79
+                     ["transformer-sweep-6", "$8.79", "$52.74"]),
     "prices show": (["prices", "show", "--at", AT, "--top", "5", "--gpu", "V100", "--cloud",
                      "aws", "--region", "us-east-1", "--market", "spot"],
                     ["aws us-east-1b", "p3.16xlarge", "$7.3440", "$0.9180"]),
