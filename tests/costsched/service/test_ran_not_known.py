@@ -18,8 +18,8 @@ from costsched.service import jobs as service
 from costsched.service.jobs.resumed_words import may_have_run, unreported_words
 from costsched.service.views import status_document
 from launchers.local import LocalLauncher
-from tests.costsched.service.test_resume_at_zero import AFTER_A_CHECKPOINT, SILENT
-from tests.real_jobs import POLL, World, a_world, instance_of, launch, preempt, wait_for
+from tests.costsched.service.test_resume_at_zero import SILENT, recovered_once
+from tests.real_jobs import POLL, World, a_world, launch, preempt
 
 
 class Unsaid(LocalLauncher):
@@ -69,13 +69,8 @@ def test_a_replacement_lost_where_ran_is_not_known_says_its_work_lost(
         unsaid: World) -> None:
     """The job reported steps and saved at step 50 on its first instance; its replacement,
     lost before it reported a step, is said to have lost what it did there."""
-    store, launcher, tmp = unsaid
-    job, first = launch(unsaid, AFTER_A_CHECKPOINT, tmp / "ran", name="again.py")
-    wait_for(lambda: launcher.status(first).step == 67)
-    preempt(launcher, first)
-    service.reconcile(store, launcher)
-    second = instance_of(store, job.id)
-    step = store.jobs.get(job.id).steps_done
+    store, launcher, _ = unsaid
+    job, second, step = recovered_once(unsaid)
     preempt(launcher, second)
     lines = service.reconcile(store, launcher)
     said = f"resumes from step {step:,.0f} (its newest checkpoint's, as before it): {LOST}"

@@ -11,8 +11,8 @@ from costsched.service import jobs as service
 from costsched.service.jobs.resumed_words import unreported_words
 from costsched.service.views import status_document
 from tests.costsched.service.test_ran_not_known import unsaid  # noqa: F401 - a fixture
-from tests.costsched.service.test_resume_at_zero import AFTER_A_CHECKPOINT
-from tests.real_jobs import World, instance_of, launch, preempt, wait_for
+from tests.costsched.service.test_resume_at_zero import recovered_once
+from tests.real_jobs import World, preempt, wait_for
 
 
 def _lost_after_restore(world: World, ran: bool | None) -> tuple[list[str], str, float, int]:
@@ -20,13 +20,8 @@ def _lost_after_restore(world: World, ran: bool | None) -> tuple[list[str], str,
     away; its replacement, which reports nothing, is taken away once its status says the
     checkpoint it restored (and, `ran` True, that its command started): (the second pass's
     lines, the replacement, the step the job stood at, the job's id)."""
-    store, launcher, tmp = world
-    job, first = launch(world, AFTER_A_CHECKPOINT, tmp / "ran", name="again.py")
-    wait_for(lambda: launcher.status(first).step == 67)
-    preempt(launcher, first)
-    service.reconcile(store, launcher)
-    second = instance_of(store, job.id)
-    stood = store.jobs.get(job.id).steps_done
+    store, launcher, _ = world
+    job, second, stood = recovered_once(world)
     assert stood > 0, stood
 
     def restored() -> bool:

@@ -8,8 +8,9 @@ from costsched.cli import jobs as cli_jobs
 from costsched.dashboard.render import FILTERS
 from costsched.service import jobs as service
 from costsched.service.views import status_document
+from costsched.store.jobs import JobRecord
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.real_jobs import instance_of, launch, preempt, wait_for
+from tests.real_jobs import World, instance_of, launch, preempt, wait_for
 
 # Reports step 67 and writes no checkpoint; run again (the recovery), reports nothing.
 JOB = PREAMBLE + """\
@@ -78,16 +79,22 @@ while True:
 """
 
 
-def test_a_replacement_lost_in_its_setup_says_its_recovery_too(world) -> None:  # noqa: F811
-    """Its second recovery, of an instance that reported no step, is said with the step it
-    resumes from again, never counted but silent."""
+def recovered_once(world: World) -> tuple[JobRecord, str, float]:
+    """AFTER_A_CHECKPOINT launched, its first instance taken away once it reports step 67,
+    and recovered by a pass: (the job, its replacement, the step the job stood at)."""
     store, launcher, tmp = world
     job, first = launch(world, AFTER_A_CHECKPOINT, tmp / "ran", name="again.py")
     wait_for(lambda: launcher.status(first).step == 67)
     preempt(launcher, first)
     service.reconcile(store, launcher)
-    second = instance_of(store, job.id)
-    step = store.jobs.get(job.id).steps_done
+    return job, instance_of(store, job.id), store.jobs.get(job.id).steps_done
+
+
+def test_a_replacement_lost_in_its_setup_says_its_recovery_too(world) -> None:  # noqa: F811
+    """Its second recovery, of an instance that reported no step, is said with the step it
+    resumes from again, never counted but silent."""
+    store, launcher, _ = world
+    job, second, step = recovered_once(world)
     preempt(launcher, second)
     lines = service.reconcile(store, launcher)
     said = (f"resumes from step {step:,.0f} (its newest checkpoint's, as before it): " + (
