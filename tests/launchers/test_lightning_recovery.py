@@ -8,12 +8,11 @@ its last.ckpt names are there, each written through."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from costsched.service import jobs as service
 from tests.costsched.service.job_scripts import PREAMBLE
-from tests.real_jobs import a_world, instance_of, launch, preempt, wait_for
+from tests.launchers.test_replaced_recovery import recovered_after_saves
+from tests.real_jobs import a_world
 
 EVERY = 200  # steps between saves: 2 s
 JOB = PREAMBLE + f"""\
@@ -52,22 +51,9 @@ while True:
 def test_a_lightning_folder_preempted_without_notice_resumes_from_a_recent_save(
         tmp_path: Path) -> None:
     with a_world(tmp_path, poll_seconds=3.0) as world:
-        store, launcher, _ = world
-        job, instance = launch(world, JOB)
         # its fifth save published while it runs, with nothing said against it
-        wait_for(lambda: (launcher.status(instance).checkpoint_step or 0) >= 5 * EVERY,
-                 seconds=120)
-        assert launcher.status(instance).checkpoint_error == ""
-
-        preempt(launcher, instance)
-        lines = service.reconcile(store, launcher)
-        said = [re.search(r"resumes from (?:about )?step ([\d,]+)", line) for line in lines]
-        [recovered] = [int(m.group(1).replace(",", "")) for m in said if m]
+        recovered, lines, resumed = recovered_after_saves(world, JOB, 5 * EVERY)
         assert recovered >= 3 * EVERY, lines
-        now = instance_of(store, job.id)
-        assert now != instance
-        resumed = wait_for(lambda: re.search(r"resumed from step (\d+) (\w*)",
-                                             launcher.logs(now, tail=20)), seconds=120)
         step = int(resumed.group(1))
         assert step >= 3 * EVERY and step % EVERY == 0, resumed.group(0)
         assert resumed.group(2) == "whole", resumed.group(0)
