@@ -63,6 +63,7 @@ from costsched.service.jobs.stop_line import (
     charged_per_hour,
     line_places,
     restart_usd,
+    scale_at_stop,
     short_places,
     span_words,
     spent_places,
@@ -333,9 +334,11 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
             if job_id in mine and store.jobs.get(job_id).state == "running":
                 run = runs[job_id]
                 left = state.usd - state.spent_usd - claims
-                # Its spend at no fewer decimals than its threshold notices read it at.
+                # Its spend at no fewer decimals than its threshold notices read it at,
+                # nor than the store's scale, at which `status`'s cost column reads it.
                 why = stop_why(state, job_id, charged, claims, span, restart,
-                               least=said_places(store, job_id, state))
+                               least=max(said_places(store, job_id, state),
+                                         scale_at_stop(store, job_id, at)))
                 assert why is not None  # noqa: S101 - decided above, on the same figures
                 try:
                     said = own_budget.called(None if state.kind == "job" else state.name)

@@ -1,0 +1,59 @@
+"""A stop at a job's own budget's cap reads its spend at the decimals `status`'s cost
+column reads the job's spend at beside it (the store's scale), however few its own
+figures need: one figure, one precision, in one output. In-memory launcher, SQLite
+store."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import yaml
+
+from costsched.config import BudgetsConfig
+from costsched.service import jobs as service
+from costsched.service.jobs import caps
+from costsched.service.jobs.caps import raise_budget
+from costsched.store import PriceStore
+from tests.costsched.service.test_budget_over_cap import WATCH, _launched
+
+
+def _short_job(store: PriceStore, tmp_path: Path, launcher: object, seconds: float) -> None:
+    """A second job on the same offering, stopped after `seconds`: its charge, settled,
+    is the store's smallest (`$0.00056` for 2 s at $1/h) and sets its scale (5 decimals)."""
+    spec = {"name": "short", "throughputs": {"V100": 0.5}, "steps": 2000, "run": "true",
+            "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
+            "checkpoint": {"interval_minutes": 30, "size_gb": 1.0}}
+    path = tmp_path / "short.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    [job] = service.launch(store, path, launcher=launcher,
+                           checkpoint_root=str(tmp_path / "ckpt-short"))
+    [placed] = store.jobs.placement_rows([job.id])
+    service.stop(store, launcher, job.id, at=placed.start_at + timedelta(seconds=seconds))
+
+
+def test_the_stop_line_reads_the_spend_at_the_cost_columns_scale(
+        store: PriceStore, tmp_path: Path) -> None:
+    from costsched.cli.status_lines import view_scale, written_costs
+
+    job_id, launcher = _launched(store, tmp_path)
+    _short_job(store, tmp_path, launcher, 2.0)
+    [placed] = store.jobs.placement_rows([job_id])
+    per_second = placed.usd_per_hour / 3600
+    # A spend of 19 s at $1/h ($0.005278) needs 4 decimals of its own; the store's
+    # smallest charge needs 5. Its budget holds 18 s and a watch interval: it stops at 19 s.
+    raise_budget(store, job_id, per_second * (18 + WATCH + 0.5), at=placed.start_at)
+    at = placed.start_at.replace(microsecond=0) + timedelta(seconds=19)
+    [event] = [e for e in caps.enforce(store, launcher, BudgetsConfig(), at, WATCH)
+               if "stopped at " in e]
+    stopped = re.search(r"stopped at its own budget: \$([0-9.]+) spent", event)
+    assert stopped is not None, event
+    shown = service.status(store, launcher)
+    scale = view_scale(shown)
+    assert scale.usd == 5, scale
+    spent = stopped.group(1)
+    assert len(spent.split(".")[1]) == scale.usd, (event, scale)
+    # ... and it is the figure the column writes for the job.
+    written = written_costs(shown)[job_id][1]
+    assert float(spent) == round(written, scale.usd), (event, written)
