@@ -16,7 +16,7 @@ def namesakes_line(store: PriceStore, job: str) -> str:
     that name not ended, else the newest: `job_ids`), and how to see another's (by its
     id), in one line; '' otherwise."""
     from costsched.service import jobs as service
-    from costsched.service.jobs.state_said import shown_state
+    from costsched.shown_state import shown_state
 
     if job.isdigit():
         return ""

@@ -22,9 +22,9 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
 from costsched.report.sums import by, column_sum, seconds
+from costsched.shown_state import shown_state
 from costsched.store.job_rows import JobRecord, PlacementRow
-from costsched.vocabulary import job_state
-from costsched.work import ended_short, own_total, trained_seconds, trained_span
+from costsched.work import own_total, trained_seconds, trained_span
 
 
 def shares(jobs: Mapping[int, JobRecord], ran: Sequence[PlacementRow],
@@ -111,9 +111,7 @@ def shown_states(jobs: Sequence[JobRecord], said: Collection[int]) -> dict[int, 
     """{job id: its state as every view shows it (`vocabulary.job_state`): ended-short
     for one that exited 0 short of its declared steps}. `said`: the jobs that reported a
     step (0 included)."""
-    return {j.id: job_state(j.state, None, ended_short(
-        j.state == "succeeded", j.steps_done, own_total(j.spec, j.steps_total),
-        j.id in said)) for j in jobs}
+    return {j.id: shown_state(j, reported=j.id in said) for j in jobs}
 
 
 def on_demand_alone(placed: Sequence[PlacementRow]) -> set[int]:

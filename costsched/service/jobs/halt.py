@@ -16,7 +16,8 @@ from costsched.model import FINAL_STATES, JOB_STATES, InvalidInput
 from costsched.service.jobs.busy import acted_on
 from costsched.service.jobs.node_runs import track_gangs
 from costsched.service.jobs.runs import RunningJob
-from costsched.service.jobs.state_said import record_ended_short, state_said
+from costsched.service.jobs.state_said import state_said
+from costsched.shown_state import record_ended_short
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.leases import holder_name

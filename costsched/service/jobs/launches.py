@@ -38,7 +38,7 @@ from costsched.service.jobs.runs import (
     steps_left,
 )
 from costsched.service.jobs.start_code import keep_repacked, repacked
-from costsched.service.jobs.state_said import STARTABLE, record_ended_short, state_said
+from costsched.service.jobs.state_said import STARTABLE, state_said
 from costsched.service.jobs.steps import (
     _pack_code,
     _run_move,
@@ -51,6 +51,7 @@ from costsched.service.jobs.watch import close_ended, close_ended_named, settle
 from costsched.service.resolve import resolve
 from costsched.service.throughputs import table_with_measured
 from costsched.service.values import as_time
+from costsched.shown_state import record_ended_short
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.decisions import StoredDecision

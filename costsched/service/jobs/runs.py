@@ -16,9 +16,9 @@ from costsched.migration.launcher import CloudError
 from costsched.model import InvalidInput, Offering
 from costsched.passes import memo
 from costsched.service.glance import no_such_id, no_such_name
-from costsched.service.jobs.state_said import shown_state
 from costsched.service.resolve import configured_restarts, resolve
 from costsched.service.throughputs import table_with_measured
+from costsched.shown_state import shown_state
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from costsched.model import state_phrase
-from costsched.vocabulary import ENDED_SHORT, job_state
-from costsched.work import ended_short, own_total
+from costsched.shown_state import record_ended_short
+from costsched.vocabulary import ENDED_SHORT
+from costsched.work import own_total
 
 if TYPE_CHECKING:  # a job file refused at parsing loads no store (status_lines imports this)
     from costsched.store.jobs import JobRecord
@@ -17,21 +18,8 @@ if TYPE_CHECKING:  # a job file refused at parsing loads no store (status_lines 
 STARTABLE = ("stopped", "failed")
 
 
-def record_ended_short(record: JobRecord) -> bool:
-    """Whether a stored job exited 0 short of its declared steps (`work.ended_short`, of
-    its record: stored succeeded, its step below its total in its own steps)."""
-    return ended_short(record.state == "succeeded", record.steps_done,
-                       own_total(record.spec, record.steps_total))
-
-
-def shown_state(record: JobRecord) -> str:
-    """A stored job's state as every view shows it: 'ended-short' for one stored succeeded
-    short of its declared steps (`record_ended_short`), else its stored state."""
-    return job_state(record.state, None, record_ended_short(record))
-
-
 def state_said(record: JobRecord) -> str:
-    """A stored job's state in a sentence, in its shown word (`shown_state`): 'has
+    """A stored job's state in a sentence, in its shown word (`shown_state.shown_state`): 'has
     succeeded', 'is stopped', 'is ended-short (exited 0 at step 1,000 of its 3,000
     declared)'."""
     total = own_total(record.spec, record.steps_total)

@@ -50,12 +50,13 @@ from costsched.service.jobs.went_nowhere import start_went_nowhere
 from costsched.service.setup_phase import in_setup
 from costsched.service.speeds import with_speeds
 from costsched.service.values import as_time
+from costsched.shown_state import shown_state
 from costsched.store import PriceStore
 from costsched.store.booked import Booking
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
-from costsched.vocabulary import did_you_mean, job_state, stored_states
+from costsched.vocabulary import did_you_mean, stored_states
 from costsched.work import (
     Work,
     assumed_work,
@@ -287,7 +288,7 @@ class JobStatus:
         with restarts on errors left reads 'recovering', as the next pass restarts it."""
         instance = "preempted" if self.instance_state == "failed" and len(
             self.restarted) < restarts_allowed(self.record.spec) else self.instance_state
-        return job_state(self.record.state, instance, bool(self.steps_not_reached))
+        return shown_state(self.record, instance, step=self.step, reported=self.reported_any)
 
     @property
     def progress(self) -> float | None:

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from costsched.model import RECOVERY_NOTE, lost_steps_said
 from costsched.service.jobs.restarts import is_restart
-from costsched.service.jobs.state_said import shown_state
+from costsched.shown_state import shown_state
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord

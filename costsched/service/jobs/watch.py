@@ -33,7 +33,6 @@ from costsched.service.jobs.runs import (
     trouble,
     unknown_instance_fix,
 )
-from costsched.service.jobs.state_said import record_ended_short
 from costsched.service.jobs.steps import (
     _mover,
     _record_step,
@@ -49,6 +48,7 @@ from costsched.service.jobs.watch_span import watched
 from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
 from costsched.service.values import as_time
+from costsched.shown_state import record_ended_short
 from costsched.store import PriceStore
 from costsched.store.jobs import JobRecord, StaleState
 from costsched.store.moves import MoveRecord
