@@ -58,7 +58,7 @@ from costsched.service.jobs.candidates import candidates_of, launchable, runs_he
 from costsched.service.jobs.carry import readable, stores_of
 from costsched.service.jobs.checkpoint_seen import Reported, measured_checkpoint_gb
 from costsched.service.jobs.deadline_said import as_asked, unavailable
-from costsched.service.jobs.lost_work import LostWork, lost_works, with_lost
+from costsched.service.jobs.lost_work import LostWork, lost_works, move_sources, with_lost
 from costsched.service.jobs.market import Market, market_at, measured_rates  # noqa: F401
 from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.reasons import (  # noqa: F401 (also theirs, from here)
@@ -464,11 +464,13 @@ class BudgetDecider(Decider):
             price = float("nan") if row is None else float(view.prices[row])
             here = (view.offering(job.current) if row is not None else
                     offering_of({"key": list(job.current), "gpu_model": "", "gpu_count": 0}))
+            cheapest = cheapest_move(view, state, usable, now)
+            why = none_fits(self.left_usd, cheapest, priced_here=row is not None)
+            if row is not None and cheapest is not None and cheapest.move is not None:
+                why += "; " + move_sources(cheapest.move, lost, job.resolved, self.overheads,
+                                           job.size_gb)
             return Decision(now, self.name, job.current, job.current, here, price,
-                            float("nan"), float("nan"),
-                            reason=none_fits(self.left_usd,
-                                             cheapest_move(view, state, usable, now),
-                                             priced_here=row is not None))
+                            float("nan"), float("nan"), reason=why)
         places = decimals([found.choice_usd, self.left_usd, *_parts(found)])
         return with_lost(replace(found, reason=(
             f"move to {label(found.choice)}: "

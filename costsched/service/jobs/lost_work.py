@@ -38,6 +38,7 @@ from costsched.decide.price import Decision
 from costsched.jobspec import ResolvedJob
 from costsched.measured import sps
 from costsched.model import RECOVERY_NOTE, InvalidInput, lost_steps_said
+from costsched.optimize.decision import MovePrice
 from costsched.optimize.job import Workload
 from costsched.optimize.overheads import Overheads
 from costsched.service.jobs.checkpoint_seen import Reported, newest_version
@@ -239,9 +240,16 @@ def with_lost(decision: Decision, lost: LostWork | None, resolved: ResolvedJob,
         None if decision.other is None else decision.other[2])
     if move is None:
         return decision
+    said = move_sources(move, lost, resolved, configured, checkpoint_gb)
+    return replace(decision, reason=f"{decision.reason}; {said}")
+
+
+def move_sources(move: MovePrice, lost: LostWork | None, resolved: ResolvedJob,
+                 configured: Overheads | None, checkpoint_gb: float | None = None) -> str:
+    """Where `move`'s restart and lost work come from, in the order of its items (see
+    `with_lost`): 'restart assumed: ...; lost work assumed: ...'."""
     from costsched.service.jobs.restart_line import restart_line
 
     line = assumed_line(resolved, resolved.overheads(configured)) if lost is None else lost.line()
     size = resolved.job.checkpoint_gb if checkpoint_gb is None else checkpoint_gb
-    restart = restart_line(resolved, configured, move, size)
-    return replace(decision, reason=f"{decision.reason}; {restart}; {line}")
+    return f"{restart_line(resolved, configured, move, size)}; {line}"

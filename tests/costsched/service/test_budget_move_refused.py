@@ -25,7 +25,7 @@ NOT_MOVED = re.compile(r"; not moved: no offering finishes it within " + LEFT + 
                        r"\(the cheapest: aws us-east-1b p3\.2xlarge spot, \$([0-9.]+) to "
                        r"finish there including the move of \$([0-9.]+) \(egress "
                        r"\$([0-9.]+), restart \$([0-9.]+), lost work \$([0-9.]+), overlap "
-                       r"\$([0-9.]+)\)\)$")
+                       r"\$([0-9.]+)\)\); (restart left out: .+; lost work .+)$")
 
 # Where the stored price of its own zone has come down to zone b's by its stop (a loaded
 # machine's slow run), no offering is cheaper by the hour: said so, with what is left.
@@ -55,11 +55,14 @@ def test_a_stop_at_a_cap_that_was_to_move_says_why_no_move_in_dollars(
     assert left is None or 0 <= left < 0.08
     assert cheapest is None or left is None or cheapest > left
     if found.re is NOT_MOVED:  # the move's items add up to its price, as written
-        move, *items = found.groups()[2:]
+        move, *items = found.groups()[2:7]
         places = len(move.partition(".")[2])
         assert all(len(i.partition(".")[2]) == places for i in items), stop
         assert f"{sum(float(i) for i in items):.{places}f}" == move, stop
         assert float(move) <= cheapest
+        # ... and where its restart and lost work come from: the local launcher boots none.
+        assert found.group(8).startswith("restart left out: the local launcher boots no "
+                                         "instance"), stop
     # Its notification (the daemon's log line) says the same.
     assert [e for e in events if e.notify == "budget" and " stopped at " in e] == [
         f"job {job_id}: {stop}"]
