@@ -265,7 +265,7 @@ class LocalLauncher(Launcher):
         lost: tuple[int, ...] = ()
         replacing: tuple[int, ...] = ()
         agent = ""
-        if terminated:
+        if terminated and not _ended_first(folder, ended):
             state, detail = "terminated", "terminated by costsched"
         elif ended:
             state, detail = ended.get("state", "failed"), ended.get("detail", "")
@@ -596,6 +596,21 @@ def _ended_at(folder: Path) -> datetime | None:
         return datetime.fromtimestamp((folder / STATUS).stat().st_mtime, timezone.utc)
     except OSError:
         return None
+
+
+def _ended_first(folder: Path, ended: dict) -> bool:
+    """Whether the job in `folder` ended by itself (`ended`: its end as the agent wrote
+    it; succeeded or failed) before costsched terminated its instance, as a clean-up
+    after its end does: it reads as it ended, not as terminated. An end written after the
+    terminate (the agent's stop on its signal) is the terminate's."""
+    if ended.get("state") not in ("succeeded", "failed"):
+        return False
+    at = _ended_at(folder)
+    try:
+        marked = datetime.fromtimestamp((folder / TERMINATED).stat().st_mtime, timezone.utc)
+    except OSError:
+        return False
+    return at is not None and at <= marked
 
 
 def _ended(status: dict) -> bool:
