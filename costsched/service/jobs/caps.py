@@ -563,9 +563,16 @@ def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
     `called` ('its own budget', 'budget NAME': `own_budget.stopped_at` reads it back): its
     checkpoints are kept, `start` resumes it once the budget allows. One that its instance
     says has done all its steps by then has succeeded (`halt.finish_job`; None: it had
-    ended meanwhile): its exit reads stopped, as asked, but it reached its end.
+    ended meanwhile): its exit reads stopped, as asked, but it reached its end. One that
+    was training past its declared steps before the stop (`halt.trains_past`) had not
+    ended there: it is stopped, and `start` takes it on from its checkpoint.
     `unmoved`: why a job its cap was to move was not (`move_at_cap`), said in its stop."""
-    from costsched.service.jobs.halt import done_all, finish_job, stop_job  # `report`: not
+    from costsched.service.jobs.halt import (  # `report`: not
+        done_all,
+        finish_job,
+        stop_job,
+        trains_past,
+    )
 
     job_id = run.record.id
     placed = _open_placement(store, job_id)
@@ -580,7 +587,7 @@ def _stop_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called:
             step = last.step
         except Exception:  # noqa: BLE001 - the stop below ends it whatever happened
             step = None
-        if done_all(store.jobs.get(job_id), step):
+        if done_all(store.jobs.get(job_id), step) and not trains_past(run.record):
             return (JobEvent(job_id, "finished", "succeeded")
                     if finish_job(store, launcher, job_id, instance, at) else None)
     detail = f"stopped at {called}: {why}" + (f"{own_budget.NOT_MOVED}{unmoved}"

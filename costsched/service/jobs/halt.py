@@ -60,6 +60,13 @@ def done_all(record: JobRecord, step: float | None = None) -> bool:
     return total is not None and max(record.steps_done, step or 0.0) >= total
 
 
+def trains_past(record: JobRecord) -> bool:
+    """Whether the job has reported steps past its declared total (`work.past_total`):
+    it trains on beyond its declared work, so that total is not where it ends; a stop
+    that ends it there (a budget's cap) stops it, and it is no success."""
+    return past_total(record.steps_done, own_total(record.spec, record.steps_total))
+
+
 def finishing(store: PriceStore, runs: Mapping[int, RunningJob], at: datetime,
               seconds: float) -> set[int]:
     """Those of `runs` that have done all their declared steps (`done_all`) and
@@ -69,8 +76,8 @@ def finishing(store: PriceStore, runs: Mapping[int, RunningJob], at: datetime,
     `caps._stop_at_cap` closes it as succeeded. One that reported steps past them
     (`work.past_total`) trains on beyond its declared work: its cap binds as any other's
     (its fresh steps never keep it finishing)."""
-    done = [j for j, run in runs.items() if done_all(run.record) and not past_total(
-        run.record.steps_done, own_total(run.record.spec, run.record.steps_total))]
+    done = [j for j, run in runs.items() if done_all(run.record) and not trains_past(
+        run.record)]
     if not done:
         return set()
     last: dict[int, float] = {}
