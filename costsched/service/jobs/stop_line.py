@@ -166,23 +166,44 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
     rest += "" if paced is not None else "*"
     shown = [spent, rest, start] if start_usd > 0 else [spent, rest]
     rounded = _rounded_up([*shown, ahead], amount, digits)
+    slack = _slack_seconds(amount, digits, ahead_usd, ahead_seconds,
+                           spent_usd, rest_usd, start_usd)
     span = (f" ({ahead_seconds:g} s, to its end at its pace)"
             if ahead_seconds < interval_seconds else "")
     return (f"give it enough: `costsched start {name} --budget {amount:.{digits}f}` ({spent} "
             f"spent + {rest} expected for its {steps_left:,.0f} steps left{at_pace}{started} "
-            f"+ {ahead} for the next watch interval{span}{rounded}){_room(ahead_seconds)}"
+            f"+ {ahead} for the next watch interval{span}{rounded})"
+            f"{_room(ahead_seconds, slack)}"
             f"{source}{planned}")
 
 
-def _room(ahead_seconds: float) -> str:
-    """What the charge ahead a hint gives (its span, `ahead_seconds`; NaN: not known)
-    leaves for a rest slower than its pace, in words (`own_budget.room`)."""
+def _slack_seconds(amount: float, digits: int, ahead_usd: float, ahead_seconds: float,
+                   *parts: float) -> float:
+    """The seconds at the price of the charge ahead (`ahead_usd` over `ahead_seconds`)
+    that the hint's `amount` (at `digits`) holds beyond its exact parts (`parts` and the
+    charge ahead): what its rounding up adds; 0 where that price is not known."""
+    if not ahead_seconds > 0 or not ahead_usd > 0:
+        return 0.0
+    slack = float(f"{amount:.{digits}f}") - sum(parts) - ahead_usd
+    return max(slack, 0.0) * ahead_seconds / ahead_usd
+
+
+def _room(ahead_seconds: float, slack_seconds: float = 0.0) -> str:
+    """What the charge ahead a hint gives (its span, `ahead_seconds`; NaN: not known) and
+    what its rounding up adds (`slack_seconds`, at the same price) leave for a rest slower
+    than its pace, in words, with where the seconds come from (`own_budget.room`)."""
     if ahead_seconds != ahead_seconds:
         return ""
-    room = own_budget.room(ahead_seconds)
+    room = own_budget.room(ahead_seconds + slack_seconds)
     if room < 1:
         return "; that amount holds its rest as priced, not slower"
-    return f"; that amount also holds its rest taking about {room:g} s longer than priced"
+    said = f"; that amount also holds its rest taking about {room:g} s longer than priced"
+    if slack_seconds < 1:
+        return said
+    # Whole seconds that add up as written: the margins take the fractions.
+    ahead, added = math.floor(ahead_seconds), round(slack_seconds)
+    return (f"{said} ({ahead:g} s charged ahead + {added:g} s its rounding up adds, less "
+            f"{ahead + added - room:g} s of the watch's margins)")
 
 
 def _rounded_up(parts: Sequence[str], amount: float, places: int) -> str:

@@ -64,8 +64,9 @@ def test_the_trial_s_line_reads_its_spend_at_one_precision(priced: PriceStore) -
         "would pass the budget of $0.0500; give it enough: `costsched start ar --budget 0.054` "
         "($0.0478 spent + $0.0025* expected for its 1,333 steps left + <$0.0001 to start it "
         "+ $0.0028 for the next watch interval (10 s, to its end at its pace); their exact "
-        "sum rounded up to 3 decimals); that amount also holds its rest taking about 8 s "
-        "longer than priced; " + PLAN), said
+        "sum rounded up to 3 decimals); that amount also holds its rest taking about 11 s "
+        "longer than priced (10 s charged ahead + 3 s its rounding up adds, less 2 s of the "
+        "watch's margins); " + PLAN), said
 
 
 def test_a_cleanly_round_line_keeps_two_decimals(priced: PriceStore) -> None:

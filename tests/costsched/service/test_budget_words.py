@@ -96,7 +96,9 @@ def test_a_job_at_its_cap_is_not_started_again(priced: PriceStore) -> None:
                     "watch interval would pass the budget of $3.01; give it enough: "
                     "`costsched start ar --budget 3.67` ($3.00 spent + $0.40* expected for its "
                     "40 steps left + $0.25 to start it + $0.02 for the next watch interval); "
-                    "that amount also holds its rest taking about 58 s longer than priced; "
+                    "that amount also holds its rest taking about 70 s longer than priced (60 s "
+                    "charged ahead + 12 s its rounding up adds, less 2 s of the watch's "
+                    "margins); "
                     "*: at its plan's speed, as it has logged no steps of its own yet")
     assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
                               budget_usd=3.67) is None

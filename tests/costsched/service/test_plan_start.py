@@ -131,7 +131,8 @@ HINT = re.compile(r"give it enough: `costsched start boot --budget ([0-9.]+)` \(
                   r"to start it \+ \$([0-9.]+) for the next watch interval"
                   r"(?:; their exact sum rounded up to the cent)?\)"
                   r"(?:; that amount also holds its rest taking about [0-9]+ s longer than "
-                  r"priced)?; its start: "
+                  r"priced(?: \([0-9]+ s charged ahead \+ [0-9]+ s its rounding up adds, "
+                  r"less [0-9]+ s of the watch's margins\))?)?; its start: "
                   r"0.2522 h to get an instance up and the job going again "
                   r"from its checkpoint = " + re.escape(START_WORDS)
                   + r" \+ [0-9.]+ min to copy the 1 GB checkpoint")
