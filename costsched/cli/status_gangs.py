@@ -52,13 +52,18 @@ def lost_lines(s: service.JobStatus) -> list[str]:
     at ...: will resume from ..., once its recovery starts' (`recovered.recovery_line`).
     A restart on error's line too: 'restarted at ... UTC: exited 2 (...): restarted from
     step 300, 1 of 3 restarts on errors used'. A gang's resume after a node replaced in
-    place is said on that recovery's line (`node_notices`), not again."""
+    place is said on that recovery's line (`node_notices`), not again. A start's line too:
+    'started again at ... UTC: resumes from step 3,471 (its checkpoint's)'
+    (`recovered.started_lines`); in the order they came."""
     from costsched.gang_stalls import resumes_of
-    from costsched.service.jobs.recovered import recovery_line
+    from costsched.service.jobs.recovered import recovery_line, started_lines
 
     placed = [c.placement for c in s.cost.charged]
     said = {e.id for e in resumes_of(s.node_recoveries, s.recovered).values()}
-    return [f"restarted at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}" if e in s.restarted else
-            recovery_line(e, s.moves, placed, s.waits)
-            for e in sorted((*s.recovered, *s.restarted), key=lambda e: e.id)
-            if e.id not in said]
+    lines = [(e.at, f"restarted at {e.at:%Y-%m-%d %H:%M} UTC: {e.detail}"
+              if e in s.restarted else recovery_line(e, s.moves, placed, s.waits))
+             for e in sorted((*s.recovered, *s.restarted), key=lambda e: e.id)
+             if e.id not in said]
+    # A user's start says where it resumed from, as a recovery does (it is no recovery).
+    return [line for _, line in sorted([*lines, *started_lines(s.moves)],
+                                       key=lambda x: x[0])]

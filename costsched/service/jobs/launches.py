@@ -28,6 +28,7 @@ from costsched.service.jobs.carry import CHECKPOINT_SCOPE, launch_stores, readab
 from costsched.service.jobs.decider import JobNow, market_at, placement, planned
 from costsched.service.jobs.file_jobs import FILE_JOBS, all_of_them, file_jobs
 from costsched.service.jobs.market import pass_table
+from costsched.service.jobs.recovered import START_RESUMES
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
     RunningJob,
@@ -337,11 +338,13 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
                                   " after it failed" if record.state == "failed" else ""))
     if code is not None:  # its code from now on, its recoveries' and moves' too
         keep_repacked(store, record, code, when)
-    resume_from(store, run, saved, when)  # its step until it reports: its checkpoint's
+    # Its step until it reports: its checkpoint's, said with its start ('resumes from
+    # step 3,471 ...', `START_RESUMES`).
+    said = resume_from(store, run, saved, when)
     # A start, not a recovery: no instance was lost (it counts in neither the job's
     # recoveries nor the preemption figures).
     move = store.moves.create(job_id, "start", cands, at=when,
-                              detail="started again from its newest verified checkpoint")
+                              detail=START_RESUMES + (f": {said}" if said else ""))
     _run_move(store, launcher, move, at)
     # A job stopped before any launch of it could be predicted: what its plan predicts
     # where it starts now (a job keeps the first prediction it had).

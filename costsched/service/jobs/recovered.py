@@ -47,3 +47,25 @@ def recovery_line(note: EventRow, moves: Sequence[MoveRecord],
     why = waits.partition(" (")[0].removeprefix("recovery ") if waits else ""
     return (f"preempted at {note.at:%Y-%m-%d %H:%M} UTC: instance {instance}: {words}, once "
             f"its recovery starts" + (f": it {why}" if why else ""))
+
+
+# A start's move, in its own words: where it resumes from follows (`started_lines`).
+START_RESUMES = "started again from its newest verified checkpoint"
+
+
+def start_words(move: MoveRecord) -> str:
+    """Where a start's move (`move`) resumed the job from, as its start said it ('resumes
+    from step 3,471 (its checkpoint's)'); '' for any other move, or a start that said
+    none."""
+    prefix = START_RESUMES + ": "
+    return move.detail[len(prefix):] if (move.kind == "start"
+                                         and move.detail.startswith(prefix)) else ""
+
+
+def started_lines(moves: Sequence[MoveRecord]) -> list[tuple[datetime, str]]:
+    """Each start of a job (`moves`: its moves) with the step it resumed from
+    (`start_words`): (when, 'started again at 2026-12-02 13:36 UTC: resumes from step
+    3,471 (its checkpoint's)'), as a recovery's line says it; starts that said none, left
+    out."""
+    return [(m.created_at, f"started again at {m.created_at:%Y-%m-%d %H:%M} UTC: {words}")
+            for m in moves if (words := start_words(m))]

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from costsched.model import RECOVERY_NOTE, lost_steps_said
+from costsched.service.jobs.recovered import start_words
 from costsched.service.jobs.restarts import is_restart
 from costsched.shown_state import shown_state
 from costsched.store.job_rows import EventRow, PlacementRow
@@ -70,13 +71,16 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
     cancelled (a stop, its source unable to stop) or failed moved nothing: its source reads
     as it really ended, stopped where an instance followed it. The instance a recovery
     came to says the steps it lost, as the job's log keeps them (`notes`, its
-    RECOVERY_NOTE events): "recovered here ..., succeeded ..., resumes from step 300 (its
-    checkpoint's): 78 steps lost"."""
+    RECOVERY_NOTE events) right after how it came: "recovered here ..., resumes from step
+    300 (its checkpoint's): 78 steps lost; succeeded ..."; a start, the step it resumed
+    from, as its start said it ("started again ..., resumes from step 3,471 (its
+    checkpoint's); succeeded ...")."""
     notes = list(notes)
     lost = {m.source_instance: m for m in moves if m.kind == "recovery" and m.source_instance}
     said = dict(lost_steps_said(e.detail) for e in notes if e.kind == RECOVERY_NOTE)
     states = [e for e in notes if e.kind == STATE_EVENT]
     came_from = {m.target_instance: m.source_instance for m in lost.values()}
+    started = {m.target_instance: start_words(m) for m in moves if m.kind == "start"}
     restarted = {m.target_instance for m in lost.values() if is_restart(m)}
     migrations = [m for m in moves if m.kind == "migration" and m.source_instance]
     moved = {m.source_instance for m in migrations if m.state not in ("cancelled", "failed")}
@@ -108,10 +112,12 @@ def instance_stories(placed: Sequence[PlacementRow], moves: Sequence[MoveRecord]
             went = _stopped(states, None, ended)
         else:  # the job's end, or (a job between instances) the instance's
             went = f"{shown_state(record) if record.final else 'ended'}{ended}"
-        lost_here = said.get(came_from.get(instance, "")) if first.reason == "recovery" else ""
+        # Where it resumed from, right after how it came (a recovery's steps lost, a
+        # start's step), so that it never reads as the next instance's.
+        lost_here = (said.get(came_from.get(instance, "")) if first.reason == "recovery"
+                     else started.get(instance, "") if first.reason == "start" else "")
         came = "restarted here" if instance in restarted else _CAME.get(first.reason,
                                                                          first.reason)
-        out[instance] = (f"{came} "
-                         f"{first.start_at:%Y-%m-%d %H:%MZ}, {went}"
-                         f"{', ' + lost_here if lost_here else ''}")
+        out[instance] = (f"{came} {first.start_at:%Y-%m-%d %H:%MZ}"
+                         f"{', ' + lost_here + ';' if lost_here else ','} {went}")
     return out

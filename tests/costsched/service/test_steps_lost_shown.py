@@ -65,4 +65,5 @@ def test_logs_all_says_the_steps_lost_on_the_recovered_instances_line(
     heads = [line for line in text.splitlines() if line.startswith("--- instance")]
     assert len(heads) == 2, text
     assert lost in heads[0] and SAID not in heads[0], heads
-    assert "(recovered here " in heads[1] and heads[1].endswith(f", {SAID})"), heads
+    # Right after how it came, before how it went: never read as the next instance's.
+    assert "(recovered here " in heads[1] and f"Z, {SAID}; running)" in heads[1], heads
