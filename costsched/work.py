@@ -240,13 +240,36 @@ def past_words(step: float, total: float, stored: Mapping[str, Any]) -> str:
     """What every view says of a job `past_total`: the steps it reported, the total it
     declares and the key of its file that declares them (a SkyPilot task's under
     `costsched:`), and what its plan's figures assumed."""
+    key, where = steps_key(stored)
+    return (f"reported {step:,.0f} steps, more than the {total:,.0f} declared ({key}{where}): "
+            f"the plan's hours and cost assumed {total:,.0f}")
+
+
+def steps_key(stored: Mapping[str, Any]) -> tuple[str, str]:
+    """The key of a stored job's file that declares its steps (a SkyPilot task's under
+    `costsched:`) and ' in FILE' (its file; '' where it has none, a spec given inline)."""
     spec = stored.get("spec") or {}
     task = spec.get("task") if isinstance(spec, Mapping) else None
     key = "costsched.steps" if isinstance(task, Mapping) and task.get("sky") else "steps"
     source = str(stored.get("source") or "")
-    where = f" in {source}" if source and not source.startswith("<") else ""
-    return (f"reported {step:,.0f} steps, more than the {total:,.0f} declared ({key}{where}): "
-            f"the plan's hours and cost assumed {total:,.0f}")
+    return key, (f" in {source}" if source and not source.startswith("<") else "")
+
+
+def as_in_file(value: float) -> str:
+    """A number as a job's file takes it, wherever a line quotes a key's value: '2000',
+    '0.5', never '2,000' (a string in YAML) nor '1e+06'."""
+    number = float(value)
+    if number.is_integer():
+        return str(int(number))
+    written = repr(number)  # the shortest that reads back; an exponent YAML reads as text
+    return written if "e" not in written else f"{number:.15f}".rstrip("0")
+
+
+def declared_steps(stored: Mapping[str, Any], total: float) -> str:
+    """The steps a stored job declares, as its file says them: 'costsched.steps: 2000 in
+    short.yaml' (`steps_key`, `as_in_file`)."""
+    key, where = steps_key(stored)
+    return f"{key}: {as_in_file(total)}{where}"
 
 
 def steps_done(step: float, total: float | None, succeeded: bool,

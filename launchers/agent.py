@@ -18,7 +18,9 @@ asks for a look, a set of files replaced together being quiet by then), checks t
 preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
 agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
 says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
-"checkpoint_step_inferred", "checkpoint_error"} while the job runs, and once it has exited
+"checkpoint_step_inferred", "checkpoint_error"} while the job runs (with "no_step_after":
+60 once its command has run that many seconds without writing its step, `launchers.unseen`),
+and once it has exited
 (after a last publish) {"state": "stopped" | "succeeded" | "failed", "exit_code",
 "checkpoint_version", "checkpoint_step", "checkpoint_step_inferred", "detail", "step",
 "step_at", "checkpoint_error"}; "step_at" is when the job wrote that step (Unix seconds;
@@ -80,7 +82,8 @@ from launchers.notices import metadata_url, notice_present, redact
 from launchers.procfs import group_members, has_proc
 from launchers.progress_readings import INFERRED, ProgressReadings, read_progress
 from launchers.publisher import Publisher, restore, settle_seconds
-from launchers.status_file import write_status
+from launchers.status_file import NO_STEP, write_status
+from launchers.unseen import AFTER_SECONDS, overdue
 
 log = logging.getLogger("costsched.agent")
 
@@ -368,7 +371,7 @@ class Agent:
             self.progress.sample()  # the step read next is then known with its time
             step = read_progress(self.workdir / PROGRESS)
             said = {"step": step, "step_at": self.progress.written_at(step),
-                    **self._setup_said()}
+                    **self._setup_said(), **_no_step(self.progress.began, step)}
         report = {"state": "running", **said,
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
@@ -421,6 +424,12 @@ class Agent:
         """{"setup_seconds": how long this instance's setup took} once it ended, else {}."""
         took = self.setup_seconds
         return {} if took is None else {"setup_seconds": round(took, 3)}
+
+
+def _no_step(began: float | None, step: int | None) -> dict:
+    """{"no_step_after": seconds} once the command has run that long past its setup
+    without writing its step to its progress file (`launchers.unseen`), else {}."""
+    return {NO_STEP: AFTER_SECONDS} if overdue(began, step is not None) else {}
 
 
 # What the agent's own environment holds only for the agent (`local_env.ENV_AGENT_ONLY`,

@@ -52,7 +52,7 @@ from launchers.local_lost import last_step, lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 from launchers.progress_readings import checkpoint_step, checkpoint_version, inferred, step_time
-from launchers.status_file import STATUS, setup_seconds, write_status
+from launchers.status_file import STATUS, no_step_after, setup_seconds, write_status
 
 # Where the launcher keeps things, as the tests and tools know them by this module.
 __all__ = ["ENV_INSTANCES", "INDEX", "INSTANCE", "JOBS", "LocalLauncher", "default_base_dir",
@@ -303,7 +303,9 @@ class LocalLauncher(Launcher):
                                 "succeeded", "failed") else None,
                             setup_since=step_time(status.get("setup_since"))
                             if state == "running" else None,
-                            setup_seconds=setup_seconds(status))
+                            setup_seconds=setup_seconds(status),
+                            no_step_after=no_step_after(status) if state == "running"
+                            else None)
         return Seen(instance, str(record.get("launched_at", "")))
 
     def _agent_trouble(self, folder: Path, record: dict) -> str:

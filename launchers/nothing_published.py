@@ -3,16 +3,17 @@ from its checkpoint directory: a recovery would start it over from step 0. A job
 writes its checkpoints elsewhere (a task written for SkyPilot, still saving to its old
 bucket's path, `/checkpoint/...`, with that bucket not mounted) is told where they must go,
 before a preemption loses its work. Said once the command has run a few checkpoint
-intervals, or a minute, whichever comes first."""
+intervals, or a minute, whichever comes first (`launchers.unseen`, the rule for every file
+of the job contract not seen)."""
 
 from __future__ import annotations
 
 import math
 import os
-import time
 from collections.abc import Mapping
 
-AFTER_SECONDS = 60.0  # the longest a job runs with nothing published before it is said
+from launchers.unseen import AFTER_SECONDS, overdue, took
+
 INTERVALS = 3  # ...or this many of its checkpoint intervals, when they are shorter
 INTERVAL_ENV = "COSTSCHED_CHECKPOINT_MINUTES"  # `optimize.checkpoint_interval.ENV`
 DOC = "docs/checkpoints.md#nothing-published"
@@ -35,16 +36,10 @@ def note(began: float | None, published: bool, now: float | None = None,
     """'' while the command has run less than `wait` s (`wait_seconds`) since `began`
     (monotonic seconds; None: it has not started), or once a checkpoint is published or
     restored; else what the status says of it."""
-    if published or began is None:
-        return ""
     wait = wait_seconds() if wait is None else wait
-    if (time.monotonic() if now is None else now) - began < wait:
+    if not overdue(began, published, wait, now):
         return ""
     # (the same words from then on: a status is written again only when they change)
-    return (f"nothing published from $CHECKPOINT_DIR in the first {_took(wait)} of its "
+    return (f"nothing published from $CHECKPOINT_DIR in the first {took(wait)} of its "
             "run: a recovery now starts it over from step 0; write its checkpoints under "
             f"$CHECKPOINT_DIR (what it writes anywhere else is not kept; see {DOC})")
-
-
-def _took(seconds: float) -> str:
-    return f"{seconds / 60:g} min" if seconds % 60 == 0 else f"{seconds:.0f} s"

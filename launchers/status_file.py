@@ -30,3 +30,18 @@ def setup_seconds(status: dict) -> float | None:
             or not math.isfinite(took) or took < 0:
         return None
     return float(took)
+
+
+# Seconds the job's command ran past its setup without writing its step to its progress
+# file, once that long (`launchers.unseen`); absent before, and once it writes one.
+NO_STEP = "no_step_after"
+
+
+def no_step_after(status: dict) -> float | None:
+    """A status file's "no_step_after" (`NO_STEP`): how long its command has run without
+    reporting a step, once that is said; None where it says nothing of the kind."""
+    after = status.get(NO_STEP)
+    if isinstance(after, bool) or not isinstance(after, (int, float)) \
+            or not math.isfinite(after) or after <= 0:
+        return None
+    return float(after)

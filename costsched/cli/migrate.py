@@ -24,6 +24,7 @@ from costsched.config import effective, fraction_problem
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
 from costsched.service import views
+from costsched.service.no_step import priced_unreported
 from costsched.work import NOT_KNOWN, Work
 
 
@@ -92,8 +93,9 @@ def migrate(
         advice = landed(store, advice)
     ages, stale_after = views.price_ages(store, advice), stale_after_hours()
     works = views.assumed_works(store, advice)
+    unreported = views.unreported_totals(store, advice)
     if json_out:
-        print_json(views.advice_document(advice, ages, works))
+        print_json(views.advice_document(advice, ages, works, unreported))
         _exit_held_back(advice, to is not None, dry_run)
         return
     if not advice:
@@ -113,6 +115,9 @@ def migrate(
                 highlight=False, markup=False, soft_wrap=True)
         if a.job_id in works:  # its dollars rest on an assumed hour of work
             console.print(printable(f"  note: {_work_note(a, works[a.job_id])}"),
+                          highlight=False, markup=False, soft_wrap=True)
+        elif a.job_id in unreported:  # its dollars price all of its steps as left
+            console.print(printable(f"  note: {priced_unreported(unreported[a.job_id])}"),
                           highlight=False, markup=False, soft_wrap=True)
     _exit_held_back(advice, to is not None, dry_run)
 

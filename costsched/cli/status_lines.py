@@ -215,9 +215,11 @@ def _short_next(s: service.JobStatus) -> str:
         return (f"`costsched start {s.record.id}` does the rest "
                 + ("from step 0: it published no checkpoint" if none
                    else "from its newest verified checkpoint"))
+    from costsched.work import declared_steps
+
     return (f"its start made no progress: it exited 0 at step {s.step:,.0f}, no further than "
             "its run before, so its command stops there by itself (check its `run` against "
-            f"`steps: {s.own_total:,.0f}`)")
+            f"{declared_steps(s.record.spec, s.own_total or 0)})")
 
 
 def _stopped_next(s: service.JobStatus) -> str:
@@ -464,7 +466,8 @@ def progress(s: service.JobStatus) -> str:
 def problems(s: service.JobStatus, brief: bool = False, figures: bool = False,
              rest: bool = False) -> list[str]:
     """What kept this look from looking after the job, why a failed job failed
-    (`failure_lines`), a checkpoint store that fails now, and what gives an assumed work
+    (`failure_lines`), a checkpoint store that fails now, a step not reported a minute
+    into its run (`JobStatus.no_step`), and what gives an assumed work
     its total (`rest`: and that its rest cannot be priced, in the same line)."""
     from costsched.redact import remembered_masked
     from costsched.service.glance import remember_secrets
@@ -475,6 +478,8 @@ def problems(s: service.JobStatus, brief: bool = False, figures: bool = False,
         out += failure_lines(s.failure, brief, s.record.id if brief else None)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
+    if s.no_step:  # its step not written a minute into its run, as its checkpoints above
+        out.append(s.no_step)
     if not s.record.final and s.waits:  # a daemon cannot carry it on: why, and the fix
         out.append(s.waits)
     if s.assumed_work is not None and not s.record.final:  # what gives it a total

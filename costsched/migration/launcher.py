@@ -135,6 +135,10 @@ class Instance:
     # How long its setup took, once it ended (0 for a job without one), as the instance
     # reports it; None: not ended yet, or the backend does not say.
     setup_seconds: float | None = None
+    # While the job runs: how long its command has run past its setup without reporting
+    # a step (its progress file), once the agent says so (`launchers.unseen`); None: it
+    # reports one, has not run that long, or the backend does not say.
+    no_step_after: float | None = None
 
     @property
     def live(self) -> bool:

@@ -291,6 +291,9 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
             # checkpoint was saved or not
             "resumes_at": s.failure.resumes_at, "resumes_inferred": s.failure.resumes_inferred},
         "checkpoint_error": s.checkpoint_error or None,
+        # Its command ran a minute past its setup with no step reported: the line saying
+        # where to write it and what its figures assume meanwhile (else null).
+        "no_step": s.no_step or None,
         "waits": s.waits or None, "trouble": s.trouble or None,
         "cost_usd": s.cost.total_usd,
         "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
@@ -376,12 +379,37 @@ def assumed_works(store: PriceStore, advice: list[MigrationAdvice]) -> dict[int,
     return {j: w for j, w in found.items() if w is not None}
 
 
+def unreported_totals(store: PriceStore, advice: list[MigrationAdvice]) -> dict[int, float]:
+    """Per running job of `advice` that has reported no step, 0 included, its rest priced
+    as all of its own steps (`runs._progress_of`): those steps, which its figures assume
+    none of done (`no_step.priced_unreported`)."""
+    from costsched.service.jobs.runs import _progress_of, _runs
+    from costsched.work import own_total
+
+    runs = _runs(store, [a.job_id for a in advice], states=["running"])
+    said = {int(row[1]) for row in store.jobs.reading_rows(list(runs))} if runs else set()
+    out = {}
+    for job_id, run in runs.items():
+        if job_id in said:
+            continue
+        left, reported = _progress_of(run, run.record.steps_done, False)
+        own = own_total(run.record.spec, run.record.steps_total)
+        if not reported and left is not None and own is not None and left == own:
+            out[job_id] = own
+    return out
+
+
 def advice_document(advice: list[MigrationAdvice],
                     ages: dict[int, dict[str, float | None]],
-                    works: dict[int, Work] | None = None) -> list[dict]:
+                    works: dict[int, Work] | None = None,
+                    unreported: dict[int, float] | None = None) -> list[dict]:
     """`migrate --json`: per job, what the policy decided, in dollars, the age in hours
-    of the prices it compared (`price_ages`) and the assumed work they rest on (`works`)."""
-    works = works or {}
+    of the prices it compared (`price_ages`), the assumed work they rest on (`works`) and,
+    for a job that has reported no step, that they assume none of its steps done
+    (`unreported_totals`)."""
+    from costsched.service.no_step import priced_unreported
+
+    works, unreported = works or {}, unreported or {}
     return [exact_money({"job_id": a.job_id, "name": a.name, "moves": a.decision.moves,
              "current": list(a.decision.current or []), "choice": list(a.decision.choice),
              "stay_usd": finite(a.stay_usd), "move_usd": finite(a.move_usd),
@@ -390,7 +418,9 @@ def advice_document(advice: list[MigrationAdvice],
              "move_price": (None if a.decision.move is None else
                             {k: finite(v) for k, v in a.decision.move.as_dict().items()}),
              "price_age_hours": ages.get(a.job_id), "left_out": list(a.left_out),
-             "work_assumed": works[a.job_id].as_dict() if a.job_id in works else None})
+             "work_assumed": works[a.job_id].as_dict() if a.job_id in works else None,
+             "no_step": priced_unreported(unreported[a.job_id])
+             if a.job_id in unreported else None})
             for a in advice]
 
 

@@ -47,6 +47,7 @@ from costsched.service.jobs.steps import (
 from costsched.service.jobs.stories import STATE_EVENT, instance_stories
 from costsched.service.jobs.watch import _statuses, ended, gone, lost_at, reconcile
 from costsched.service.jobs.went_nowhere import start_went_nowhere
+from costsched.service.no_step import no_step_line
 from costsched.service.setup_phase import in_setup
 from costsched.service.speeds import with_speeds
 from costsched.service.values import as_time
@@ -125,6 +126,9 @@ class JobStatus:
     # Its instance has not ended its setup (`setup_phase.in_setup`: begun, or not begun yet
     # while it boots): its progress reads 'in setup', never 'no step yet'.
     in_setup: bool = False
+    # How long its command has run past its setup without reporting a step, as its
+    # instance says once that is a minute (`launchers.unseen`); None otherwise.
+    no_step_after: float | None = None
     # The steps its recoveries lost, as its log keeps them (its RECOVERY_NOTE events).
     recovered: tuple[EventRow, ...] = ()
     # Its restarts after its own errors, a line each (its RESTART_NOTE events).
@@ -235,6 +239,18 @@ class JobStatus:
     def reported_any(self) -> bool:
         """Whether it reported a step, step 0 included (a step reading is stored)."""
         return bool(self.readings) or self.reported_step > 0
+
+    @property
+    def no_step(self) -> str:
+        """A running job whose command has run a minute past its setup and reported no
+        step: the file to write it to and, where its rest is priced as all of its own
+        steps, that its forecast and moves assume none done (`no_step.no_step_line`); ''
+        otherwise."""
+        if self.no_step_after is None or self.record.state != "running" or \
+                self.reported_any or self.in_setup:
+            return ""
+        all_left = not self.reported and self.assumed_work is None
+        return no_step_line(self.no_step_after, self.own_total if all_left else None)
 
     @property
     def steps_not_reached(self) -> str:
@@ -521,7 +537,8 @@ def _status_of(run: RunningJob, placement: dict | None, instance: Instance | Non
                      setup_since=instance.setup_since if instance is not None
                      and instance.state == "running" and run.record.state == "running"
                      else None,
-                     in_setup=run.record.state == "running" and in_setup(instance))
+                     in_setup=run.record.state == "running" and in_setup(instance),
+                     no_step_after=None if instance is None else instance.no_step_after)
 
 
 def _stopped_why(record: JobRecord, events: Sequence[EventRow]) -> str:

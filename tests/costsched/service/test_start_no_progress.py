@@ -1,6 +1,6 @@
 """A job whose command stops short of its declared steps by itself (it exits 0 at the same
 step each time): `start` resumes it at that step, it exits 0 there again, and `status`
-says that its command stops there by itself (check its `run` against its `steps`), never
+says that its command stops there by itself (check its `run` against `steps: N in FILE`), never
 the hint to start it again, which would only bill another run."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_a_start_that_ends_short_at_the_same_step_says_the_command_stops_there(
     assert f"`costsched start {job.id}` does the rest" not in said, said
     assert (f"its start made no progress: it exited 0 at step {HALF:,}, no further than its "
             "run before, so its command stops there by itself (check its `run` against "
-            f"`steps: {STEPS:,}`)") in said, said
+            f"steps: {STEPS} in ") in said, said
 
 
 # Its first run reports step 1 (read by a pass), then step 2, and exits 0 short of its
