@@ -19,6 +19,7 @@ from pathlib import Path
 from launchers import checkpoint_links
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint
+from launchers.in_progress import hidden, in_progress
 from launchers.settle_words import COMMIT
 
 log = logging.getLogger("costsched.agent")
@@ -28,25 +29,40 @@ _noted: set[str] = set()  # symbolic links said once in the log
 def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> int | None:
     """The newest version (at most `at_most`) that verifies and fetches intact, every file
     of it, into dest, each in its subfolder (complete files there that it does not hold are
-    removed, and folders left empty: the directory is that checkpoint); its version."""
+    removed, a save left in progress there too, and folders left empty: the directory is
+    that checkpoint); its version. A file of it whose path is a write in progress
+    (`launchers.in_progress`: a version an older agent published with an Orbax
+    `600.orbax-checkpoint-tmp-<n>/` in it) is not brought back, and a version of nothing
+    else is no checkpoint: skipped."""
     for checkpoint in reversed(store.list()):
         if at_most is not None and checkpoint.version > at_most:
+            continue
+        parts = [p for p in checkpoint.parts if p.name == LINKS or not in_progress(p.name)]
+        if not any(p.name != LINKS for p in parts):
+            log.warning("checkpoint version %d holds only a save in progress (%s): skipped",
+                        checkpoint.version, checkpoint.describe())
             continue
         if not store.verify(checkpoint):
             log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
             continue
         try:
-            _make_room(dest, [p.name for p in checkpoint.parts])
-            store.fetch(checkpoint, dest)
+            _make_room(dest, [p.name for p in parts])
+            for part in parts:
+                store.fetch_part(part, dest)
         except CorruptCheckpoint as exc:
             log.warning("%s: skipped", exc)
             continue
-        names = {p.name for p in checkpoint.parts}
+        if len(parts) < len(checkpoint.parts):
+            log.warning("checkpoint version %d: %s left out (a save in progress when it "
+                        "was published)", checkpoint.version,
+                        ", ".join(p.name for p in checkpoint.parts if p not in parts))
+        names = {p.name for p in parts}
         there = look(dest)
         for stale in set(there.complete) - names:
             (dest / stale).unlink(missing_ok=True)
         for link in there.links:
             (dest / link).unlink(missing_ok=True)
+        _clear_saves_in_progress(dest)
         if LINKS in names:  # its links, made again as links
             checkpoint_links.restore(dest)
         (dest / LINKS).unlink(missing_ok=True)
@@ -57,6 +73,27 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
                  checkpoint.describe())
         return checkpoint.version
     return None
+
+
+def _clear_saves_in_progress(directory: Path) -> None:
+    """Every save left in progress in `directory` (a folder or file named as one, not
+    hidden: `600.orbax-checkpoint-tmp-<n>/` of a run that was stopped mid-save) removed:
+    a restored checkpoint holds none."""
+    for top, folders, names in os.walk(directory):
+        here = Path(top).relative_to(directory)
+        for name in list(folders):
+            rel = (here / name).as_posix()
+            if in_progress(rel) and not hidden(rel):
+                folders.remove(name)
+                path = Path(top, name)
+                if path.is_symlink():
+                    path.unlink(missing_ok=True)
+                else:
+                    shutil.rmtree(path, ignore_errors=True)
+        for name in names:
+            rel = (here / name).as_posix()
+            if in_progress(rel) and not hidden(rel):
+                Path(top, name).unlink(missing_ok=True)
 
 
 def _make_room(dest: Path, names: list[str]) -> None:
@@ -88,10 +125,10 @@ class Look:
 
 def look(directory: Path) -> Look:
     """Every regular file and link under `directory`, links not followed (one leading
-    outside it, or absolute: left out, said once). Complete: no part of its path starts
-    with '.' (fetches in progress, hidden files) or contains '.tmp' (a job writes
-    "x.tmp..." and renames it; a folder "ckpt.tmp/" renamed when done; a link made as
-    "latest.tmp-link", renamed over "latest")."""
+    outside it, or absolute: left out, said once). Complete: its path is no write in
+    progress (`launchers.in_progress`: no part of it hidden, nor named as a temporary save:
+    "x.tmp...", "ckpt.tmp/", "latest.tmp-link", Orbax's "600.orbax-checkpoint-tmp-<n>/",
+    "tmp-checkpoint-600/")."""
     complete: dict[str, os.stat_result] = {}
     links: dict[str, str] = {}
     every, tidy = [], True
@@ -104,9 +141,8 @@ def look(directory: Path) -> Look:
                 target = os.readlink(Path(top, name)) if stat.S_ISLNK(info.st_mode) else ""
             except (FileNotFoundError, OSError):  # gone since the listing
                 continue
-            parts = rel.split("/")
-            whole = not any(p.startswith(".") or ".tmp" in p for p in parts)
-            if stat.S_ISLNK(info.st_mode) and any(p.startswith(".") for p in parts):
+            whole = not in_progress(rel)
+            if stat.S_ISLNK(info.st_mode) and hidden(rel):
                 continue  # a hidden link: never the job's checkpoint, nor a save under way
             if stat.S_ISLNK(info.st_mode) and whole and not checkpoint_links.kept(rel, target):
                 _note_link(rel, target)

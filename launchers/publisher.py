@@ -89,7 +89,8 @@ A version's step is its save's: a version whose only new bytes are logs' (a log 
 before the first save) holds no save, and keeps the step of the one before (none: the step
 the run started from, 0 when nothing was restored), never the time the log was written at.
 
-The directory as one look sees it, and a version restored into it: launchers.checkpoint_dir.
+The directory as one look sees it, and a version restored into it: launchers.checkpoint_dir;
+which of its paths are a write in progress (never published): launchers.in_progress.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ from launchers.checkpoint_dir import Look, look
 from launchers.checkpoint_dir import restore as restore  # the agent's, with the rest
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import Checkpoint, CheckpointStore
+from launchers.in_progress import in_progress
 from launchers.progress_readings import named_step, saved_step
 from launchers.renamed_last import RenamedLast
 from launchers.replaced_sets import ReplacedSets, Verdict
@@ -209,9 +211,14 @@ class Publisher:
     def restored_step(self) -> tuple[int | None, bool]:
         """(the step of the version restored, whether it is inferred: read off the time it
         was saved): its marker's (`said_step`), else the one the agent that published it
-        kept beside the checkpoints (`launchers.version_steps`), else (None, False)."""
+        kept beside the checkpoints (`launchers.version_steps`), else (None, False); not
+        known for a version an older agent published with a save in progress in it (its
+        step may have been read off that save's time: `launchers.in_progress`)."""
         if self.said_step is not None or self.version is None:
             return self.said_step, False
+        if self._last is not None and any(p.name != LINKS and in_progress(p.name)
+                                          for p in self._last.parts):
+            return None, False
         return version_steps.of(self.store.uri, self.version)
 
     def trouble(self, began: float | None) -> str:
