@@ -594,11 +594,14 @@ def totals_line(totals: Mapping[str, float | None], tables: object = None,
 
 
 def _saved_words(against: list[tuple[str, str]]) -> str:
-    """'saved $A against X and $B against Y'; below 0 'cost $B more than Y'; '-': none."""
+    """'saved $A against X and $B against Y'; below 0 'cost $B more than Y'; a figure not
+    known ('-'), 'against Z: not known', never '- against Z'."""
     saved = [f"{figure} against {what}" for figure, what in against
-             if figure == "-" or not figure.startswith("-")]
+             if figure != "-" and not figure.startswith("-")]
     dearer = [f"{figure[1:]} more than {what}" for figure, what in against
               if figure != "-" and figure.startswith("-")]
+    unknown = [what for figure, what in against if figure == "-"]
     return "; ".join(part for part in (
         "saved " + " and ".join(saved) if saved else "",
-        "cost " + " and ".join(dearer) if dearer else "") if part)
+        "cost " + " and ".join(dearer) if dearer else "",
+        "against " + " and ".join(unknown) + ": not known" if unknown else "") if part)

@@ -53,7 +53,8 @@ def test_a_saving_without_a_baseline_is_null_not_zero(cli, odd_db: Path) -> None
     assert data["jobs"][0]["on_demand_usd"] is None
 
     shown = cli("report").output
-    assert "saved - against on-demand" in shown
+    assert "against on-demand: not known" in shown  # was: 'saved - against on-demand'
+    assert "- against" not in shown
     assert "Spend $0.0030 (" in shown  # under a cent: significant digits, not $0.00
     assert "saved vs on-demand $" in shown
     assert "saved_vs" not in shown and "job_id" not in shown
