@@ -276,10 +276,15 @@ def build(store: PriceStore, *, since: datetime | str | None = None,
     """
     now_at = as_time(now, "now")
     start = None if since is None else as_time(since, "since")
-    end = now_at if until is None else min(as_time(until, "until"), now_at)
-    if start is not None and start >= end:
+    asked = None if until is None else as_time(until, "until")
+    end = now_at if asked is None else min(asked, now_at)
+    if start is not None and asked is not None and start >= asked:
         raise InvalidInput(f"since {start:%Y-%m-%dT%H:%MZ}: expected a time before "
-                           f"{end:%Y-%m-%dT%H:%MZ} (the end of the period)")
+                           f"{asked:%Y-%m-%dT%H:%MZ} (until, the end of the period)")
+    if start is not None and start >= end:  # a period that has not begun yet
+        raise InvalidInput(f"since {start:%Y-%m-%dT%H:%MZ}: the period begins after now "
+                           f"({now_at:%Y-%m-%dT%H:%MZ}): nothing can have been spent in it "
+                           "yet")
     with one_pass():  # each distinct stored spec is resolved once
         jobs = reported_jobs(store, job)
         built = _build(store, jobs, start, end, factor, stale_after)
