@@ -263,16 +263,16 @@ def vs_estimate(hours_ratio: float, usd_ratio: float, outside: str = "") -> str:
     """'under', 'within' or 'over' the estimate where the hours and the cost agree (each
     judged alone: `judged`), else the verdict of each, named: 'hours within, cost under'
     (see the module); '' when nothing can be compared. A cost over beside training hours
-    that are not says what of its billed hours were not training, by the causes known
+    that are not (or are over too) says what of its billed hours were not training, by
+    the causes known
     (`outside`: `outside.outside_words`; its steps lost at a preemption and trained again,
     its setup where measured, the rest before its first step and after its last): 'hours
     within, cost over (26% of its billed hours outside training: 689 steps lost at a
     preemption and trained again, 20%; ...)'."""
     hours, cost = judged(hours_ratio), judged(usd_ratio)
-    if not hours or not cost or hours == cost:
-        return hours or cost
-    said = f"hours {hours}, cost {cost}"
-    if cost == "over" and outside:
+    said = (hours or cost) if not hours or not cost or hours == cost else \
+        f"hours {hours}, cost {cost}"
+    if cost == "over" and outside:  # (training hours over too: the rest is said alike)
         return f"{said} ({outside})"
     return said
 
