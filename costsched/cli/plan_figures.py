@@ -98,7 +98,8 @@ def rate_cell(r: object) -> str:
 
 def rates_assumed(shown: pd.DataFrame) -> pd.Series:
     """Per row of `shown`, whether its preemption rate is assumed (`rate_assumed`)."""
-    return pd.Series([rate_assumed(r) for r in shown.to_dict("records")], index=shown.index,
+    read = shown[[c for c in ("market", "cloud", "preemption_basis") if c in shown]]
+    return pd.Series([rate_assumed(r) for r in read.to_dict("records")], index=shown.index,
                      dtype=bool)
 
 

@@ -41,9 +41,12 @@ def command(words: str, clouds: Sequence[str] = (), options: str = "",
     then `costsched collect --cloud aws": the backticks around the whole are the caller's)."""
     named = list(clouds)
     if not named:  # all clouds: those this machine can read, where it can read some only
-        ready = [c for c in CLOUD_NAMES if c not in lacking(CLOUD_NAMES, needs)]
+        missing = lacking(CLOUD_NAMES, needs)  # (each SDK looked for once)
+        ready = [c for c in CLOUD_NAMES if c not in missing]
         named = ready if ready and len(ready) < len(CLOUD_NAMES) else []
-    extras = sorted(lacking(named or CLOUD_NAMES, needs))
+        extras = sorted(c for c in named or CLOUD_NAMES if c in missing)
+    else:
+        extras = sorted(lacking(named, needs))
     first = f"pip install 'costsched[{','.join(extras)}]'`, then `" if extras else ""
     return (f"{first}costsched {words}" + "".join(f" --cloud {c}" for c in named)
             + options)
