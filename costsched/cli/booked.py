@@ -39,6 +39,8 @@ def print_booked(plans: BookedPlans, at: datetime, wide: bool = False, source: s
                         "plan)", ["plan", "expected $", "vs baseline $", "on-demand odds",
                                   "offer age", "keeps deadline"], rows,
                         detail=["offer age", "on-demand odds"], wide=wide))
+    if plans.priced_as:  # not for the configured launcher, whose restarts differ
+        console.print(f"  {plans.priced_as}", highlight=False, markup=False)
     best = plans.best
     *amounts, total = usd_all(*(p.usd for p in best.parts), best.usd)
     parts = [[p.kind.replace("_", "-"), _when(at, p.start_hours), _when(at, p.end_hours),

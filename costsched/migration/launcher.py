@@ -245,6 +245,13 @@ class CarryError(RuntimeError):
 BUYERS = {"capacity_block": "aws"}
 
 
+def booked_by(offering: Offering) -> str:
+    """The launcher that buys booked capacity `offering` or launches into it, whose
+    restarts its plan is priced for: `BUYERS`' for a market bought ahead (a capacity
+    block: aws), else its cloud's (a flex-start VM: gcp; a reservation held: its cloud)."""
+    return BUYERS.get(offering.market, offering.cloud)
+
+
 class Launcher(ABC):
     name: ClassVar[str]
     # Whether `status` says by itself when an instance's agent is gone (it sees the agent's

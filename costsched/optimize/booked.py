@@ -139,6 +139,9 @@ class BookedPlans:
     on_demand: CapacityPlan
     spot: CapacityPlan | None
     booked: tuple[CapacityPlan, ...] = field(default=())
+    # For whom they are priced, where not as the job's plan is (its launcher runs no booked
+    # capacity): 'priced as on aws, the launcher that buys the capacity block: restart ...'.
+    priced_as: str = ""
 
     @property
     def baseline(self) -> CapacityPlan:
@@ -162,7 +165,8 @@ class BookedPlans:
         return {"job": self.job, "best": self.best.name, "baseline": self.baseline.name,
                 "saves_usd": self.saves_usd, "on_demand": self.on_demand.as_dict(now),
                 "spot": None if self.spot is None else self.spot.as_dict(now),
-                "booked": [p.as_dict(now) for p in self.booked]}
+                "booked": [p.as_dict(now) for p in self.booked],
+                "priced_as": self.priced_as or None}
 
 
 # --- a spot part with on-demand behind it ---------------------------------------------

@@ -5,12 +5,19 @@ spot with on-demand fallback and on-demand alone (`costsched.optimize.booked`).
 The inputs are the plan's own: its ranking gives each instance type's spot and on-demand
 prices (for the whole gang), preemption hazards and speed; the store gives the booked
 offerings and how long spot stayed away after it went (its availability observations).
+
+The comparison, the booked capacity's side and the spot and on-demand side it is weighed
+against alike, is priced for the launcher that buys the capacity or launches into it
+(`booked_by`: aws for a capacity block), whatever launcher is configured: a plan made for
+the local launcher, whose restarts boot no instance, is ranked again for the job as that
+launcher runs it (`resolve.launched_by`), and says so in one line (`BookedPlans.priced_as`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from costsched import clouds
@@ -26,8 +33,10 @@ from costsched.optimize.booked import (
     plans,
 )
 from costsched.optimize.decision import Place, egress_usd_per_gb
+from costsched.optimize.job import Workload
 from costsched.optimize.planner import JobPlan
 from costsched.optimize.rank import BOOKED
+from costsched.service.resolve import launched_by
 from costsched.store import PriceStore
 
 # How long a flex-start request is expected to wait for capacity: a stated assumption
@@ -35,12 +44,22 @@ from costsched.store import PriceStore
 FLEX_START_WAIT_HOURS = 2.0
 MARKETS_SHOWN = 5  # instance types weighed for the baselines beside the booked ones
 USABLE = ("", "misses deadline")  # the ranking's reasons of offerings a plan may use
+# What the launcher that runs booked capacity does with each market's (`_priced_as`).
+RUNS = {"capacity_block": ("buys", "capacity block"), "flex_start": ("runs", "flex-start VM"),
+        "reservation": ("launches into", "reservation")}
+
+# A job's plan as a launcher runs the job: the ranking of `plan` (or of the launch's own
+# decision) made again for the job as given.
+Replan = Callable[[Workload], JobPlan]
 
 
 def booked_plans(store: PriceStore, plan: JobPlan, at: datetime,
-                 offered: Sequence[BookedOffering] | None = None) -> BookedPlans | None:
+                 offered: Sequence[BookedOffering] | None = None, *,
+                 replan: Replan) -> BookedPlans | None:
     """The job's plans with booked capacity (None when none fits it): `offered` (default
-    the store's offerings at `at`) and the flex-start prices of its ranking."""
+    the store's offerings at `at`) and the flex-start prices of its ranking, priced for the
+    launcher that runs that capacity (`booked_by`), the job's plan made again for it by
+    `replan` where `plan`'s job counts its restarts otherwise (a local launcher's)."""
     job = plan.job
     ranked = plan.ranked
     if offered is None:
@@ -49,6 +68,16 @@ def booked_plans(store: PriceStore, plan: JobPlan, at: datetime,
                if _allowed(b.offering, job.job.constraints)]
     if not fitting:
         return None
+    from costsched.migration.launcher import booked_by  # (a plan of none loads no launcher)
+
+    # Every launcher that runs booked capacity is a cloud's, whose instances boot at each
+    # restart: the job as the first of them runs it is the job as any of them does.
+    bought = launched_by(job, booked_by(fitting[0].offering))
+    priced_as = ""
+    if bought is not job:
+        priced_as = _priced_as(bought, fitting)
+        plan = replan(bought)
+        job = plan.job
     hourly = _hourly(store, plan, at)
     if not hourly:
         return None
@@ -67,8 +96,29 @@ def booked_plans(store: PriceStore, plan: JobPlan, at: datetime,
         return None
     shown = sorted(hourly.values(), key=lambda sm: sm[0].work_hours
                    * sm[1].on_demand_usd_per_hour)[:MARKETS_SHOWN]
-    return plans(job.name, [*shown, *(by_type[b.offering.instance_type] for _, _, b, _
-                                      in booked)], booked, at)
+    found = plans(job.name, [*shown, *(by_type[b.offering.instance_type] for _, _, b, _
+                                       in booked)], booked, at)
+    return replace(found, priced_as=priced_as)
+
+
+def _priced_as(job: Workload, fitting: Sequence[BookedOffering]) -> str:
+    """'priced as on aws, the launcher that buys the capacity blocks: restart 0.361 h: 10
+    min boot and set-up ([migration] restart_minutes) + ...': for whom the comparison of
+    `fitting` is priced (`job`, as that launcher runs it), and its restart there, each part
+    with its setting (`restart_said`)."""
+    from costsched.migration.launcher import booked_by
+
+    markets: dict[str, dict[str, int]] = {}
+    for b in fitting:
+        o = b.offering
+        count = markets.setdefault(booked_by(o), {})
+        count[o.market] = count.get(o.market, 0) + 1
+    who = []
+    for launcher, count in markets.items():
+        does = " and ".join(f"{RUNS[m][0]} the {RUNS[m][1]}{'s' * (n > 1)}"
+                            for m, n in count.items())
+        who.append(f"{launcher}, the launcher that {does}")
+    return f"priced as on {', and on '.join(who)}: {job.restart_said()}"
 
 
 def _allowed(o: Offering, c: Constraints) -> bool:
@@ -180,10 +230,11 @@ def _move_usd(market: HourlyMarket, booked: BookedOffering, checkpoint_gb: float
     return checkpoint_gb * rate
 
 
-def booked_for(store: PriceStore, planned: Sequence[JobPlan], at: datetime
-               ) -> tuple[BookedPlans | None, ...]:
-    """`booked_plans` of each job (jobs that share a ranking share its plans); () when
-    the store holds no booked offering and no job has a flex-start price."""
+def booked_for(store: PriceStore, planned: Sequence[JobPlan], at: datetime, *,
+               replan: Replan) -> tuple[BookedPlans | None, ...]:
+    """`booked_plans` of each job (jobs that share a ranking share its plans; `replan`
+    ranks a job again as the launcher of its booked capacity runs it); () when the store
+    holds no booked offering and no job has a flex-start price."""
     offered = store.booked.offered(at)
     if not offered and not any((p.ranked["market"] == "flex_start").any() for p in planned):
         return ()
@@ -192,8 +243,7 @@ def booked_for(store: PriceStore, planned: Sequence[JobPlan], at: datetime
     for p in planned:
         key = id(p.ranked)
         if key not in done:
-            done[key] = booked_plans(store, p, at, offered)
+            done[key] = booked_plans(store, p, at, offered, replan=replan)
         found = done[key]
-        out.append(None if found is None else
-                   BookedPlans(p.job.name, found.on_demand, found.spot, found.booked))
+        out.append(None if found is None else replace(found, job=p.job.name))
     return tuple(out)

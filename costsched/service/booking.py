@@ -165,16 +165,20 @@ def book_for_launch(store: PriceStore, launcher: Launcher, resolved: ResolvedJob
                     at: datetime, confirm: Callable[[BookedPlans], bool]
                     ) -> tuple[Booking | None, str | None]:
     """What `launch --book` does before the job is stored: the job's plan with the booked
-    capacity the store offers; when booked capacity is in its best plan, the user's yes
+    capacity the store offers, priced as `plan` prices it (for the launcher that buys
+    that capacity: `booked_plans`); when booked capacity is in its best plan, the user's yes
     (`confirm`), then the purchase (`book`). (the booking, or None for a flex-start plan,
     which buys nothing ahead; the offering to launch on, None for the deadline policy's)."""
     from costsched.service.booked import booked_plans
     from costsched.service.jobs.decider import market_at, planned
 
-    plan = planned(resolved, market_at(store, at), at)
+    market = market_at(store, at)
+    plan = planned(resolved, market, at)
     held = [b for b, _, state in held_unused(store, at) if state != "stopped"
             and b.state != "purchasing" and b.token == booking_token(resolved.name, b.booked)]
-    plans = booked_plans(store, plan, at, _paid(store.booked.offered(at), held))
+    # priced as `plan` prices it, for the launcher that buys it (the launch's own decision)
+    plans = booked_plans(store, plan, at, _paid(store.booked.offered(at), held),
+                         replan=lambda job: planned(job, market, at))
     best = None if plans is None else plans.best
     if plans is None:  # none known that fits: what is missing, and what collects it
         raise InvalidInput(f"{source}: job {resolved.name!r}: {no_booked_known(plan)}; or "

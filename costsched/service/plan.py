@@ -393,7 +393,9 @@ def plan(
         # Said once, of the clouds the jobs may be placed on (a ranking shared is read once).
         rankings = {id(p.ranked): p for p in plans}.values()
         quota_note = quotas.unknown_note({c for p in rankings for c in p.choices["cloud"]})
-        booked = booked_for(opened, plans, when)
+        # (priced for the launcher that buys it: a job ranked again as it runs it)
+        booked = booked_for(opened, plans, when, replan=lambda job: plan_jobs(
+            [job], offerings, per_job, weight)[0])
         launch = (() if launcher is None or not all(p.best is not None for p in plans)
                   else launch_placements(opened, resolved, when, launcher))
     collection = None

@@ -5,12 +5,15 @@ share, so that they count one start and one restart model."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from costsched.jobspec import JobSpec, ResolvedJob
+    from costsched.optimize.job import Workload
     from costsched.optimize.overheads import Overheads
     from costsched.throughput import ThroughputTable
+
+W = TypeVar("W", bound="Workload")
 
 
 def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "<spec>",
@@ -22,12 +25,20 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime, source: str = "
     launch's budget check and the running jobs' decisions share, so that they count one
     start."""
     from costsched.jobspec import resolve as resolved
-    from launchers import start_left_out
 
     job = resolved(spec, table, at, source=source, overheads=configured_restarts())
+    return launched_by(job, launcher)
+
+
+def launched_by(job: W, launcher: str) -> W:
+    """`job` (resolved for any launcher) as `launcher` runs it ('': one that boots an
+    instance): its start, and the instance boot of its restarts (a recovery's, a move's),
+    left out where that launcher boots none (`launchers.start_left_out`), counted where it
+    boots one; `job` itself where that is how it is counted already."""
+    from launchers import start_left_out
+
     left_out = start_left_out(launcher) if launcher else ""
-    # Its restarts (a recovery's, a move's) as its start: no instance booted there.
-    return job.launched_by(left_out) if left_out else job
+    return job if job.start_left_out == left_out else job.launched_by(left_out)
 
 
 def configured_restarts() -> Overheads:

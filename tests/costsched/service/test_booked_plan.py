@@ -5,18 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from costsched.service import plan
 from costsched.store import PriceStore
 from tests.costsched.service.booked_world import NOW, job_spec, world
 
 
 def test_an_h100_job_plans_spot_then_a_block_for_less_than_spot_or_on_demand(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Planned for aws, the launcher that buys blocks (its instances boot at each restart;
-    # the local launcher's boot none, and its spot recoveries cost no restart).
-    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "aws")
+        tmp_path: Path) -> None:
+    # (on the launcher configured, local: priced all the same for aws, which buys blocks)
     store = world(PriceStore(f"sqlite:///{tmp_path}/s.db"))
     result = plan(store, job_spec(tmp_path), at=NOW)
     booked = result.booked[0]
