@@ -55,9 +55,18 @@ HTML), the dashboard and every message.
   with the decimals that make their product with the price, as written, agree with the
   amount as written; a figure that grows (a running placement's hours) at the same
   decimals call after call (`steady_hours`); no product where none reads as the amount.
-- A price per hour (`per_hour`): MAX_DECIMALS decimals ('$0.9180'), as the clouds quote
-  spot prices; one a charge used (`rate`), in every line that states it, as its product
-  writes it ('$30.13118/h' in a product, on average and in the job's log).
+- A stored price per hour (`stored_price`: an offering's, as collected or bundled, one
+  instance's or a gang's sum of them, the price a charge used): at its own decimals
+  (`stored_places`, MAX_DECIMALS to PRICE_MOST: '$0.07962', '$0.9180', '$30.13118'), the
+  same text in every table, line and page (plan, gpus, prices, catalog, status, report,
+  the dashboard, a product's price), never '$0.0796' in one and '$0.07962' in another;
+  a table aligns them right. An average charged is the price where it was charged at one
+  (its own decimals); across prices it has more digits than PRICE_MOST, is no stored
+  price and reads at MAX_DECIMALS ('$0.2457'). A figure per hour made by dividing
+  (`derived_per_hour`) is no stored price either: a cost per hour of assumed work at
+  MAX_DECIMALS ('$0.0796'), as the clouds quote prices; a price per GPU-hour at the
+  decimals of the price it divides ('$0.00995' of $0.07962 for 8 GPUs), so that a one-GPU
+  offering's reads as its price.
 - A figure the user set, a budget or a cap (`given`): alone, as typed, '$2.00' for 2,
   '$2.50', '$0.005' (its own decimals, between 2 and MAX_DECIMALS); in a line or a row
   with other amounts, at their precision (`places`; more only where it needs more to be
@@ -249,16 +258,34 @@ def usd_all(*values: float | None) -> list[str]:
     return [usd(v, places) for v in values]
 
 
-def per_hour(value: float | None) -> str:
-    """A price per hour: '$0.9180' (the '/h' is the caller's)."""
-    return usd(value, MAX_DECIMALS)
+def stored_price(value: float | None) -> str:
+    """A stored price per hour, wherever it is shown: an offering's price as collected or
+    bundled, one instance's or a gang's sum of them, the price a charge used (its average
+    where it was charged at one price), a bill's rate recorded as a price. At its own
+    decimals (`stored_places`: '$0.07962', '$0.796105', '$0.9180'), so that one price
+    reads alike in every command, line and page; a figure of more digits than PRICE_MOST
+    is no stored price (an average charged across prices) and reads at MAX_DECIMALS
+    ('$0.2457'). A figure made by dividing one is `derived_per_hour`'s. The '/h' is the
+    caller's."""
+    return usd(value, stored_places(value))
 
 
-def rate(value: float | None) -> str:
-    """A price per hour a charge used, in every line that states it: at its own decimals
-    (`price_places`: '$30.13118'), an average of more than PRICE_MOST as quoted ('$0.2457')."""
-    return usd(value, price_places(value) if _known(value) and _writes(
-        float(value), PRICE_MOST) else MAX_DECIMALS)  # type: ignore[arg-type]
+def stored_places(value: float | None) -> int:
+    """The decimals `stored_price` writes `value` at: its own (`price_places`) where it
+    has at most PRICE_MOST, else (an average) MAX_DECIMALS."""
+    if _known(value) and _writes(float(value), PRICE_MOST):  # type: ignore[arg-type]
+        return price_places(float(value))  # type: ignore[arg-type]
+    return MAX_DECIMALS
+
+
+def derived_per_hour(value: float | None, price: float | None = None) -> str:
+    """A figure per hour made by dividing, not a stored price: a cost per hour of assumed
+    work (and the difference of two) at MAX_DECIMALS ('$0.0796'), as the clouds quote
+    prices; a price per GPU-hour (`price`: the stored price it divides) at that price's
+    decimals (`stored_places`), so that a one-GPU offering's reads as its price does
+    ('$0.07962' beside '$0.07962/h'; '$0.00995' of $0.07962 for 8 GPUs). The '/h' is the
+    caller's."""
+    return usd(value, MAX_DECIMALS if price is None else stored_places(price))
 
 
 def given(value: float | None, places: int | None = None) -> str:

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from costsched import clouds
-from costsched.amounts import age, per_hour
+from costsched.amounts import age, stored_price
 from costsched.catalog_version import CATALOG_VERSION
 from costsched.kept import kept
 from costsched.model import CLOUDS, MARKETS, InvalidInput
@@ -320,8 +320,8 @@ def _read_changes() -> dict[tuple[str, str, str], list[tuple[datetime, str]]]:
             if before is not None and day > before[0] and abs(price / before[1] - 1) > PRICE_CHANGE:
                 out.setdefault((r["cloud"], r["instance_type"], market), []).append(
                     (day, f"{r['instance_type']} {market.replace('_', '-')} in "
-                          f"{place[3] or place[2]} went from {per_hour(before[1])}/h "
-                          f"({before[0]:%Y-%m-%d}) to {per_hour(price)}/h ({day:%Y-%m-%d})"))
+                          f"{place[3] or place[2]} went from {stored_price(before[1])}/h "
+                          f"({before[0]:%Y-%m-%d}) to {stored_price(price)}/h ({day:%Y-%m-%d})"))
             last[place] = (day, price)
     return out
 

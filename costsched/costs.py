@@ -31,7 +31,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from costsched import catalog, checkpoint_sizes
-from costsched.amounts import per_hour
+from costsched.amounts import stored_price
 from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import Place, egress_usd_per_gb
@@ -225,7 +225,7 @@ def repriced(usd_per_hour: float | None, charged_usd_per_hour: float | None,
         return False
     n = _count(nodes)
     placed = math.nan if usd_per_hour is None else float(usd_per_hour) * n
-    return per_hour(float(charged_usd_per_hour) * n) != per_hour(placed)
+    return stored_price(float(charged_usd_per_hour) * n) != stored_price(placed)
 
 
 def rate_words(usd_per_hour: float | None, charged_usd_per_hour: float | None,
@@ -240,9 +240,9 @@ def rate_words(usd_per_hour: float | None, charged_usd_per_hour: float | None,
     placed = math.nan if usd_per_hour is None else float(usd_per_hour) * n
     gang = f" for {n} nodes" if n > 1 else ""
     if not repriced(usd_per_hour, charged_usd_per_hour, n):
-        return f"{per_hour(placed)}{unit}{gang}"
+        return f"{stored_price(placed)}{unit}{gang}"
     average = float(charged_usd_per_hour) * n  # type: ignore[arg-type]
-    return (f"{per_hour(average)}{unit}{gang} on average ({per_hour(placed)}{unit} "
+    return (f"{stored_price(average)}{unit}{gang} on average ({stored_price(placed)}{unit} "
             "when placed)")
 
 

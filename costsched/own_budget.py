@@ -14,7 +14,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched import checkpoint_sizes
-from costsched.amounts import MAX_DECIMALS, NOISE, apart, decimals, decimals_kept, given, usd
+from costsched.amounts import (
+    MAX_DECIMALS,
+    NOISE,
+    apart,
+    decimals,
+    decimals_kept,
+    given,
+    stored_price,
+    usd,
+)
 from costsched.costs import charge, egress_rows, job_costs
 from costsched.model import InvalidInput
 from costsched.store import PriceStore
@@ -208,7 +217,7 @@ def ahead_said(seconds: float, usd_per_hour: float, interval_seconds: float | No
     `interval_seconds` (a slow pass, which makes the next check as late): '60 s, as long
     as since the last check (the watch interval is 30 s), at $0.3644/h'; `rest`: the span
     is the job's rest (`ahead_seconds`): '2 s, to its end at its pace, at $0.0796/h'."""
-    price = f"{usd(usd_per_hour, max(4, decimals_kept([usd_per_hour])))}/h"
+    price = f"{stored_price(usd_per_hour)}/h"
     if interval_seconds is not None and seconds > interval_seconds + 0.5:
         return (f"{seconds:.0f} s, as long as since the last check (the watch interval is "
                 f"{interval_seconds:g} s), at {price}")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from costsched.amounts import decimals, per_hour, usd, usd_all
+from costsched.amounts import decimals, stored_price, usd, usd_all
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -107,8 +107,8 @@ def import_(
     if len(recorded):
         rows = [[Text(str(r["placement_id"])), Text(f"{r['cloud']} {r['region']} "
                                                      f"{r['instance_type']} {word(r['market'])}"),
-                 Text(per_hour(r["estimated_usd_per_hour"])),
-                 Text(per_hour(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
+                 Text(stored_price(r["estimated_usd_per_hour"])),
+                 Text(stored_price(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
         console.print(table("Billed compute rates recorded as prices (source bill)",
                             ["placement", "offering", "estimated $/h", "billed $/h"], rows))
 

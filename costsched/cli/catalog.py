@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 
 from costsched import catalog as catalog_data
-from costsched.amounts import per_hour
+from costsched.amounts import derived_per_hour, stored_price
 from costsched.cli.common import (
     JsonOption,
     WideOption,
@@ -110,8 +110,8 @@ def catalog_cmd(
         return
     rows = [
         [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),
-         f"{r.memory_gb:g}", per_hour(r.min_usd_per_hour),
-         per_hour(r.min_usd_per_hour / r.gpu_count),
+         f"{r.memory_gb:g}", stored_price(r.min_usd_per_hour),
+         derived_per_hour(r.min_usd_per_hour / r.gpu_count, r.min_usd_per_hour),
          ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of),
          "-" if pd.isna(r.retired) else f"{r.retired:%Y-%m-%d}"]
         for r in frame.itertuples()

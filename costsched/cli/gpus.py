@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from costsched import bundled_prices
-from costsched.amounts import per_hour
+from costsched.amounts import derived_per_hour, stored_price
 from costsched.bundled_prices import age_text
 from costsched.cli.common import (
     IN_MEMORY,
@@ -249,6 +249,9 @@ def _table(title: str) -> Table:
                  header_style="bold")
 
 
+GAP = " "  # a cell's own space before it, beside the one between columns
+
+
 def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]],
                   asked: str = "now") -> Table:
     """One row per GPU model and count (a frame or its records, missing values None): each
@@ -256,22 +259,25 @@ def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]],
     fits 80 columns (places fold, figures never cut). `asked`: the time of the prices
     ('now', 'as of 2026-01-01 00:00 UTC')."""
     out = _table(f"Cheapest price per GPU model and count, {asked}")
-    out.padding = (0, 1, 0, 0)  # two spaces between columns: 80 hold both markets' cells
+    # Two spaces before an age and a place, one where a left-aligned cell meets a price
+    # aligned right (a gap of its own): 80 columns hold both markets' cells, each price
+    # at its own decimals ('$26.374103').
+    out.padding = (0, 0, 0, 0)
     out.add_column("GPUs", no_wrap=True)
     for market in ("on-demand", "spot"):
         out.add_column(market, justify="right", no_wrap=True)
-        out.add_column("age", justify="right", no_wrap=True)
-        out.add_column("where", overflow="fold")
+        out.add_column(f"{GAP}age", justify="right", no_wrap=True)
+        out.add_column(f"{GAP}where", overflow="fold")
     for row in _records(rows):
         cells = [f"{row['gpu_model']}:{row['gpu_count']}"]
         for market in ("on_demand", "spot"):
             where = row.get(f"{market}_where")
             age = row.get(f"{market}_age_days")
             over = OVER_QUOTA_MARK if row.get(f"{market}_quota") else ""
-            cells += [per_hour(row.get(f"{market}_usd_per_hour")),
-                      _age(age if age is not None else float("nan"),
-                           bool(row.get(f"{market}_superseded"))),
-                      _place(where) + over if isinstance(where, str) else "-"]
+            cells += [stored_price(row.get(f"{market}_usd_per_hour")),
+                      GAP + _age(age if age is not None else float("nan"),
+                                 bool(row.get(f"{market}_superseded"))),
+                      GAP + (_place(where) + over if isinstance(where, str) else "-")]
         out.add_row(*(Text(c) for c in cells))
     return out
 
@@ -298,8 +304,10 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int,
                        overflow="fold")
     for r in shown:
         out.add_row(*(Text(c) for c in (
-            str(r["gpu_count"]), r["market"].replace("_", "-"), per_hour(r["usd_per_hour"]),
-            per_hour(r["usd_per_gpu_hour"]), _age(r["age_days"], bool(r["superseded"])),
+            str(r["gpu_count"]), r["market"].replace("_", "-"),
+            stored_price(r["usd_per_hour"]),
+            derived_per_hour(r["usd_per_gpu_hour"], r["usd_per_hour"]),
+            _age(r["age_days"], bool(r["superseded"])),
             f"{r['cloud']} {r['zone'] or r['region']}"
             + (f" {OVER_QUOTA_MARK}" if r.get("quota") else ""),
             r["instance_type"])))  # as `plan` names it, and `migrate --to` takes it

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from costsched.amounts import given, per_hour
+from costsched.amounts import given, stored_price
 from costsched.cli import plan_figures as figures
 from costsched.cli.common import (
     JsonOption,
@@ -328,7 +328,7 @@ def _print_groups(result: PlanResult) -> None:
         rows.append([names, str(len(members)), first.job.job.model,
                      figures.group_work(first.job.job.steps, work),
                      "-" if best is None else best["offering"],
-                     "-" if best is None else per_hour(best["usd_per_hour"])])
+                     "-" if best is None else stored_price(best["usd_per_hour"])])
         bests.append((best, work))
     rows = [[*r, *c] for r, c in zip(rows, figures.group_cells(bests), strict=True)]
     console.print(table(f"{counted(len(result.jobs), 'job')} in "

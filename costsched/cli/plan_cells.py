@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from costsched.amounts import MAX_DECIMALS, decimals, per_hour, usd
+from costsched.amounts import MAX_DECIMALS, decimals, stored_price, usd
 from costsched.cli import plan_figures as figures
 from costsched.lazy import pandas as pd
 from costsched.work import Work
@@ -36,11 +36,10 @@ def ranking_cells(shown: pd.DataFrame, work: Work | None, estimated: pd.Series |
     costs = [*shown["expected_cost"], *(c for _, c in extra)]
     spans = [*shown["expected_hours"], *(h for h, _ in extra)]
     total_at = figures.total_places(shown, costs)  # one precision down each column
-    price_at, hours_at = figures.product_places(shown, total_at, decimals(spans))
+    hours_at = figures.product_places(shown, total_at, decimals(spans))
     cells = figures.work_cells(shown, work, (total_at, hours_at), estimated, beside)
     cells[:len(shown)] = figures.budget_marked(cells[:len(shown)], shown)
-    assumed = work is not None and work.assumed
-    prices = figures.price_cells(shown, None if assumed else price_at)
+    prices = figures.price_cells(shown)
     line = "" if baseline is None else baseline_line(baseline, work, cells, steps_estimated)
     return RankingCells(cells, prices, line)
 
@@ -61,7 +60,7 @@ def baseline_line(b: Any, work: Work | None, cells: list[list[str]],
            *(["the estimated steps"] if steps_estimated else [])]
     if work is not None and work.assumed and work.hours:
         places = baseline_places([row[0] for row in cells])
-        said = (f"at {per_hour(b.usd_per_hour)}/h: {usd(b.cost / work.hours, places)}{mark} "
+        said = (f"at {stored_price(b.usd_per_hour)}/h: {usd(b.cost / work.hours, places)}{mark} "
                 f"per {work.unit()}")
     else:
         places = baseline_places([row[-1] for row in cells])

@@ -20,12 +20,14 @@ from costsched.amounts import (
     PRICE_MOST,
     decimals,
     decimals_kept,
+    derived_per_hour,
     finest,
     given,
     hours_all,
     hours_times,
-    per_hour,
     ratio,
+    stored_places,
+    stored_price,
     total_as_written,
     usd,
     usd_all,
@@ -85,7 +87,7 @@ def times_line(span: float, usd_per_hour: float, cost: float,
                                 else map(written_places, written))
     hours, rate, money = hours_times(span, usd_per_hour, cost, usd_places)
     if hours_places is not None and usd(written_at(span, hours_places) * written_at(
-            usd_per_hour, MAX_DECIMALS), usd_places) == money:  # the column's, adding up
+            usd_per_hour, stored_places(usd_per_hour)), usd_places) == money:  # the column's
         hours = hours_of(span, hours_places)
     return f"{hours}{mark} h x {rate}/h = {money}{mark}"
 
@@ -179,7 +181,7 @@ def work_cells(shown: pd.DataFrame, work: Work | None, places: tuple[int, int],
     returned as a last row ([hours, cost])."""
     flags = shown["throughput_estimated"] if estimated is None else estimated
     marks = [ESTIMATED_MARK if e else "" for e in flags]
-    if work is not None and work.assumed:  # a rate, as $/h is: per_hour's decimals at least
+    if work is not None and work.assumed:  # a rate: MAX_DECIMALS at least (`derived_per_hour`)
         per_work = list(shown["expected_cost"] / (work.hours or 1.0))
         rate_places = apart_places(per_work, MAX_DECIMALS, FINEST)
         return [[usd(c, rate_places) + m] for c, m in zip(per_work, marks, strict=True)]
@@ -192,24 +194,24 @@ def work_cells(shown: pd.DataFrame, work: Work | None, places: tuple[int, int],
                                               strict=True)]
 
 
-def product_places(shown: pd.DataFrame, places: int, least: int) -> tuple[int, int]:
-    """(the $/h column's decimals, the hours column's) at which each row's $/h times its
-    hours, as written, reads as its total at `places` does: the prices at theirs
-    (`apart_places`) and the hours at `least` where those do, else the fewest more (hours
-    first, up to HOURS_MOST, then the prices', up to PRICE_MOST); those where none do. A
-    row whose total is not its price times its hours (a gang's: N instances) is not one to
-    multiply."""
+def product_places(shown: pd.DataFrame, places: int, least: int) -> int:
+    """The hours column's decimals at which each row's $/h as written (`stored_price`: a
+    stored price at its own decimals) times its hours, as written, reads as its total at
+    `places` does: `least` where those do, else the fewest more (up to HOURS_MOST); a
+    figure per hour of more digits (a total over its hours, `product_cells`) at the fewest
+    decimals from MAX_DECIMALS (up to PRICE_MOST) at which one hours' decimals do; `least`
+    where none do. A row whose total is not its price times its hours (a gang's: N
+    instances) is not one to multiply."""
     prices = [float(v) for v in shown["usd_per_hour"]]
-    first = apart_places(prices, MAX_DECIMALS, FINEST)
     rows = [(p, float(h), usd(c, places)) for p, h, c in zip(
         prices, shown["expected_hours"], shown["expected_cost"], strict=True)
         if abs(float(c) - p * float(h)) <= 1e-9 * max(1.0, abs(float(c)))]
-    for price_digits in range(first, max(first, PRICE_MOST) + 1):
+    for price_digits in range(MAX_DECIMALS, PRICE_MOST + 1):
         for digits in range(least, HOURS_MOST + 1):
-            if all(usd(written_at(p, price_digits) * written_at(h, digits), places) == total
-                   for p, h, total in rows):
-                return price_digits, digits
-    return first, least
+            if all(usd(written_at(p, max(price_digits, stored_places(p)))
+                       * written_at(h, digits), places) == total for p, h, total in rows):
+                return digits
+    return least
 
 
 def product_cells(spans: pd.Series, costs: pd.Series) -> list[tuple[str, str]]:
@@ -220,7 +222,7 @@ def product_cells(spans: pd.Series, costs: pd.Series) -> list[tuple[str, str]]:
     frame["usd_per_hour"] = frame["expected_cost"] / frame["expected_hours"].where(
         frame["expected_hours"] > 0)
     places = total_places(frame, list(costs))
-    _, digits = product_places(frame.dropna(), places, decimals(list(spans)))
+    digits = product_places(frame.dropna(), places, decimals(list(spans)))
     return [(hours_of(h, digits), usd(c, places)) for h, c in zip(spans, costs, strict=True)]
 
 
@@ -276,14 +278,10 @@ def totals(costs: list[float]) -> list[str]:
     return [usd(c, places) for c in costs]
 
 
-def price_cells(shown: pd.DataFrame, digits: int | None = None) -> list[str]:
-    """The $/h column: per_hour's decimals, more where two prices would read alike, or
-    (`digits`: a table of hours and totals, `product_places`' decimals of the prices) those
-    at which a row's price times its hours reads as its total."""
-    prices = [float(v) for v in shown["usd_per_hour"]]
-    if digits is None:
-        digits = apart_places(prices, MAX_DECIMALS, FINEST)
-    return [usd(v, digits) for v in prices]
+def price_cells(shown: pd.DataFrame) -> list[str]:
+    """The $/h column: each stored price at its own decimals (`stored_price`), as every
+    command writes it; the column aligns them right."""
+    return [stored_price(float(v)) for v in shown["usd_per_hour"]]
 
 
 PRICE_OF = "price of"  # the column of the dates of stale prices, where a row has one
@@ -390,7 +388,7 @@ def group_cells(bests: list[tuple[pd.Series | None, Work | None]]) -> list[list[
         if best is None:
             out.append(["-", "-"])
         elif assumed(work):
-            out.append(["-", per_hour(best["expected_cost"] / (work.hours or 1.0))  # type: ignore[union-attr]
+            out.append(["-", derived_per_hour(best["expected_cost"] / (work.hours or 1.0))  # type: ignore[union-attr]
                         + "/work-h"])
         else:
             out.append([next(spans), next(totals)])

@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from costsched.amounts import per_hour
+from costsched.amounts import derived_per_hour, stored_price
 from costsched.bundled_prices import age_text
 from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
@@ -198,7 +198,8 @@ def show(
         return
     rows = [
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
-         f"{r.gpu_count}x{r.gpu_model}", per_hour(r.usd_per_hour), per_hour(r.usd_per_gpu_hour),
+         f"{r.gpu_count}x{r.gpu_model}", stored_price(r.usd_per_hour),
+         derived_per_hour(r.usd_per_gpu_hour, r.usd_per_hour),
          "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
          age_text(r.age_days) + (SUPERSEDED_MARK if r.superseded else ""),
          r.effective_at.strftime("%Y-%m-%d")]
@@ -263,7 +264,7 @@ def history(
                            f"{instance!r}"
                            + (f" in {', '.join(split_csv(region))}" if region else "") + hint)
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             word(r.market), per_hour(r.usd_per_hour),
+             word(r.market), stored_price(r.usd_per_hour),
              "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
              r.source] for r in frame.itertuples()]
     console.print(table(f"Price history of {instance} ({counted(len(frame), 'change')})",

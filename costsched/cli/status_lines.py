@@ -19,8 +19,8 @@ from costsched.amounts import (
     decimals,
     given,
     placement_times,
-    rate,
     store_scale,
+    stored_price,
     total_as_written,
     usd,
 )
@@ -418,7 +418,7 @@ def _placement_line(p: Any, places: int, spans: int, restart: bool = False,
     found = placement_times(p.hours, price, p.usd, places, spans, live)  # as the report's
     if found is None:  # no false product: what it was billed, and the average price
         return (f"{head}{nodes}: billed {charged_hours(p.hours, spans)} h{so_far}, {money}"
-                f" ({rate(price)}/h{nodes} on average)")
+                f" ({stored_price(price)}/h{nodes} on average)")
     span, price_, _ = found
     return f"{head}: billed {span} h{so_far} x {price_}/h{nodes} = {money}"
 

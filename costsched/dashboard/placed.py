@@ -13,8 +13,8 @@ from costsched.amounts import (
     block_hours,
     charged_hours,
     charging,
-    per_hour,
     placement_times,
+    stored_price,
 )
 from costsched.report.html import format_cell
 
@@ -91,8 +91,9 @@ def _row(p: dict, places: dict[str, int], least: int, unit: str, words: str) -> 
         return Placed(charged_hours(charging(hours, live) if "<" in money else hours, least),
                       words, money)
     span, rate, _ = found
-    # The price charged as it multiplies ('$0.07962'), where the words write it at four
-    # decimals ('$0.0796'); the rest of the words (its nodes, the price when placed) kept.
-    head = per_hour(price) + unit
+    # The price charged as it multiplies (an average of more digits than a stored price's
+    # at PRICE_MOST, where the words write it at MAX_DECIMALS); the rest of the words (its
+    # nodes, the price when placed) kept.
+    head = stored_price(price) + unit
     return Placed(span, rate + unit + words[len(head):] if words.startswith(head) else words,
                   money)

@@ -15,12 +15,11 @@ from costsched.amounts import (
     charged_usd,
     charging,
     decimals,
+    derived_per_hour,
     given,
     hours,
-    per_hour,
-    price_places,
+    stored_price,
     total_as_written,
-    usd,
     usd_all,
 )
 from costsched.amounts import age as age_of
@@ -221,13 +220,8 @@ def price_moves(changes: list[dict]) -> dict[str, dict]:
     price, by when: a migration (a move for price) with what it saves, a recovery or a
     start onto another price as that; one at the same price (a recovery in place) is no
     price change and is left out, never '$0.0796/h -> $0.0796/h (saves $0.00/h)'."""
-    return {when(c["at"]): c for c in changes if price(c["from"]) != price(c["to"])}
-
-
-def price(value: float | None) -> str:
-    """A price per hour at its own decimals (`amounts.price_places`), as a placement's row
-    writes the price its hours multiply: '$0.07962', '$1.0000'."""
-    return usd(value, price_places(value)) if value is not None else "-"
+    return {when(c["at"]): c for c in changes
+            if stored_price(c["from"]) != stored_price(c["to"])}
 
 
 def whole(text: Any) -> Markup:
@@ -283,12 +277,11 @@ FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_
            "progress": job_progress, "places": places, "due_places": due_places,
            "job_places": job_places, "leg_costs": leg_costs, "shown": shown,
            "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
-           "per_hour": per_hour, "hours": hours, "sps": sps,
+           "price": stored_price, "per_gpu_hour": derived_per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 FILTERS["in_setup"] = in_setup  # `job | in_setup`: its setup's words ('' past setup)
 FILTERS["estimated"] = estimated
 FILTERS["whole"] = whole  # a name or a state, never broken at a hyphen
-FILTERS["price"] = price
 FILTERS["open_rate"] = placed.open_rate
 FILTERS["placed"] = placed.rows  # `job | placed(places)`: (hours, rate, usd) as `status`'s
 FILTERS["forecast"] = forecast  # `job | forecast(value, places)`: never below its spend

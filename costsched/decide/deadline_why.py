@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from costsched.amounts import age, per_hour
+from costsched.amounts import age, stored_price
 from costsched.lazy import numpy as np
 from costsched.policies import OfferingKey
 from costsched.policies.deadline.base import (
@@ -43,7 +43,7 @@ def on_demand_why(policy: DeadlinePolicy, state: DeadlineState, market: MarketNo
         return ""
     cheapest = int(np.argmin(np.where(offered, prices, np.inf)))
     named = (f"{_label(spot_key(found.offerings, cheapest))} at "
-             f"{per_hour(float(prices[cheapest]))}/h")
+             f"{stored_price(float(prices[cheapest]))}/h")
     gone = found.gone_at(cheapest)
     first = (f"the cheapest spot, {named}, has none now: {gone}" if gone else
              f"the cheapest spot is {named}")

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from costsched.amounts import hours as hours_text
-from costsched.amounts import hours_times, per_hour, usd
+from costsched.amounts import hours_times, stored_price, usd
 from costsched.model import BookedOffering
 from costsched.optimize.decision import expected_hours
 from costsched.vocabulary import counted
@@ -259,7 +259,7 @@ def _spot_parts(kind_start: float, work: float, window: float | None, market: Ho
         usd = found.on_demand_hours * market.on_demand_usd_per_hour
         why = (f"{what}: on-demand if spot is lost too often to finish in time "
                f"({found.fallback_probability:.0%} likely), {hours_text(found.on_demand_hours)} h "
-               f"expected at {per_hour(market.on_demand_usd_per_hour)}/h"
+               f"expected at {stored_price(market.on_demand_usd_per_hour)}/h"
                if market.spot_label is not None else
                f"{what}: {hours_text(work)} h of work and a restart on-demand")
         parts.append(Part("on_demand", market.on_demand_label, kind_start, end,
@@ -276,7 +276,7 @@ def on_demand_plan(job: JobShape, market: HourlyMarket) -> CapacityPlan:
     usd = hours * market.on_demand_usd_per_hour
     part = Part("on_demand", market.on_demand_label, 0.0, hours, job.work_hours, usd,
                 f"{hours_text(job.work_hours)} h of work and a restart at "
-                f"{per_hour(market.on_demand_usd_per_hour)}/h")
+                f"{stored_price(market.on_demand_usd_per_hour)}/h")
     late = job.deadline_hours is not None and hours > job.deadline_hours + 1e-9
     return CapacityPlan("on-demand only", (part,), usd, not late,
                         f"needs {hours_text(hours)} h, the deadline is "
@@ -406,7 +406,7 @@ def _booked_why(b: BookedOffering, inside: float, hours_used: float, cost: float
         what = f"held already ({b.offering_id}), free to use until {b.end:%Y-%m-%d %H:%M} UTC"
     else:
         what = (f"asked for now, expected in {b.wait_hours:g} h, at "
-                f"{per_hour(b.usd_per_hour)}/h an instance: {hours_text(hours_used)} h, "
+                f"{stored_price(b.usd_per_hour)}/h an instance: {hours_text(hours_used)} h, "
                 f"{_usd(cost)}")
     off = ("" if leave_at is None else
            f", moved off by {now + timedelta(hours=leave_at):%Y-%m-%d %H:%M} UTC")

@@ -14,9 +14,10 @@ from costsched import catalog
 from costsched.amounts import (
     MAX_DECIMALS,
     decimals_kept,
+    derived_per_hour,
     difference_as_written,
     given,
-    per_hour,
+    stored_price,
     usd,
 )
 from costsched.cpu_work import CpuWork
@@ -195,8 +196,8 @@ def superseded_offerings(plan: JobPlan) -> list[str]:
     if not left_out.any():
         return []
     gone = ranked.loc[left_out, ["offering", "usd_per_hour", "nodes", "effective_at"]]
-    return [f"{r.offering} ({per_hour(r.usd_per_hour / r.nodes)}/h of {r.effective_at:%Y-%m-%d})"
-            for r in gone.itertuples()]
+    return [f"{r.offering} ({stored_price(r.usd_per_hour / r.nodes)}/h of "
+            f"{r.effective_at:%Y-%m-%d})" for r in gone.itertuples()]
 
 
 def order_cost(plan: JobPlan, mark: Callable[[pd.Series], str] | None = None) -> str:
@@ -219,7 +220,7 @@ def order_cost(plan: JobPlan, mark: Callable[[pd.Series], str] | None = None) ->
         # The difference of the rates as written, so that the line visibly subtracts.
         shown = [round(float(v), MAX_DECIMALS) for v in (first["expected_cost"],
                                                          cheapest["expected_cost"])]
-        cost, more, least = (per_hour(v) for v in (shown[0], shown[0] - shown[1], shown[1]))
+        cost, more, least = (derived_per_hour(v) for v in (shown[0], shown[0] - shown[1], shown[1]))
         cost = f"{cost}{ours} per {work.unit()}"
     else:
         # At a plan total's precision, the difference as the two read: it subtracts.

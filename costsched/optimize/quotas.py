@@ -14,7 +14,7 @@ import math
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from costsched.amounts import per_hour, usd
+from costsched.amounts import stored_price, usd
 from costsched.clouds.quotas import Need, needs, where
 from costsched.frames import OFFERING_KEY
 from costsched.lazy import numpy as np
@@ -107,8 +107,8 @@ class QuotaCost:
         """'quota cost: $12.40 more (+$0.9180/h) on aws us-west-2a p3.2xlarge spot than on
         aws us-east-1a p3.2xlarge spot, which the quota does not hold (quota 0 of 8 vCPUs:
         request L-7212CCBC in us-east-1)'."""
-        more = (f"{usd(self.usd)} more (+{per_hour(self.usd_per_hour)}/h)"
-                if _known(self.usd) else f"+{per_hour(self.usd_per_hour)}/h")
+        more = (f"{usd(self.usd)} more (+{stored_price(self.usd_per_hour)}/h)"
+                if _known(self.usd) else f"+{stored_price(self.usd_per_hour)}/h")
         return (f"quota cost: {more} on {self.chosen} than on {self.blocked}, which the "
                 f"quota does not hold ({self.why})")
 

@@ -34,7 +34,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from costsched import catalog, clouds
-from costsched.amounts import per_hour
+from costsched.amounts import stored_price
 from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
@@ -106,9 +106,9 @@ def unmatched(job: Workload, market: pd.DataFrame, at: datetime,
     limit = c.max_price_per_hour
     if limit is not None and (left["usd_per_hour"] > limit).all():
         cheapest = left.loc[left["usd_per_hour"].idxmin()]
-        return Missing(f"no offering that its filters allow costs at most {per_hour(limit)}/h as "
-                       f"of {when}; the cheapest, {_label(cheapest)}, costs "
-                       f"{per_hour(cheapest['usd_per_hour'])}/h",
+        return Missing(f"no offering that its filters allow costs at most "
+                       f"{stored_price(limit)}/h as of {when}; the cheapest, "
+                       f"{_label(cheapest)}, costs {stored_price(cheapest['usd_per_hour'])}/h",
                        fix=_raise(job, "constraints.max_price"))
     return None
 

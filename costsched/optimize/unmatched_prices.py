@@ -15,7 +15,7 @@ from datetime import datetime
 
 from costsched import catalog
 from costsched import clouds as known_clouds
-from costsched.amounts import per_hour
+from costsched.amounts import stored_price
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
@@ -176,7 +176,7 @@ def _cheapest_each(rows: pd.DataFrame, by_name: bool) -> list[str]:
     """Each GPU model and count of `rows` at its cheapest offering: 'A100-80GB:1 from
     $0.7681/h (gcp us-south1 a2-ultragpu-1g)'; by model and count (`by_name`), else
     cheapest first."""
-    return [f"{g}:{int(n)} from {per_hour(group['usd_per_hour'].iloc[0])}/h "
+    return [f"{g}:{int(n)} from {stored_price(group['usd_per_hour'].iloc[0])}/h "
             f"({group['cloud'].iloc[0]} {group['zone'].iloc[0] or group['region'].iloc[0]}"
             f" {group['instance_type'].iloc[0]})"
             for (g, n), group in rows.sort_values("usd_per_hour", kind="stable").groupby(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from costsched.amounts import per_hour
+from costsched.amounts import stored_price
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.rank import zone_allowed
@@ -130,7 +130,7 @@ def values_listed(values: Sequence[str]) -> str:
 
 def offerings_said(rows: pd.DataFrame) -> str:
     """The first few offerings of `rows` priced: 'gcp us-central1 a2-highgpu-1g $3.67/h, ...'."""
-    shown = [f"{r.cloud} {r.zone or r.region} {r.instance_type} {per_hour(r.usd_per_hour)}/h"
+    shown = [f"{r.cloud} {r.zone or r.region} {r.instance_type} {stored_price(r.usd_per_hour)}/h"
              for r in rows.head(SHOWN).itertuples()]
     return ", ".join(shown) + (f" ({len(rows)} in all)" if len(rows) > SHOWN else "")
 

@@ -26,8 +26,8 @@ from costsched.amounts import (
     given,
     hours,
     parts_as_written,
-    per_hour,
     ratio,
+    stored_price,
     sum_as_written,
     total_as_written,
     usd,
@@ -495,7 +495,7 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
     if column == "usd_per_gb":  # a price, zero too, at no fewer decimals than its row's $
         return charged_usd(float(value), max(MAX_DECIMALS, places.get("usd") or 0))  # type: ignore[arg-type]
     if column.endswith("usd_per_hour"):
-        return per_hour(float(value))  # type: ignore[arg-type]  # a price, as quoted
+        return stored_price(float(value))  # type: ignore[arg-type]  # a price, as quoted
     if column == "budget_usd":
         # as the user set it, at its row's precision (one row, one precision)
         return given(float(value), places.get("usd"))  # type: ignore[arg-type]

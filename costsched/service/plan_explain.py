@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from costsched.amounts import MAX_DECIMALS, per_hour
+from costsched.amounts import MAX_DECIMALS, stored_price
 from costsched.optimize.decision import MovePrice
 from costsched.optimize.job import Workload
 from costsched.price_ages import newer
@@ -82,7 +82,7 @@ def gang_line(row: Mapping[str, Any]) -> str:
         return ""
     price, rate = float(row["usd_per_hour"]), float(row["preemptions_per_hour"])
     return (f"{nodes} nodes: the gang's $/h is {nodes} x one instance's ({nodes} x "
-            f"{per_hour(price / nodes)}/h = {per_hour(price)}/h), and its preemption rate "
+            f"{stored_price(price / nodes)}/h = {stored_price(price)}/h), and its preemption rate "
             f"{nodes} x one instance's ({nodes} x {rate / nodes:.4g}/h = {rate:.4g}/h: the "
             "first of its instances preempted stops it)")
 

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import Connection, Engine, and_, case, func, insert, select, update
 
-from costsched.amounts import rate
+from costsched.amounts import stored_price
 from costsched.lazy import pandas as pd
 from costsched.model import (
     BOOKED_MARKETS,
@@ -225,8 +225,8 @@ def runs_detail(placement_id: object, ts: int) -> str:
 def placed_detail(placement_id: object, reason: str, offering_key: tuple, price: float,
                   closed: object | None) -> str:
     """The log's line for a placement opened (`closed`: the one it ended, if any), its
-    offering and price written as a charge's line writes it (`amounts.rate`: 'aws us-east-1a
-    p3.2xlarge on-demand at $3.0600/h', '... at $30.13118/h')."""
+    offering and price written as every line writes a stored price (`amounts.stored_price`:
+    'aws us-east-1a p3.2xlarge on-demand at $3.0600/h', '... at $30.13118/h')."""
     ended = f" (ended placement {closed})" if closed is not None else ""
     return (f"placement {placement_id}: {reason} on {offering_label(*offering_key[:5])} at "
-            f"{rate(price)}/h{ended}")
+            f"{stored_price(price)}/h{ended}")

@@ -19,8 +19,8 @@ from costsched.amounts import (
     hours_all,
     hours_times,
     parts_as_written,
-    per_hour,
     ratio,
+    stored_price,
     usd,
     usd_all,
 )
@@ -45,7 +45,7 @@ def test_one_amount() -> None:
     assert [usd(v) for v in (1234.5, 0.0049, 0.00051, -0.2, 0.0, 1e-9, None,
                              float("nan"))] == [
         "$1,234.50", "$0.0049", "$0.0005", "-$0.20", "$0.00", "$0.00", "-", "-"]
-    assert per_hour(0.918) == "$0.9180" and per_hour(3.06) == "$3.0600"
+    assert stored_price(0.918) == "$0.9180" and stored_price(3.06) == "$3.0600"
     assert [hours(v) for v in (0.03, 1.044, 1234.5, 0.0049)] == [
         "0.03", "1.04", "1,234.50", "0.0049"]
 

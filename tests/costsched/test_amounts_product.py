@@ -82,7 +82,7 @@ def test_a_second_charged_on_a_months_old_price_reads_at_the_price_s_decimals() 
 
 def test_a_price_reads_the_same_in_a_product_and_on_average() -> None:
     # '$30.13118/h' in one line, '($30.1312/h on average)' in the next for the same price.
-    from costsched.amounts import rate
+    from costsched.amounts import stored_price as rate
 
     assert rate(30.13118) == "$30.13118" and rate(0.07962) == "$0.07962"
     assert rate(0.918) == "$0.9180" and rate(1.005999999992937) == "$1.0060"

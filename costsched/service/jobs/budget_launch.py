@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from costsched import own_budget
-from costsched.amounts import decimals, usd
+from costsched.amounts import stored_price
 from costsched.config import BudgetsConfig
 from costsched.jobspec import JobSpec, ResolvedJob
 from costsched.lazy import pandas as pd
@@ -181,9 +181,8 @@ def rests_on(resolved: ResolvedJob, row: pd.Series) -> tuple[str, str]:
 def pick_note(job: str, placed: str, placed_usd: float, planned_: str, planned_usd: float,
               reason: str) -> str:
     """'job NAME: placed on X at $a/h, not on Y at $b/h (the plan's first choice): why'."""
-    places = max(4, decimals([placed_usd, planned_usd]))
-    return (f"job {job}: placed on {placed} at {usd(placed_usd, places)}/h, not on "
-            f"{planned_} at {usd(planned_usd, places)}/h (the plan's first choice): {reason}")
+    return (f"job {job}: placed on {placed} at {stored_price(placed_usd)}/h, not on "
+            f"{planned_} at {stored_price(planned_usd)}/h (the plan's first choice): {reason}")
 
 
 def _key(row: pd.Series) -> tuple[str, ...]:

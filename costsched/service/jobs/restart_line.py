@@ -4,7 +4,7 @@ a launcher that boots none, that it is left out (`ResolvedJob.overheads`)."""
 
 from __future__ import annotations
 
-from costsched.amounts import rate
+from costsched.amounts import stored_price
 from costsched.jobspec import ResolvedJob
 from costsched.optimize.decision import MovePrice
 from costsched.optimize.overheads import Overheads
@@ -26,5 +26,5 @@ def restart_line(job: ResolvedJob, configured: Overheads | None, move: MovePrice
     if hours <= 0:
         return f"restart assumed: none, {words}"
     each = "" if job.nodes <= 1 else f" for its {job.nodes} instances"
-    return (f"restart assumed: {hours:.4g} h at {rate(float(move.restart_usd) / hours)}/h"
+    return (f"restart assumed: {hours:.4g} h at {stored_price(float(move.restart_usd) / hours)}/h"
             f"{each}, {words}")

@@ -77,7 +77,7 @@ class Stray:
             return "its price is not stored"
         started = self.instance.started_at
         if started is None:
-            return (f"billed at {amounts.per_hour(price)}/h (stored price) since it started, "
+            return (f"billed at {amounts.stored_price(price)}/h (stored price) since it started, "
                     "the cloud does not say when")
         hours = max((at - started).total_seconds(), 0.0) / 3600.0
         span, rate, cost = amounts.hours_times(hours, price)  # the product reads as it is

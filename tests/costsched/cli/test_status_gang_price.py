@@ -141,8 +141,11 @@ def test_one_rule_says_whether_a_placement_was_repriced() -> None:
     price when placed against each node's charged on average, as written for its nodes."""
     assert not repriced(0.15, 0.15, 2) and not repriced(0.15, float("nan"), 2)
     assert not repriced(0.15, None) and repriced(0.15, 0.2)
-    assert repriced(0.150004, 0.15, 1) is False  # alike at 4 decimals, a node
-    assert repriced(0.15004, 0.15, 2) is True  # not for the two: $0.3001 against $0.3000
+    # As they read, each at its own decimals: a float's error off the price is that price,
+    # a price of six decimals is not the $0.1500 charged (never both '$0.1500').
+    assert repriced(0.15, 0.15 * (1 + 1e-12), 1) is False
+    assert repriced(0.150004, 0.15, 1) is True  # $0.150004 against $0.1500
+    assert repriced(0.15004, 0.15, 2) is True  # for the two: $0.30008 against $0.3000
     assert rate_words(0.92, 0.92) == "$0.9200"
     assert rate_words(0.92, 2.75, 1, "/h") == "$2.7500/h on average ($0.9200/h when placed)"
     assert rate_words(0.2, 0.3, 2) == "$0.6000 for 2 nodes on average ($0.4000 when placed)"

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from costsched import service
-from costsched.amounts import per_hour
+from costsched.amounts import derived_per_hour
 from costsched.optimize.planner import order_cost
 
 ORDERED = Path(__file__).resolve().parents[2] / "fixtures" / "skypilot" / "corpus" / \
@@ -26,7 +26,8 @@ def test_an_hour_of_assumed_work_reads_as_the_tables_rate(tmp_path: Path) -> Non
     first = plan.choices.iloc[0]
     cheapest = plan.choices.loc[plan.choices["expected_cost"].idxmin()]
     note = order_cost(plan)
-    rate, least = per_hour(first["expected_cost"]), per_hour(cheapest["expected_cost"])
+    rate, least = (derived_per_hour(first["expected_cost"]),
+                   derived_per_hour(cheapest["expected_cost"]))
     assert f"costs {rate} per hour of work on 1xT4, " in note  # the slower GPU of the task
     assert note.endswith(f", {least})")
     more = re.search(r", \$([0-9.]+) more than", note)
