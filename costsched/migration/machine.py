@@ -373,7 +373,9 @@ class Mover:
         target = self.launcher.status(move.target_instance)
         if target.state == "pending":
             return move
-        if target.state in ("running", "succeeded"):
+        # Its command ran: it runs, or it exited by itself (0 or not: a command that fails
+        # fails on every offering, and the watch closes it as failed or restarts it).
+        if target.state in ("running", "succeeded", "failed"):
             offering = offering_of(move.candidate)
             if offering.market in BILLED_FROM_RUNNING:  # charged from when it began running
                 started = min(max(target.started_at or now, move.updated_at), now)

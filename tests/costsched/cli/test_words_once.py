@@ -21,7 +21,7 @@ from launchers.codepack import pack_workdir
 
 def failed(detail: str, tail: list[str], code: int = 1) -> SimpleNamespace:
     return SimpleNamespace(failure=Failure(code, "", detail, tail), checkpoint_error="",
-                           trouble="", assumed_work=None,
+                           trouble="", assumed_work=None, no_step="",
                            record=SimpleNamespace(final=True, spec={}))
 
 
