@@ -5,18 +5,15 @@ store."""
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 from pathlib import Path
 
 import yaml
 
-from costsched.config import BudgetsConfig
 from costsched.service import jobs as service
-from costsched.service.jobs import caps
-from costsched.service.jobs.caps import raise_budget
 from costsched.store import PriceStore
-from tests.costsched.service.test_budget_over_cap import WATCH, _launched
+from tests.costsched.cli.test_budget_stop_spent_alike import stopped_at_cap
+from tests.costsched.service.test_budget_over_cap import _launched
 
 
 def _short_job(store: PriceStore, tmp_path: Path, launcher: object, seconds: float) -> None:
@@ -39,16 +36,9 @@ def test_the_stop_line_reads_the_spend_at_the_cost_columns_scale(
 
     job_id, launcher = _launched(store, tmp_path)
     _short_job(store, tmp_path, launcher, 2.0)
-    [placed] = store.jobs.placement_rows([job_id])
-    per_second = placed.usd_per_hour / 3600
     # A spend of 19 s at $1/h ($0.005278) needs 4 decimals of its own; the store's
     # smallest charge needs 5. Its budget holds 18 s and a watch interval: it stops at 19 s.
-    raise_budget(store, job_id, per_second * (18 + WATCH + 0.5), at=placed.start_at)
-    at = placed.start_at.replace(microsecond=0) + timedelta(seconds=19)
-    [event] = [e for e in caps.enforce(store, launcher, BudgetsConfig(), at, WATCH)
-               if "stopped at " in e]
-    stopped = re.search(r"stopped at its own budget: \$([0-9.]+) spent", event)
-    assert stopped is not None, event
+    event, stopped, _ = stopped_at_cap(store, launcher, job_id, 18, 19)
     shown = service.status(store, launcher)
     scale = view_scale(shown)
     assert scale.usd == 5, scale
