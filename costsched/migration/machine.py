@@ -373,9 +373,11 @@ class Mover:
         target = self.launcher.status(move.target_instance)
         if target.state == "pending":
             return move
-        # Its command ran: it runs, or it exited by itself (0 or not: a command that fails
-        # fails on every offering, and the watch closes it as failed or restarts it).
-        if target.state in ("running", "succeeded", "failed"):
+        # Its command ran: it runs, or it exited by itself (0 or not, with its exit code: a
+        # command that fails fails on every offering, and the watch closes it as failed or
+        # restarts it). One failed with no exit code never ran (its agent never started).
+        if target.state in ("running", "succeeded") or (
+                target.state == "failed" and target.exit_code is not None):
             offering = offering_of(move.candidate)
             if offering.market in BILLED_FROM_RUNNING:  # charged from when it began running
                 started = min(max(target.started_at or now, move.updated_at), now)
