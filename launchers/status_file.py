@@ -25,11 +25,7 @@ def setup_seconds(status: dict) -> float | None:
     """A status file's "setup_seconds", how long the instance's setup took (0 without
     one); None where it says none (in setup, before it, an older agent's) or nothing that
     is a duration."""
-    took = status.get("setup_seconds")
-    if isinstance(took, bool) or not isinstance(took, (int, float)) \
-            or not math.isfinite(took) or took < 0:
-        return None
-    return float(took)
+    return _duration(status.get("setup_seconds"))
 
 
 # Seconds the job's command ran past its setup without writing its step to its progress
@@ -40,8 +36,14 @@ NO_STEP = "no_step_after"
 def no_step_after(status: dict) -> float | None:
     """A status file's "no_step_after" (`NO_STEP`): how long its command has run without
     reporting a step, once that is said; None where it says nothing of the kind."""
-    after = status.get(NO_STEP)
-    if isinstance(after, bool) or not isinstance(after, (int, float)) \
-            or not math.isfinite(after) or after <= 0:
+    after = _duration(status.get(NO_STEP))
+    return None if after is None or after <= 0 else after
+
+
+def _duration(value: object) -> float | None:
+    """`value` as seconds where it is a finite number, 0 or more (never a bool); None
+    otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
         return None
-    return float(after)
+    return float(value)
