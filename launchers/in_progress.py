@@ -5,7 +5,12 @@ holds a save back) and a restore (what it brings back, what it clears) read.
 A path is in progress where a part of it (a folder or the file) is named as a save under
 way is, by a job or by the checkpointing library it uses, before the rename that commits
 it:
-- a part starting with `.` (hidden: a fetch in progress, `.metadata.tmp`, a hidden file);
+- a part starting with `.` (hidden: a fetch in progress, `.metadata.tmp`, a hidden file),
+  but for the files a checkpointing library commits under such a name (`COMMITTED`):
+  PyTorch distributed checkpoint (DCP) writes a save's `__<rank>_<n>.distcp` files, then
+  `.metadata` as `.metadata.tmp` renamed to `.metadata` (the rename is its commit, and
+  `dcp.load` reads it first); TensorStore's zarr arrays in an Orbax checkpoint written
+  without OCDBT hold their metadata in `.zarray` (with `.zattrs`, `.zgroup`, `.zmetadata`);
 - a part containing `.tmp` (`ckpt-000650.npz.tmp`, `weights.tmp.npz`, `last.ckpt.tmp`, a
   folder `ckpt.tmp/`, a link made as `latest.tmp-link`);
 - a part containing `-tmp-` or ending in `-tmp`: Orbax's CheckpointManager writes a step
@@ -14,14 +19,21 @@ it:
 - a part starting with `tmp-`: Hugging Face Transformers' Trainer (some versions) stages a
   save as `tmp-checkpoint-600/` and renames it to `checkpoint-600/`.
 Such a path is never part of a version, and a temporary file there keeps a save from being
-taken whole."""
+taken whole. A committed name is part of its save: published, restored and kept."""
 
 from __future__ import annotations
+
+# Files a checkpointing library commits under a name starting with `.`: part of a save,
+# never a write in progress (their temporary names, `.metadata.tmp`, still are).
+COMMITTED = frozenset({
+    ".metadata",  # torch.distributed.checkpoint: written last, renamed from .metadata.tmp
+    ".zarray", ".zattrs", ".zgroup", ".zmetadata",  # zarr v2 (Orbax without OCDBT)
+})
 
 
 def temporary(part: str) -> bool:
     """Whether one name (a folder's or a file's) is that of a save under way."""
-    return part.startswith(".") or ".tmp" in part or "-tmp-" in part \
+    return _hidden(part) or ".tmp" in part or "-tmp-" in part \
         or part.endswith("-tmp") or part.startswith("tmp-")
 
 
@@ -32,6 +44,12 @@ def in_progress(rel: str) -> bool:
 
 
 def hidden(rel: str) -> bool:
-    """Whether a part of `rel` starts with `.`: never the job's checkpoint, nor a save of
-    its checkpointing library that a restore should clear (a fetch in progress is one)."""
-    return any(part.startswith(".") for part in rel.split("/"))
+    """Whether a part of `rel` starts with `.` and is not a `COMMITTED` name: never the
+    job's checkpoint, nor a save of its checkpointing library that a restore should clear
+    (a fetch in progress is one; `.metadata.tmp` left by a save cut short is the job's own
+    library's to overwrite)."""
+    return any(_hidden(part) for part in rel.split("/"))
+
+
+def _hidden(part: str) -> bool:
+    return part.startswith(".") and part not in COMMITTED
