@@ -42,7 +42,8 @@ group reaches every process of the job, and killing the group is killing the ins
 WORKDIR/heartbeat ({"pid", "at": Unix seconds}, written atomically) is the agent's sign of
 life: rewritten at start and every poll interval while it restores, runs setup and watches
 the job (`launchers.heartbeats`; with --attempt and --heartbeat-seconds, also beside the
-checkpoints, with the job's step and its newest checkpoint's, which the cloud launchers
+checkpoints, with the job's step and its newest checkpoint's, and its status file's
+"no_step_after" and "checkpoint_error" while the job runs, which the cloud launchers
 read). A launcher that finds the agent gone (its process, or its heartbeat stale) while
 the job runs knows nothing publishes the job's checkpoints any more
 (`launchers.agent_recovery`).
@@ -141,6 +142,7 @@ class Agent:
         self.checkpoint_step: int | None = None  # the step its newest version holds...
         self.checkpoint_inferred = False  # ...read off the time it was saved (a floor)
         self.progress = ProgressReadings(workdir / PROGRESS)
+        self.job_runs = False  # the job's command runs (not its setup, nor after its exit)
         self.setup_since: float | None = None  # when setup began, while it runs (Unix s)
         # The seconds this instance's setup took, once it ended (0 without one); None
         # before, or where an earlier agent ran it and did not keep it.
@@ -190,7 +192,11 @@ class Agent:
         its exit code, once what it checkpointed is published."""
         self.progress.begin(0 if self.publisher.version is None else self.checkpoint_step)
         job = self._start(self.command, env)
-        self._supervise(job, pause)
+        self.job_runs = True
+        try:
+            self._supervise(job, pause)
+        finally:
+            self.job_runs = False
         exit_code = _exit_code(job.returncode)
         self._wait_for_group(job)
         self._publish(final=True)  # it has exited: its directory is whole, no settle wait
@@ -354,12 +360,26 @@ class Agent:
         the checkpoints, with the job's step (timed as it was written), its newest
         checkpoint's, and when its setup began while it runs."""
         beat(self.workdir)
-        if self.store_beat.due(self.publisher.version, self.setup_since is not None):
-            self.progress.sample()
-            step = read_progress(self.workdir / PROGRESS)
+        if not self.store_beat.on:
+            return
+        self.progress.sample()
+        step = read_progress(self.workdir / PROGRESS)
+        said = self._unwritten(step)
+        if self.store_beat.due(self.publisher.version, self.setup_since is not None,
+                               said.get(NO_STEP), said["checkpoint_error"]):
             self.store_beat.write(step, self.progress.written_at(step), self.checkpoint_step,
                                   self.publisher.version, self.checkpoint_inferred,
-                                  self.setup_since)
+                                  self.setup_since, said.get(NO_STEP),
+                                  said["checkpoint_error"])
+
+    def _unwritten(self, step: int | None) -> dict:
+        """What status.json and the heartbeat beside the checkpoints say of the job's files
+        of the contract: {"no_step_after": s} while its command runs and has run that long
+        without writing its step (`_no_step`), and "checkpoint_error": why its checkpoints
+        are not published ('' when they are: `Publisher.trouble`, counting from the start
+        of its command while it runs)."""
+        began = self.progress.began if self.job_runs else None
+        return {**_no_step(began, step), "checkpoint_error": self.publisher.trouble(began)}
 
     def _report_running(self) -> None:
         """status.json while the job runs: its reported step (or, while setup runs, when
@@ -371,12 +391,12 @@ class Agent:
             self.progress.sample()  # the step read next is then known with its time
             step = read_progress(self.workdir / PROGRESS)
             said = {"step": step, "step_at": self.progress.written_at(step),
-                    **self._setup_said(), **_no_step(self.progress.began, step)}
+                    **self._setup_said()}
         report = {"state": "running", **said,
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
                   INFERRED: self.checkpoint_inferred,
-                  "checkpoint_error": self.publisher.trouble(self.progress.began)}
+                  **self._unwritten(said.get("step"))}
         if report != self._reported:
             write_status(self.workdir, report)
             self._reported = report

@@ -7,8 +7,11 @@ what that file says of the job.
 A launcher that describes instances says where each one's heartbeat is, from what its cloud
 keeps of it (a tag naming the job's checkpoint location, or its startup script), as
 `Place`s; `with_steps` reads each heartbeat once per describe pass and fills
-`Instance.step`, `step_at`, `checkpoint_step` and `checkpoint_version` from it, and
-`setup_since` while the job's setup runs (`status`: "in setup since"). An
+`Instance.step`, `step_at`, `checkpoint_step` and `checkpoint_version` from it, and, while
+the instance runs, `setup_since` while the job's setup runs (`status`: "in setup since"),
+`no_step_after` once its command has run a while without reporting a step and
+`checkpoint_error` while its checkpoints are not published, as the agent says them in its
+status file (the local launcher's: the same lines in `status`). An
 instance whose heartbeat is not there (still installing), or cannot be read, or was
 written before heartbeats carried steps, keeps them None: what a move loses is then the
 decision model's assumption.
@@ -98,8 +101,11 @@ def _filled(instance: Instance, checkpoint_uri: str) -> Instance:
     except Exception as exc:  # noqa: BLE001 - a store that fails says no step
         log.debug("heartbeat of %s: %s", instance.id, exc)
         return instance
-    if said.setup_since is not None and instance.state == "running":
-        instance = replace(instance, setup_since=said.setup_since)
+    if instance.state == "running":  # what its agent's status file says while it runs
+        instance = replace(instance, setup_since=said.setup_since or instance.setup_since,
+                           no_step_after=said.no_step_after or instance.no_step_after,
+                           checkpoint_error=instance.checkpoint_error
+                           or said.checkpoint_error)
     if said.step is None and said.checkpoint_step is None:
         return instance
     return replace(instance, step=said.step, step_at=said.step_at,

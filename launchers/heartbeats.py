@@ -7,7 +7,7 @@ beside the job's checkpoints, per instance, rewritten every minute:
 
     <checkpoint location>/agents/<attempt>.json
     {"pid", "at": Unix seconds, "step", "step_at", "checkpoint_step", "checkpoint_version",
-     "checkpoint_step_inferred", "setup_since"}
+     "checkpoint_step_inferred", "setup_since", "no_step_after", "checkpoint_error"}
 
     publish("s3://bucket/jobs/job-7", "j7-m2-0", document(720, 1767225590.0, 708, 3))
     read("s3://bucket/jobs/job-7", "j7-m2-0")      # the document, or None
@@ -17,7 +17,10 @@ beside the job's checkpoints, per instance, rewritten every minute:
 holds, "checkpoint_version" that checkpoint's version: each None when not known;
 "checkpoint_step_inferred": true when that step was read off the time the checkpoint was
 saved (`launchers.progress_readings`: a floor of the step saved); "setup_since": while the
-job's setup runs, when it began (Unix seconds), else None. The
+job's setup runs, when it began (Unix seconds), else None; "no_step_after" and
+"checkpoint_error" as the agent's status file says them while the job runs (how long its
+command has run without reporting a step, `launchers.unseen`; why its checkpoints are not
+published, '' when they are). The
 cloud launchers read them into the instances they describe (`steps`; launchers.cloud_steps):
 what a move made now loses, and where a recovery resumes. A heartbeat written before they
 were (only "pid" and "at") says none of them.
@@ -42,11 +45,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from launchers.progress_readings import INFERRED, inferred
+from launchers.status_file import NO_STEP, no_step_after
 
 log = logging.getLogger("costsched.agent")
 HEARTBEAT = "heartbeat"  # WORKDIR/heartbeat
 FOLDER = "agents"
 _ATTEMPT = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+_ERROR_LIMIT = 2000  # characters of "checkpoint_error" read (the agent's are a line or two)
 
 
 class Steps(NamedTuple):
@@ -58,24 +63,30 @@ class Steps(NamedTuple):
     checkpoint_version: int | None  # that checkpoint's version
     checkpoint_inferred: bool = False  # its step read off the time it was saved
     setup_since: datetime | None = None  # while its setup runs: when it began (UTC)
+    no_step_after: float | None = None  # its command ran this long reporting no step
+    checkpoint_error: str = ""  # why its checkpoints are not published ('' when they are)
 
 
 def document(step: int | None, step_at: float | None, checkpoint_step: int | None,
              checkpoint_version: int | None, checkpoint_inferred: bool = False,
-             setup_since: float | None = None) -> dict:
+             setup_since: float | None = None, no_step: float | None = None,
+             checkpoint_error: str = "") -> dict:
     """The heartbeat beside the checkpoints, written now by this process."""
     return {"pid": os.getpid(), "at": time.time(), "step": step, "step_at": step_at,
             "checkpoint_step": checkpoint_step, "checkpoint_version": checkpoint_version,
-            INFERRED: checkpoint_inferred, "setup_since": setup_since}
+            INFERRED: checkpoint_inferred, "setup_since": setup_since, NO_STEP: no_step,
+            "checkpoint_error": checkpoint_error}
 
 
 def steps(doc: dict | None) -> Steps:
     """What heartbeat `doc` says of the job; an old heartbeat (without them), a value that
     is not a whole number >= 0 (a time that is not a finite number) says nothing of it."""
     doc = doc if isinstance(doc, dict) else {}
+    error = doc.get("checkpoint_error")
     return Steps(_count(doc.get("step")), _when(doc.get("step_at")),
                  _count(doc.get("checkpoint_step")), _count(doc.get("checkpoint_version")),
-                 inferred(doc), _when(doc.get("setup_since")))
+                 inferred(doc), _when(doc.get("setup_since")), no_step_after(doc),
+                 error[:_ERROR_LIMIT] if isinstance(error, str) else "")
 
 
 def _when(at: object) -> datetime | None:
@@ -95,33 +106,44 @@ def _count(value: object) -> int | None:
 class StoreBeat:
     """The agent's heartbeat beside the checkpoints of the instance of `attempt`: due every
     `seconds` (0, or no attempt: never), and at once when the checkpoint version it holds
-    is not the one last written (a recovery then reads where the job resumes), or the job
-    went into or out of its setup (`status` says so). A store that
+    is not the one last written (a recovery then reads where the job resumes), the job
+    went into or out of its setup, or a line of `said` began or ceased to be said
+    (`status` says so). A store that
     fails is said in the log, never fatal; the next beat tries again."""
 
     def __init__(self, checkpoint_uri: str, attempt: str, seconds: float) -> None:
         self.checkpoint_uri, self.attempt, self.seconds = checkpoint_uri, attempt, seconds
         self._next = 0.0  # time.monotonic() when it is next due
-        # (the version, in setup) last written; None: none
-        self._written: tuple[int | None, bool] | None = None
+        # (the version, in setup, which lines said) last written; None: none
+        self._written: tuple[int | None, bool, bool, bool] | None = None
 
-    def due(self, checkpoint_version: int | None, in_setup: bool = False) -> bool:
-        if self.seconds <= 0 or not self.attempt:
+    @property
+    def on(self) -> bool:
+        """Whether it is ever written (every `seconds`, for an attempt)."""
+        return self.seconds > 0 and bool(self.attempt)
+
+    def due(self, checkpoint_version: int | None, in_setup: bool = False,
+            no_step: float | None = None, checkpoint_error: str = "") -> bool:
+        if not self.on:
             return False
-        return (time.monotonic() >= self._next
-                or self._written != (checkpoint_version, in_setup))
+        # (a line's words may change at each look, "nothing published for N s": its
+        # coming and going is written at once, its new words with the next beat)
+        return (time.monotonic() >= self._next or self._written != (
+            checkpoint_version, in_setup, no_step is not None, bool(checkpoint_error)))
 
     def write(self, step: int | None, step_at: float | None, checkpoint_step: int | None,
               checkpoint_version: int | None, checkpoint_inferred: bool = False,
-              setup_since: float | None = None) -> None:
+              setup_since: float | None = None, no_step: float | None = None,
+              checkpoint_error: str = "") -> None:
         from launchers.notices import redact
 
         self._next = time.monotonic() + self.seconds
-        self._written = (checkpoint_version, setup_since is not None)
+        self._written = (checkpoint_version, setup_since is not None, no_step is not None,
+                         bool(checkpoint_error))
         try:
             publish(self.checkpoint_uri, self.attempt,
                     document(step, step_at, checkpoint_step, checkpoint_version,
-                             checkpoint_inferred, setup_since))
+                             checkpoint_inferred, setup_since, no_step, checkpoint_error))
         except Exception as exc:  # noqa: BLE001 - a store error must not end the job
             log.warning("heartbeat to %s: %s", redact(self.checkpoint_uri), exc)
 
