@@ -19,7 +19,7 @@ from pathlib import Path
 from launchers import checkpoint_links
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint
-from launchers.in_progress import hidden, in_progress
+from launchers.in_progress import hidden, in_progress, saves_in_progress, uncommitted
 from launchers.settle_words import COMMIT
 
 log = logging.getLogger("costsched.agent")
@@ -32,12 +32,13 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
     removed, a save left in progress there too, and folders left empty: the directory is
     that checkpoint); its version. A file of it whose path is a write in progress
     (`launchers.in_progress`: a version an older agent published with an Orbax
-    `600.orbax-checkpoint-tmp-<n>/` in it) is not brought back, and a version of nothing
-    else is no checkpoint: skipped."""
+    `600.orbax-checkpoint-tmp-<n>/` in it, or a DCP save without its `.metadata`) is not
+    brought back, and a version of nothing else is no checkpoint: skipped."""
     for checkpoint in reversed(store.list()):
         if at_most is not None and checkpoint.version > at_most:
             continue
-        parts = [p for p in checkpoint.parts if p.name == LINKS or not in_progress(p.name)]
+        held = saves_in_progress(p.name for p in checkpoint.parts if p.name != LINKS)
+        parts = [p for p in checkpoint.parts if p.name not in held]
         if not any(p.name != LINKS for p in parts):
             log.warning("checkpoint version %d holds only a save in progress (%s): skipped",
                         checkpoint.version, checkpoint.describe())
@@ -77,8 +78,10 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
 
 def _clear_saves_in_progress(directory: Path) -> None:
     """Every save left in progress in `directory` (a folder or file named as one, not
-    hidden: `600.orbax-checkpoint-tmp-<n>/` of a run that was stopped mid-save) removed:
-    a restored checkpoint holds none."""
+    hidden: `600.orbax-checkpoint-tmp-<n>/` of a run that was stopped mid-save; a DCP
+    save's folder without its `.metadata`, its files) removed: a restored checkpoint holds
+    none."""
+    files = []
     for top, folders, names in os.walk(directory):
         here = Path(top).relative_to(directory)
         for name in list(folders):
@@ -94,6 +97,10 @@ def _clear_saves_in_progress(directory: Path) -> None:
             rel = (here / name).as_posix()
             if in_progress(rel) and not hidden(rel):
                 Path(top, name).unlink(missing_ok=True)
+            elif not hidden(rel):
+                files.append(rel)
+    for rel in uncommitted(files):
+        (directory / rel).unlink(missing_ok=True)
 
 
 def _make_room(dest: Path, names: list[str]) -> None:
@@ -128,7 +135,7 @@ def look(directory: Path) -> Look:
     outside it, or absolute: left out, said once). Complete: its path is no write in
     progress (`launchers.in_progress`: no part of it hidden, nor named as a temporary save:
     "x.tmp...", "ckpt.tmp/", "latest.tmp-link", Orbax's "600.orbax-checkpoint-tmp-<n>/",
-    "tmp-checkpoint-600/")."""
+    "tmp-checkpoint-600/"), nor in a DCP save not committed yet (`uncommitted`)."""
     complete: dict[str, os.stat_result] = {}
     links: dict[str, str] = {}
     every, tidy = [], True
@@ -155,6 +162,9 @@ def look(directory: Path) -> Look:
                 links[rel] = target
             elif whole:
                 complete[rel] = info
+    for rel in uncommitted(complete):  # a DCP save under way: its `.metadata` not there yet
+        del complete[rel]
+        tidy = False
     return Look(complete, frozenset(every), links, tidy)
 
 

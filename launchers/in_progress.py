@@ -19,14 +19,22 @@ it:
 - a part starting with `tmp-`: Hugging Face Transformers' Trainer (some versions) stages a
   save as `tmp-checkpoint-600/` and renames it to `checkpoint-600/`.
 Such a path is never part of a version, and a temporary file there keeps a save from being
-taken whole. A committed name is part of its save: published, restored and kept."""
+taken whole. A committed name is part of its save: published, restored and kept.
+
+A DCP save is committed by its `.metadata` alone: it writes its `.distcp` files in place
+under their final names, so a folder holding them and no `.metadata` is a save under way
+(or one cut short), every file in it (`uncommitted`), whatever its name."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+DCP_METADATA = ".metadata"  # what commits a DCP save: written last, in its folder
+DCP_DATA = ".distcp"  # the suffix of a DCP save's data files (`__<rank>_<n>.distcp`)
 # Files a checkpointing library commits under a name starting with `.`: part of a save,
 # never a write in progress (their temporary names, `.metadata.tmp`, still are).
 COMMITTED = frozenset({
-    ".metadata",  # torch.distributed.checkpoint: written last, renamed from .metadata.tmp
+    DCP_METADATA,  # torch.distributed.checkpoint: renamed from .metadata.tmp
     ".zarray", ".zattrs", ".zgroup", ".zmetadata",  # zarr v2 (Orbax without OCDBT)
 })
 
@@ -53,3 +61,22 @@ def hidden(rel: str) -> bool:
 
 def _hidden(part: str) -> bool:
     return part.startswith(".") and part not in COMMITTED
+
+
+def uncommitted(paths: Iterable[str]) -> set[str]:
+    """The paths of `paths` (files below the checkpoint directory, '/'-separated) in a DCP
+    save not committed: a folder that holds a `.distcp` file and no `.metadata`."""
+    paths = list(paths)
+    data = {_folder(p) for p in paths if p.endswith(DCP_DATA)}
+    data -= {_folder(p) for p in paths if p.rsplit("/", 1)[-1] == DCP_METADATA}
+    return {p for p in paths if _folder(p) in data} if data else set()
+
+
+def saves_in_progress(paths: Iterable[str]) -> set[str]:
+    """The paths of `paths` that are a save in progress: `in_progress`, or `uncommitted`."""
+    paths = list(paths)
+    return {p for p in paths if in_progress(p)} | uncommitted(paths)
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""

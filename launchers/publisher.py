@@ -110,7 +110,7 @@ from launchers.checkpoint_dir import Look, look
 from launchers.checkpoint_dir import restore as restore  # the agent's, with the rest
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import Checkpoint, CheckpointStore
-from launchers.in_progress import in_progress
+from launchers.in_progress import saves_in_progress
 from launchers.progress_readings import named_step, saved_step
 from launchers.renamed_last import RenamedLast
 from launchers.replaced_sets import ReplacedSets, Verdict
@@ -216,8 +216,8 @@ class Publisher:
         step may have been read off that save's time: `launchers.in_progress`)."""
         if self.said_step is not None or self.version is None:
             return self.said_step, False
-        if self._last is not None and any(p.name != LINKS and in_progress(p.name)
-                                          for p in self._last.parts):
+        if self._last is not None and saves_in_progress(p.name for p in self._last.parts
+                                                        if p.name != LINKS):
             return None, False
         return version_steps.of(self.store.uri, self.version)
 

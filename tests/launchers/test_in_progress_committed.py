@@ -14,7 +14,7 @@ import pytest
 
 from launchers.checkpoint_dir import look, restore
 from launchers.checkpoints.local import LocalStore
-from launchers.in_progress import hidden, in_progress
+from launchers.in_progress import hidden, in_progress, uncommitted
 from launchers.publisher import Publisher
 from tests.launchers.test_publish_whole import BASE, Clock, save, sets, work  # noqa: F401
 
@@ -108,3 +108,47 @@ def test_a_restored_dcp_save_is_taken_as_published(tmp_path: Path) -> None:
     publisher.remember_all()
     assert publisher.publish_changed(final=True) == 0  # nothing new: no second version
     assert len(store.list()) == 1
+
+
+def test_a_dcp_folder_without_its_metadata_is_a_save_under_way() -> None:
+    paths = ["step_400/.metadata", "step_400/__0_0.distcp", "step_600/__0_0.distcp",
+             "step_600/__1_0.distcp", "step_600/extra_state.json", "step_600/sub/x.npz",
+             "__0_0.distcp", "metrics.jsonl", "other/weights.npz"]
+    # (the top folder too: a DCP save straight into $CHECKPOINT_DIR, not committed yet)
+    assert uncommitted(paths) == {"step_600/__0_0.distcp", "step_600/__1_0.distcp",
+                                  "step_600/extra_state.json", "__0_0.distcp",
+                                  "metrics.jsonl"}
+    assert uncommitted([*paths, ".metadata"]) == {
+        "step_600/__0_0.distcp", "step_600/__1_0.distcp", "step_600/extra_state.json"}
+    assert uncommitted(["a/b.npz", "a/.metadata"]) == set()  # no DCP data: not DCP's
+
+
+def test_a_dcp_save_under_way_is_neither_taken_nor_published_nor_restored(
+        work: tuple[Path, LocalStore, Clock], tmp_path: Path) -> None:  # noqa: F811
+    folder, store, clock = work
+    publisher = Publisher(store, folder, clock=clock)
+    dcp_save(folder, 400, 0)
+    for clock.now in (1.0, 3.0, 5.0, 20.0):
+        publisher.publish_changed()
+    # its save of 600 writes its data in place, then is cut short before its metadata
+    save(folder / "step_600" / "__0_0.distcp", "weights 600", 21)
+    seen = look(folder)
+    assert "step_600/__0_0.distcp" not in seen.complete and not seen.tidy
+    for clock.now in (22.0, 25.0, 40.0, 80.0):
+        publisher.publish_changed()
+    publisher.publish_changed(final=True)
+    assert all(not n.startswith("step_600") for v in sets(store, tmp_path) for n in v)
+
+    # a version an older agent published with it is restored without it, and a restore
+    # clears one left in the directory
+    dest = tmp_path / "dest"
+    names = ["step_400/.metadata", "step_400/__0_0.distcp", "step_600/__0_0.distcp"]
+    version = store.publish_files({n: folder / n for n in names}, []).version
+    save(dest / "step_800" / "__0_0.distcp", "weights 800", 30)
+    assert restore(store, dest) == version
+    got = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+    assert got == names[:2]
+    restored = Publisher(store, dest)
+    restored.version = version
+    restored.remember_all()
+    assert restored.restored_step() == (None, False)  # its step may be the partial save's
