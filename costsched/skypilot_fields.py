@@ -123,21 +123,32 @@ def accelerator_items(value: Any, where: str, fail: Fail) -> list[str]:
     raise fail(where, "expected GPU:COUNT (V100:1), a set or a list of them")
 
 
+# Units a size in GB may be written with, as SkyPilot reads memory and disk sizes: GB by
+# default ('32', '32GB', '32G', '32GiB'), TB as 1,024 of them ('1TB').
+SIZE_UNITS = {"": 1, "g": 1, "gb": 1, "gib": 1, "t": 1024, "tb": 1024, "tib": 1024}
+SIZE_FORMS = "a unit of GB or TB may follow ('32GB', '1TB')"
+
+
+def in_gb(text: str) -> float:
+    """GB of '32', '32GB', '32 GiB', '1TB' (nan where it is no size: '16PB', 'lots')."""
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*([A-Za-z]*)", text.strip())
+    factor = SIZE_UNITS.get(m.group(2).lower()) if m else None
+    return float(m.group(1)) * factor if m and factor else float("nan")
+
+
 def amount(value: Any, where: str, fail: Fail, unit: str) -> tuple[float, str]:
-    """(amount, how) of 8, '8', '8+', '32GB+' (cpus, memory in GB) and, for memory, '4x'
-    (GB per vCPU); how is '' (exactly), '+' (at least) or 'x' (at least that many GB per
-    vCPU), as SkyPilot reads them."""
+    """(amount, how) of 8, '8', '8+' (cpus), and for memory in GB also '32GB+', '1TB' and
+    '4x' (GB per vCPU); how is '' (exactly), '+' (at least) or 'x' (at least that many GB
+    per vCPU), as SkyPilot reads them."""
     text = str(value).strip() if not isinstance(value, bool) else ""
     how = text[-1:] if text[-1:] in ("+", "x") and (unit == "GB" or text[-1:] == "+") else ""
     number = text[:len(text) - len(how)].strip()
-    if unit == "GB":
-        number = re.sub(r"(?i)\s*gb?$", "", number)
     try:
-        x = float(number)
+        x = in_gb(number) if unit == "GB" and how != "x" else float(number)
     except ValueError:
         x = float("nan")
     if not (0 < x <= 100_000):
-        also = ", or GB per vCPU with 'x' ('4x')" if unit == "GB" else ""
+        also = f", or GB per vCPU with 'x' ('4x'); {SIZE_FORMS}" if unit == "GB" else ""
         raise fail(where, f"{written(value)}: expected a number of {unit}, or at least that many "
                    f"with '+' (8, '8+'){also}")
     return x, how
@@ -162,11 +173,11 @@ def ports(value: Any, fail: Fail) -> list[str]:
 
 
 def disk_size(value: Any, fail: Fail) -> int:
-    text = re.sub(r"(?i)\s*gb?$", "", str(value).strip()) if not isinstance(value, bool) else ""
-    if not text.isdigit() or not 1 <= int(text) <= MAX_DISK_GB:
+    gb = in_gb(str(value)) if not isinstance(value, (bool, float)) else float("nan")
+    if not gb.is_integer() or not 1 <= gb <= MAX_DISK_GB:
         raise fail("resources.disk_size", f"{written(value)}: expected whole GB from 1 to "
-                   f"{MAX_DISK_GB}")
-    return int(text)
+                   f"{MAX_DISK_GB}; {SIZE_FORMS}")
+    return int(gb)
 
 
 def choice(value: Any, field: str, accepted: tuple[str, ...], fail: Fail) -> str:
