@@ -250,9 +250,9 @@ _ROW, _PRICE = "_row", "_price_field"
 def _checked(path: Path, frame: pd.DataFrame, reasons: pd.Series | None = None,
              times: pd.Series | None = None) -> pd.DataFrame:
     """The frame without its helper columns when every row meets the shared rules (its
-    `reasons`, and its rows' `times`, computed here if not given); else a FileError naming the first bad row and
-    each of its fields that breaks its own rule (`field_problems`), else the rule across
-    fields it breaks."""
+    `reasons`, and its rows' `times`, computed here if not given); else a FileError naming
+    the first bad row and each of its fields that breaks its own rule (`field_problems`),
+    else the rule across fields it breaks."""
     reasons = problems(frame) if reasons is None else reasons
     bad = reasons.notna().to_numpy()
     if bad.any():
