@@ -152,12 +152,15 @@ def _check_all(parsed: list[tuple[Path, pd.DataFrame]],
         return []
     batch = pd.concat([f for _, f in parsed], ignore_index=True)
     reasons = problems(batch)
+    times = zoned_times(batch["effective_at"])[0]
     out, start = [], 0
     for path, frame in parsed:
-        own = reasons.iloc[start:start + len(frame)].set_axis(frame.index)
+        rows = slice(start, start + len(frame))
+        own = reasons.iloc[rows].set_axis(frame.index)
+        own_times = times.iloc[rows].set_axis(frame.index)
         start += len(frame)
         try:
-            out.append((path, _checked(path, frame, own)))
+            out.append((path, _checked(path, frame, own, own_times)))
         except FileError as exc:
             errors.append(str(exc))
     return out
@@ -244,12 +247,12 @@ def _one_line(exc: BaseException) -> str:
 _ROW, _PRICE = "_row", "_price_field"
 
 
-def _checked(path: Path, frame: pd.DataFrame,
-             reasons: pd.Series | None = None) -> pd.DataFrame:
+def _checked(path: Path, frame: pd.DataFrame, reasons: pd.Series | None = None,
+             times: pd.Series | None = None) -> pd.DataFrame:
     """The frame without its helper columns when every row meets the shared rules (its
-    `reasons`, computed here if not given); else a FileError naming the first bad row and
-    each of its fields that breaks its own rule (`field_problems`), else the rule across
-    fields it breaks."""
+    `reasons`, and its rows' `times`, computed here if not given); else a FileError naming
+    the first bad row and each of its fields that breaks its own rule (`field_problems`),
+    else the rule across fields it breaks."""
     reasons = problems(frame) if reasons is None else reasons
     bad = reasons.notna().to_numpy()
     if bad.any():
@@ -262,7 +265,7 @@ def _checked(path: Path, frame: pd.DataFrame,
                 reason = f"{frame[_PRICE].iloc[i]} {shown}: {reason}"
             said.append(reason)
         raise FileError(path, "; ".join(said), int(frame[_ROW].iloc[i]))
-    _not_ahead(path, frame)
+    _not_ahead(path, frame, times=times)
     return frame.drop(columns=[_ROW, _PRICE])
 
 
@@ -273,9 +276,11 @@ def _checked(path: Path, frame: pd.DataFrame,
 CLOCK_SKEW = pd.Timedelta(minutes=10)
 
 
-def _not_ahead(path: Path, frame: pd.DataFrame, now: pd.Timestamp | None = None) -> None:
-    """FileError naming the first row dated later than `now` (default the clock)."""
-    times = zoned_times(frame["effective_at"])[0]
+def _not_ahead(path: Path, frame: pd.DataFrame, now: pd.Timestamp | None = None,
+               times: pd.Series | None = None) -> None:
+    """FileError naming the first row dated later than `now` (default the clock); `times`:
+    the rows' effective_at as UTC times, when already read."""
+    times = zoned_times(frame["effective_at"])[0] if times is None else times
     now = pd.Timestamp.now(tz="UTC") if now is None else now
     ahead = (times > now + CLOCK_SKEW).to_numpy()
     if ahead.any():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from costsched.vocabulary import did_you_mean
 
@@ -175,7 +176,7 @@ class Cloud:
         region numbered next is taken). None elsewhere: a region whose zones are not
         listed, or a zone of another kind (AWS Local Zones: us-west-2-lax-1a)."""
         region = self.region_of_zone(zone)
-        listed = sorted(z for z in self.zones if self.region_of_zone(z) == region)
+        listed = self._listed_zones.get(region, ()) if region is not None else ()
         if region is None or not listed or zone in listed:
             return None
         stem = listed[-1][:-1]  # the region's zones less their letter: 'us-central1-'
@@ -195,6 +196,17 @@ class Cloud:
         host = (urlsplit(text).hostname or "").lower() if "://" in text else ""
         return bool(host) and text.lower().startswith("https://") and \
             host.endswith(self.storage_hosts)
+
+    @cached_property
+    def _listed_zones(self) -> dict[str, tuple[str, ...]]:
+        """The listed zones of each region, in order: worked out once, not at each zone a
+        batch of prices names."""
+        by_region: dict[str, list[str]] = {}
+        for zone in sorted(self.zones):
+            region = self.region_of_zone(zone)
+            if region is not None:
+                by_region.setdefault(region, []).append(zone)
+        return {region: tuple(zones) for region, zones in by_region.items()}
 
     def region_of_zone(self, zone: str) -> str | None:
         """The region of a zone name, or None if it is not a zone of this cloud."""

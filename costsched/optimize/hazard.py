@@ -279,12 +279,18 @@ def _level_sums(frame: pd.DataFrame, evidence: Evidence
             continue
         rows = obs.dropna(subset=list(columns))
         rows = rows.astype({"gpu_count": "int64"}) if "gpu_count" in columns else rows
-        grouped = rows.groupby(list(columns), as_index=False)[
-            ["preemptions", "hours", "expected"]].sum()
-        keys = frame[list(columns)].reset_index(drop=True)
+        grouped = rows.groupby(list(columns))[["preemptions", "hours", "expected"]].sum()
+        # Each row's group looked up by its key (a left join, each row's group or nothing
+        # observed): a dict, as the groups are few and a merge costs more than the sums.
+        of_group = {key if isinstance(key, tuple) else (key,): sums for key, sums in
+                    zip(grouped.index.tolist(), grouped.to_numpy(dtype=float).tolist(),
+                        strict=True)}
+        keys = frame[list(columns)]
         if "gpu_count" in columns:
             keys = keys.astype({"gpu_count": "int64"})
-        joined = keys.merge(grouped, on=list(columns), how="left").fillna(0.0)
-        out.append(tuple(joined[c].to_numpy(dtype=float)
-                         for c in ("preemptions", "hours", "expected")))
+        nothing = (0.0, 0.0, 0.0)
+        found = np.array([of_group.get(key, nothing)
+                          for key in zip(*(keys[c].tolist() for c in columns), strict=True)],
+                         dtype=float).reshape(len(frame), 3)
+        out.append((found[:, 0], found[:, 1], found[:, 2]))
     return out
