@@ -60,14 +60,15 @@ def print_booked(plans: BookedPlans, at: datetime, wide: bool = False, source: s
 
 
 def _buying(best: CapacityPlan, source: str, launcher: str) -> str:
-    """The launch that buys `best`'s booked capacity: `costsched launch FILE --book`, with
-    `--launcher` where the configured one does not buy its market."""
-    from costsched.migration.launcher import BUYERS
+    """The launch that buys or runs `best`'s booked capacity: `costsched launch FILE
+    --book`, with `--launcher` where the configured one is not the launcher of its market
+    (`booked_by`: a capacity block's buyer, aws; a flex-start VM's or a reservation's, its
+    cloud's)."""
+    from costsched.migration.launcher import booked_by
 
-    market = best.booked.offering.market if best.booked is not None else ""
-    buyer = BUYERS.get(market)
+    runs = booked_by(best.booked.offering) if best.booked is not None else ""
     return " ".join(["costsched launch", *([shlex.quote(source)] if source else []), "--book",
-                     *([f"--launcher {buyer}"] if buyer and launcher != buyer else [])])
+                     *([f"--launcher {runs}"] if runs and launcher != runs else [])])
 
 
 def _ordered(plans: BookedPlans) -> list[CapacityPlan]:

@@ -17,7 +17,6 @@ from costsched.amounts import (
     FINEST,
     HOURS_MOST,
     MAX_DECIMALS,
-    PRICE_MOST,
     decimals,
     decimals_kept,
     derived_per_hour,
@@ -195,23 +194,26 @@ def work_cells(shown: pd.DataFrame, work: Work | None, places: tuple[int, int],
 
 
 def product_places(shown: pd.DataFrame, places: int, least: int) -> int:
-    """The hours column's decimals at which each row's $/h as written (`stored_price`: a
-    stored price at its own decimals) times its hours, as written, reads as its total at
-    `places` does: `least` where those do, else the fewest more (up to HOURS_MOST); a
-    figure per hour of more digits (a total over its hours, `product_cells`) at the fewest
-    decimals from MAX_DECIMALS (up to PRICE_MOST) at which one hours' decimals do; `least`
-    where none do. A row whose total is not its price times its hours (a gang's: N
-    instances) is not one to multiply."""
-    prices = [float(v) for v in shown["usd_per_hour"]]
-    rows = [(p, float(h), usd(c, places)) for p, h, c in zip(
-        prices, shown["expected_hours"], shown["expected_cost"], strict=True)
+    """The hours column's decimals at which each row's $/h as its cell writes it
+    (`stored_price`: a stored price at its own decimals; a figure of more digits, one made
+    by dividing, at MAX_DECIMALS, as `derived_per_hour` writes it) times its hours, as
+    written, reads as its total at `places` does: `least` where those do, else the fewest
+    more (up to HOURS_MOST). Never a price's decimals beyond those its cell shows: a row
+    that reads as its total at no hours' decimals (its price's cell short of its digits)
+    is one the hours cannot make add up, and leaves the others' alone; nor is a row whose
+    total is not its price times its hours (a gang's: N instances) one to multiply."""
+    rows = [(written_at(p, stored_places(p)), float(h), usd(c, places)) for p, h, c in zip(
+        (float(v) for v in shown["usd_per_hour"]), shown["expected_hours"],
+        shown["expected_cost"], strict=True)
         if abs(float(c) - p * float(h)) <= 1e-9 * max(1.0, abs(float(c)))]
-    for price_digits in range(MAX_DECIMALS, PRICE_MOST + 1):
-        for digits in range(least, HOURS_MOST + 1):
-            if all(usd(written_at(p, max(price_digits, stored_places(p)))
-                       * written_at(h, digits), places) == total for p, h, total in rows):
-                return digits
-    return least
+
+    def adds_up(row: tuple[float, float, str], digits: int) -> bool:
+        price, span, total = row
+        return usd(price * written_at(span, digits), places) == total
+
+    rows = [r for r in rows if adds_up(r, HOURS_MOST)]
+    return next((d for d in range(least, HOURS_MOST + 1)
+                 if all(adds_up(r, d) for r in rows)), least)
 
 
 def product_cells(spans: pd.Series, costs: pd.Series) -> list[tuple[str, str]]:

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from costsched.optimize.booked import BookedPlans
     from costsched.optimize.collection import CollectionPlan
     from costsched.optimize.unmatched import Missing
+    from costsched.service.jobs.market import Market
 
 ALL_OBJECTIVES = objectives.ALL
 # One row per job in PlanResult.table: the job, then its best offering's columns.
@@ -389,15 +390,19 @@ def plan(
         from costsched.service.budget_short import with_budget_raised, with_options_said
 
         # the budget a launch asks for; the options that override the files' keys, named
-        plans = [with_options_said(with_budget_raised(p), overrides) for p in plans]
+        raised = [with_budget_raised(p) for p in plans]
+        plans = [with_options_said(p, overrides) for p in raised]
         # Said once, of the clouds the jobs may be placed on (a ranking shared is read once).
         rankings = {id(p.ranked): p for p in plans}.values()
         quota_note = quotas.unknown_note({c for p in rankings for c in p.choices["cloud"]})
         # (priced for the launcher that buys it: a job ranked again as it runs it)
         booked = booked_for(opened, plans, when, replan=lambda job: plan_jobs(
             [job], offerings, per_job, weight)[0])
-        launch = (() if launcher is None or not all(p.best is not None for p in plans)
-                  else launch_placements(opened, resolved, when, launcher))
+        launch = ()
+        if launcher is not None and all(p.best is not None for p in plans):
+            if availability is None and per_job == "cost" and not filters:
+                _share_rankings(market_at(opened, when), resolved, raised, cpu)
+            launch = launch_placements(opened, resolved, when, launcher)
     collection = None
     if several:
         from costsched.optimize.collection import POLICIES, plan_collection_shared
@@ -411,6 +416,18 @@ def plan(
                       for (source, spec), r in zip(specs, resolved, strict=True))
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
                       booked=booked, intervals=intervals, launch=launch)
+
+
+def _share_rankings(market: Market, resolved: Sequence[ResolvedJob],
+                    plans: Sequence[JobPlan], cpu: bool) -> None:
+    """Give launch's decision (`launch_placements`: `jobs.decider.planned`) the plan's own
+    ranking of each job where it asks the same question: the offerings of the same prices
+    (no filter; the superseded ones, ranked here and left out, are left out of its
+    decision too), rates and quotas, ranked by cost; a job whose frame differs (a GPU job
+    beside a CPU job, ranked here with CPU types) is ranked again there."""
+    for job, plan in zip(resolved, plans, strict=True):
+        if job.cpu == cpu:
+            market.plan(job, lambda plan=plan: plan)
 
 
 def _price_age(row: pd.DataFrame, at: datetime) -> str | None:

@@ -381,22 +381,15 @@ def assumed_works(store: PriceStore, advice: list[MigrationAdvice]) -> dict[int,
 
 def unreported_totals(store: PriceStore, advice: list[MigrationAdvice]) -> dict[int, float]:
     """Per running job of `advice` that has reported no step, 0 included, its rest priced
-    as all of its own steps (`runs._progress_of`): those steps, which its figures assume
+    as all of its own steps (`runs.all_steps_left`): those steps, which its figures assume
     none of done (`no_step.priced_unreported`)."""
-    from costsched.service.jobs.runs import _progress_of, _runs
-    from costsched.work import own_total
+    from costsched.service.jobs.runs import _runs, all_steps_left
 
     runs = _runs(store, [a.job_id for a in advice], states=["running"])
     said = {int(row[1]) for row in store.jobs.reading_rows(list(runs))} if runs else set()
-    out = {}
-    for job_id, run in runs.items():
-        if job_id in said:
-            continue
-        left, reported = _progress_of(run, run.record.steps_done, False)
-        own = own_total(run.record.spec, run.record.steps_total)
-        if not reported and left is not None and own is not None and left == own:
-            out[job_id] = own
-    return out
+    totals = {job_id: all_steps_left(run, run.record.steps_done, job_id in said)
+              for job_id, run in runs.items()}
+    return {job_id: total for job_id, total in totals.items() if total is not None}
 
 
 def advice_document(advice: list[MigrationAdvice],

@@ -151,6 +151,19 @@ def _progress_of(run: RunningJob, reported: float,
     return float(total), False
 
 
+def all_steps_left(run: RunningJob, reported: float, said: bool) -> float | None:
+    """A running job that has reported no step, 0 included (`said`: whether a step reading
+    of it is stored; `reported`: the step on its record), with no checkpoint's step behind
+    its rest either: its rest is priced as all of its own steps (`_progress_of`), which its
+    figures assume none of done; that total. None for any other job, and for one whose work
+    is not given in its own steps (`work.own_total`). Status says it on the job's line
+    (`JobStatus.no_step`), migrate beside its prices."""
+    if run.record.state != "running" or said or reported > 0:
+        return None
+    _, behind = _progress_of(run, reported, False)
+    return None if behind else own_total(run.record.spec, run.record.steps_total)
+
+
 def _placed_offering(placement: pd.Series) -> Offering:
     from costsched.migration.machine import offering_of  # the mover's: `status` never moves
 

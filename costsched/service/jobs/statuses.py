@@ -29,6 +29,7 @@ from costsched.service.jobs.runs import (
     RunningJob,
     _progress_of,
     _runs,
+    all_steps_left,
     done_step,
     job_ids,
     nodes_of,
@@ -129,6 +130,9 @@ class JobStatus:
     # How long its command has run past its setup without reporting a step, as its
     # instance says once that is a minute (`launchers.unseen`); None otherwise.
     no_step_after: float | None = None
+    # A running job that has reported no step: its total in its own steps, its rest priced
+    # as all of them (`runs.all_steps_left`); None otherwise.
+    all_left: float | None = None
     # The steps its recoveries lost, as its log keeps them (its RECOVERY_NOTE events).
     recovered: tuple[EventRow, ...] = ()
     # Its restarts after its own errors, a line each (its RESTART_NOTE events).
@@ -249,8 +253,7 @@ class JobStatus:
         if self.no_step_after is None or self.record.state != "running" or \
                 self.reported_any or self.in_setup:
             return ""
-        all_left = not self.reported and self.assumed_work is None
-        return no_step_line(self.no_step_after, self.own_total if all_left else None)
+        return no_step_line(self.no_step_after, self.all_left)
 
     @property
     def steps_not_reached(self) -> str:
@@ -421,7 +424,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  trouble=troubles.get(job_id, ""), scale=scale,
                                  node_recoveries=tuple(replaced_of.get(job_id, ())),
                                  recovered=tuple(recovered_of.get(job_id, ())),
-                                 restarted=tuple(restarted_of.get(job_id, ()))))
+                                 restarted=tuple(restarted_of.get(job_id, ())),
+                                 all_left=all_steps_left(run, done,
+                                                         bool(read_of.get(job_id)))))
         shown = with_speeds(shown)  # one figure each, as the report's
         if states and job is None:  # the newest `limit` of those shown in them
             shown = [s for s in shown if s.shown_state in states]

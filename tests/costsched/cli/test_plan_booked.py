@@ -202,5 +202,5 @@ def test_the_launch_that_buys_a_block_names_the_launcher_that_buys_it(
     from costsched.cli.booked import _buying
 
     block = SimpleNamespace(booked=SimpleNamespace(
-        offering=SimpleNamespace(market="capacity_block")))
+        offering=SimpleNamespace(cloud="aws", market="capacity_block")))
     assert _buying(block, "h.yaml", configured) == typed
