@@ -53,7 +53,9 @@ def launch_placements(store: PriceStore, jobs: Sequence[ResolvedJob], at: dateti
                       launcher: str) -> tuple[LaunchPlacement | None, ...]:
     """Per job, what `launch` on the launcher named `launcher` would place it on at `at`,
     for the jobs a deadline policy places (None for the others, whose launch takes the
-    plan's order; () for more than PLACED_UP_TO jobs, or none such)."""
+    plan's order; () for more than PLACED_UP_TO jobs, or none such, or a launcher that
+    cannot be made on this machine: its cloud's SDK or account not set up, which the
+    plan's note on what launch can do says, and a plan still plans)."""
     if len(jobs) > PLACED_UP_TO or not any(map(uses_deadline_policy, jobs)):
         return ()
     from costsched.passes import one_pass
@@ -61,7 +63,10 @@ def launch_placements(store: PriceStore, jobs: Sequence[ResolvedJob], at: dateti
     from costsched.service.jobs.reasons import label
     from launchers import make_launcher
 
-    backend = make_launcher(launcher)  # as `launch` makes it
+    try:
+        backend = make_launcher(launcher)  # as `launch` makes it
+    except InvalidInput:  # its SDK or account not set up here (`launcher_line` says so)
+        return ()
     out: list[LaunchPlacement | None] = []
     with one_pass():  # the market of `at` read once for every job (a sweep's)
         for job in jobs:
