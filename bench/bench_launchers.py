@@ -35,10 +35,10 @@ from pathlib import Path
 import launchers.local as local
 import launchers.local_index as local_index
 from costsched.model import Offering
-from launchers.agent import write_status
 from launchers.base import LaunchSpec
 from launchers.local import LocalLauncher
 from launchers.procfs import proc_stat
+from launchers.status_file import write_status
 
 OFFERING = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1)
 ENDINGS = ({"state": "succeeded", "exit_code": 0, "step": 100},

@@ -168,7 +168,7 @@ class LocalLauncher(Launcher):
 
     def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
         """The last `tail` lines of the job's output on node `node` (0: rank 0)."""
-        from launchers.agent import JOB_LOG
+        from launchers.agent_workdir import JOB_LOG
         folder = self._existing(instance_id)
         if node and node not in gang.ranks(folder):
             raise InvalidInput(f"instance {instance_id}: no node {node} (its nodes: 0"
@@ -184,7 +184,7 @@ class LocalLauncher(Launcher):
         """A gang's output, every node of every round (`gang.node_folders`: a node lost
         and replaced has both logs), as (which node, its last `tail` lines); one node's
         instance: [("node 0", its output)]."""
-        from launchers.agent import JOB_LOG
+        from launchers.agent_workdir import JOB_LOG
         folder = self._existing(instance_id)
         out = []
         for said, where in gang.node_folders(folder):
@@ -423,7 +423,7 @@ class LocalLauncher(Launcher):
         unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
             if unapplied:  # said once, at the head of the instance's logs: the job's
-                from launchers.agent import JOB_LOG
+                from launchers.agent_workdir import JOB_LOG
                 for log in ("agent.log", JOB_LOG):  # too, as `costsched logs` shows it
                     (folder / log).write_text(unapplied + "\n")
             if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
