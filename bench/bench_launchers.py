@@ -34,11 +34,12 @@ from pathlib import Path
 
 import launchers.local as local
 import launchers.local_index as local_index
+import launchers.local_records as local_records
 from costsched.model import Offering
-from launchers.agent import write_status
 from launchers.base import LaunchSpec
 from launchers.local import LocalLauncher
 from launchers.procfs import proc_stat
+from launchers.status_file import write_status
 
 OFFERING = Offering("aws", "us-east-1", "us-east-1a", "p3.2xlarge", "spot", "V100", 1)
 ENDINGS = ({"state": "succeeded", "exit_code": 0, "step": 100},
@@ -60,7 +61,7 @@ def make_folders(base: Path, n: int) -> tuple[list[str], list[subprocess.Popen]]
         instance_id = f"{job_id}-launch"
         folder = base / instance_id
         folder.mkdir()
-        record = local._record(instance_id, spec(job_id, "launch"))
+        record = local_records.new_record(instance_id, spec(job_id, "launch"))
         if job_id % 2:
             child = subprocess.Popen(["sleep", "3600"], start_new_session=True)
             running.append(child)
@@ -72,7 +73,7 @@ def make_folders(base: Path, n: int) -> tuple[list[str], list[subprocess.Popen]]
             status = ENDINGS[(job_id // 2) % len(ENDINGS)]
         local._write_json(folder / local.INSTANCE, record)
         if status is None:
-            (folder / local.TERMINATED).touch()
+            (folder / local_records.TERMINATED).touch()
         else:
             write_status(folder, status)
         ids.append(instance_id)

@@ -89,7 +89,8 @@ def recover(workdir: Path, pid: int, start_time: int | None, checkpoint_uri: str
     `workdir` and whose agent was `pid` (the leader of the job's process group): `reap`
     collects the agent once killed (when it is our child), `end_job` sends the group
     SIGTERM, waits the grace period, then kills what is left."""
-    from launchers.agent import CHECKPOINTS, PROGRESS, read_progress  # the agent's, loaded here
+    from launchers.agent_workdir import CHECKPOINTS, PROGRESS  # the agent's, loaded here
+    from launchers.progress_readings import read_progress
 
     if same_process(pid, start_time):  # hung: the agent alone goes, its job lives on
         _kill(pid)

@@ -89,7 +89,7 @@ def end_leftovers(workdir: Path, pgid: int | None, checkpoint_uri: str, publish:
     the containers it left and its process group `pgid` (SIGTERM, then SIGKILL after
     `grace` seconds), publish what it wrote on the way out. `publish` False: a node that
     never publishes (a gang's rank > 0)."""
-    from launchers.agent import CHECKPOINTS
+    from launchers.agent_workdir import CHECKPOINTS
     from launchers.containers import Container
 
     checkpoints = workdir / CHECKPOINTS

@@ -9,7 +9,8 @@ instance profile needs the SSM core policy (AmazonSSMManagedInstanceCore), as th
 Learning AMIs ship the SSM agent.
 
 A job of N nodes runs as a gang of N instances, known by one handle
-"REGION/gang-<job>-<N>-<digest>" (launchers.aws_gang, launchers.cloud_gang).
+"REGION/gang-<job>-<N>-<digest>" (launchers.aws_gang, launchers.cloud_gang). What EC2's answers
+say is read by launchers.aws_answers; the instance's network is launchers.aws_network's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,16 @@ from typing import Any, ClassVar
 from costsched.clouds import aws as aws_cloud
 from costsched.model import BOOKED_MARKETS, BookedOffering, InvalidInput, Offering
 from costsched.vocabulary import word
-from launchers import aws_booking, aws_gang, aws_secrets, cloud_gang, task_resources, wedged
+from launchers import (
+    aws_booking,
+    aws_gang,
+    aws_network,
+    aws_secrets,
+    cloud_gang,
+    task_resources,
+    wedged,
+)
+from launchers.aws_answers import error_of, instance_state, quota_refused
 from launchers.base import (
     TAG_ATTEMPT,
     TAG_JOB,
@@ -32,7 +42,6 @@ from launchers.base import (
     Launcher,
     LaunchSpec,
     Purchased,
-    QuotaError,
 )
 from launchers.cloud_errors import translate, translated
 from launchers.cloud_steps import ec2_tagged, tag_value, with_steps
@@ -55,41 +64,11 @@ NO_CREDENTIALS = ("aws: no AWS credentials found: run `aws configure`, set AWS_P
                   "what each cloud can do)")
 
 
-def _state(record: dict[str, Any]) -> tuple[str, str]:
-    """(INSTANCE_STATES value, detail) of a describe_instances record. An instance that
-    stopped or ended for a reason of the cloud's ("Server.*": a spot interruption, a
-    failed host) is preempted; one ended by a client (costsched, a person) is terminated."""
-    name = record["State"]["Name"]
-    reason = record.get("StateReason") or {}
-    detail = reason.get("Message") or reason.get("Code") or ""
-    if name in ("pending", "running"):
-        return name, detail
-    if str(reason.get("Code", "")).startswith("Server."):
-        return "preempted", detail
-    return "terminated", detail
-
-
-def _error(exc: Any) -> tuple[str, str]:
-    err = exc.response.get("Error", {})
-    message = " ".join(str(err.get("Message", "")).split())
-    return str(err.get("Code", "")), message
-
-
-def quota_refused(exc: CapacityError, instances: int = 1) -> QuotaError | None:
-    """`exc` as the QuotaError it is when its EC2 code (the reason's first word) is a
-    quota's (a family's vCPU limit, on-demand or spot), else None. EC2 does not name the
-    quota: the offering's family and market say which (`costsched.clouds.quotas`)."""
-    code = exc.reason.split(":", 1)[0].strip()
-    if code not in aws_cloud.QUOTA_ERROR_CODES:
-        return None
-    return QuotaError(exc.offering, exc.reason, instances=instances)
-
-
 @translated("aws")
 class AwsLauncher(Launcher):
     name = "aws"
     runs_gangs: ClassVar[bool] = True  # a multi-node job as N instances (launchers.aws_gang)
-    error = staticmethod(_error)
+    error = staticmethod(error_of)
 
     def __init__(self, session: Any = None, image_id: str | Mapping[str, str] | None = None,
                  key_name: str | None = None, subnet_ids: Mapping[str, str] | None = None,
@@ -252,8 +231,9 @@ class AwsLauncher(Launcher):
                 task, int(task.get("disk_size") or size))}]
         groups = list(self._lookup(self.security_group_ids, offering) or [])
         if task_resources.port_ranges(task):
-            groups = [*(groups or self._default_group(offering.region, subnet)),
-                      self._ports_group(spec, offering.region, subnet)]
+            ec2 = self._client("ec2", offering.region)
+            groups = [*(groups or aws_network.default_group(ec2, offering.region, subnet)),
+                      aws_network.ports_group(ec2, spec, offering.region, subnet)]
         if groups:
             request["SecurityGroupIds"] = groups
         if self.iam_instance_profile:
@@ -281,7 +261,7 @@ class AwsLauncher(Launcher):
             live = self._describe(region, [{"Name": "tag-key", "Values": [TAG_JOB]}])
             return aws_secrets.sweep(self._client("ssm", region), live)
         except ClientError as exc:
-            log.warning("aws %s: leftover secrets not swept: %s", region, _error(exc)[0])
+            log.warning("aws %s: leftover secrets not swept: %s", region, error_of(exc)[0])
             return []
 
     def _forget_secrets(self, region: str, record: dict[str, Any]) -> None:
@@ -296,7 +276,7 @@ class AwsLauncher(Launcher):
             aws_secrets.delete(self._client("ssm", region), int(job), tags[TAG_ATTEMPT])
         except ClientError as exc:
             log.warning("aws %s: the secrets of job %s not deleted: %s", region, job,
-                        _error(exc)[0])
+                        error_of(exc)[0])
 
     def _root_disk(self, region: str, image: str) -> tuple[str, int]:
         """(the image's root device name, its size in GB)."""
@@ -307,51 +287,6 @@ class AwsLauncher(Launcher):
         sizes = [m["Ebs"].get("VolumeSize", 0) for m in found[0].get("BlockDeviceMappings", [])
                  if m.get("DeviceName") == root and "Ebs" in m]
         return root, int(sizes[0]) if sizes else 8
-
-    def _vpc(self, region: str, subnet: str | None) -> str:
-        ec2 = self._client("ec2", region)
-        if subnet:
-            return str(ec2.describe_subnets(SubnetIds=[subnet])["Subnets"][0]["VpcId"])
-        vpcs = ec2.describe_vpcs(Filters=[{"Name": "is-default", "Values": ["true"]}])["Vpcs"]
-        if not vpcs:
-            raise InvalidInput(f"aws {region}: no default VPC to open the task's ports in; "
-                               "give the launcher a subnet")
-        return str(vpcs[0]["VpcId"])
-
-    def _default_group(self, region: str, subnet: str | None) -> list[str]:
-        """The VPC's default security group: what the instance has without a ports group."""
-        groups = self._client("ec2", region).describe_security_groups(Filters=[
-            {"Name": "vpc-id", "Values": [self._vpc(region, subnet)]},
-            {"Name": "group-name", "Values": ["default"]}])["SecurityGroups"]
-        return [str(g["GroupId"]) for g in groups[:1]]
-
-    def _ports_group(self, spec: LaunchSpec, region: str, subnet: str | None) -> str:
-        """A security group of the job's own opening the task's ports (TCP, from anywhere,
-        as SkyPilot opens them), made once per job and region."""
-        from botocore.exceptions import ClientError
-
-        ec2 = self._client("ec2", region)
-        vpc = self._vpc(region, subnet)
-        name = f"costsched-{spec.job_id}-ports"
-        found = ec2.describe_security_groups(Filters=[
-            {"Name": "vpc-id", "Values": [vpc]},
-            {"Name": "group-name", "Values": [name]}])["SecurityGroups"]
-        if found:
-            return str(found[0]["GroupId"])
-        group = str(ec2.create_security_group(
-            GroupName=name, VpcId=vpc, Description=f"costsched job {spec.job_id}: task ports",
-            TagSpecifications=[{"ResourceType": "security-group", "Tags": [
-                {"Key": TAG_JOB, "Value": str(spec.job_id)}]}])["GroupId"])
-        try:
-            ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=[
-                {"IpProtocol": "tcp", "FromPort": lo, "ToPort": hi,
-                 "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}
-                for lo, hi in task_resources.port_ranges(spec.task)])
-        except ClientError as exc:
-            code, _ = _error(exc)
-            if code != "InvalidPermission.Duplicate":
-                raise translate("aws", f"{region}: open ports", exc) from exc
-        return group
 
     def launch(self, spec: LaunchSpec) -> Instance:
         try:
@@ -383,7 +318,7 @@ class AwsLauncher(Launcher):
             refs = self.put_secrets(spec)
             answer = self._client("ec2", region).run_instances(**self.run_request(spec, refs))
         except ClientError as exc:
-            code, message = _error(exc)
+            code, message = error_of(exc)
             if spec.secret_names:  # no instance will read them
                 self._forget_secrets(region, {"Tags": [
                     {"Key": TAG_JOB, "Value": str(spec.job_id)},
@@ -403,7 +338,7 @@ class AwsLauncher(Launcher):
             zone = record.get("Placement", {}).get("AvailabilityZone", "")
             market = "spot" if record.get("InstanceLifecycle") == "spot" else "on_demand"
             key = ("aws", region, zone, record.get("InstanceType", ""), market, "linux")
-        state, detail = _state(record)
+        state, detail = instance_state(record)
         job = tags.get(TAG_JOB, "")
         return Instance(id=f"{region}/{record['InstanceId']}",
                         job_id=int(job) if job.isdigit() else -1,
@@ -441,7 +376,7 @@ class AwsLauncher(Launcher):
         try:
             answer = self._client("ec2", region).describe_instances(InstanceIds=[ec2_id])
         except ClientError as exc:
-            code, _ = _error(exc)
+            code, _ = error_of(exc)
             if code in _NOT_FOUND:
                 raise InvalidInput(f"instance {instance_id!r}: not found in aws {region}"
                                    ) from None
@@ -554,7 +489,7 @@ class AwsLauncher(Launcher):
             ec2.terminate_instances(InstanceIds=[ec2_id])
             answer = ec2.describe_instances(InstanceIds=[ec2_id])
         except ClientError as exc:
-            code, _ = _error(exc)
+            code, _ = error_of(exc)
             if code in _NOT_FOUND:
                 return  # gone already
             raise translate("aws", f"{region}: terminate_instances {ec2_id}", exc) from exc
@@ -576,7 +511,7 @@ class AwsLauncher(Launcher):
             answer = self._client("ec2", region).describe_instance_attribute(
                 InstanceId=ec2_id, Attribute="userData")
         except ClientError as exc:  # the service says the agent is gone meanwhile
-            log.warning("aws %s: the user data of %s: %s", region, ec2_id, _error(exc)[0])
+            log.warning("aws %s: the user data of %s: %s", region, ec2_id, error_of(exc)[0])
             return False
         encoded = (answer.get("UserData") or {}).get("Value") or ""
         if not wedged.is_wedged(base64.b64decode(encoded).decode("utf-8", "replace")):

@@ -109,7 +109,7 @@ def round_env(doc: dict) -> dict[str, str]:
 
 
 class NodeAgent(Protocol):
-    """What the rounds need of the agent (`launchers.agent.Agent`)."""
+    """What the rounds need of the agent (`launchers.agent_loop.Agent`)."""
 
     poll: float
 

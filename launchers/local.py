@@ -21,14 +21,12 @@ restarted) sees the same instances; the pid is checked against its start time in
 that a reused pid is never taken for the agent. `preempt` and `notice` simulate a cloud
 taking the instance away, without and with a preemption notice; `preempt_node` one node of
 a gang. The instance's environment is `launchers.local_env`'s, its processes are handled
-by `launchers.local_procs`.
+by `launchers.local_procs`, its record and the marks in its folder by `launchers.local_records`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -43,13 +41,25 @@ from typing import Any, ClassVar
 
 from costsched.model import InvalidInput, Offering
 from launchers import gang, mounts
-from launchers.base import TAG_ATTEMPT, TAG_JOB, Instance, Launcher, LaunchSpec
+from launchers.base import Instance, Launcher, LaunchSpec
 from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json
 from launchers.local_env import ENV_INSTANCES, default_base_dir, instance_environment
 from launchers.local_index import ID, INDEX, JOBS, Index, Seen, attempts, note_attempt
 from launchers.local_lost import last_step, lost_at, mark_taken
 from launchers.local_procs import find_agent, reap, reap_when_ended, signal_group, signal_pid
+from launchers.local_records import (
+    AGENT_LOST,
+    INSTANCE,
+    NAME_RULE,
+    NOTICE,
+    TERMINATED,
+    ended_at,
+    ended_first,
+    instance_id_of,
+    new_record,
+    says_ended,
+)
 from launchers.procfs import GroupTable, group_members, has_proc, proc_stat
 from launchers.progress_readings import checkpoint_step, checkpoint_version, inferred, step_time
 from launchers.status_file import STATUS, no_step_after, setup_seconds, write_status
@@ -58,12 +68,6 @@ from launchers.status_file import STATUS, no_step_after, setup_seconds, write_st
 __all__ = ["ENV_INSTANCES", "INDEX", "INSTANCE", "JOBS", "LocalLauncher", "default_base_dir",
            "instance_environment", "main"]
 
-INSTANCE = "instance.json"
-TERMINATED = "terminated"
-NOTICE = "notice"
-AGENT_LOST = "agent-lost"  # present once the job was stopped because its agent was gone
-_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: "$" would let "a\n" through
-_NAME_RULE = "1 to 100 of A-Z a-z 0-9 _ . -"
 _WAIT = 0.05  # seconds between looks at a process group that should end
 _KILL_WAIT = 10.0  # seconds a SIGKILLed group may take to go (a process in disk I/O)
 _SETTLE_NS = 2_000_000_000  # a folder unchanged this long is trusted to the index
@@ -108,7 +112,7 @@ class LocalLauncher(Launcher):
         return True
 
     def launch(self, spec: LaunchSpec) -> Instance:
-        instance_id = _instance_id(spec)
+        instance_id = instance_id_of(spec)
         base = self._base(create=True)
         folder = self._folder(instance_id, base)
         try:
@@ -123,7 +127,7 @@ class LocalLauncher(Launcher):
         except OSError as exc:
             raise InvalidInput(f"local launcher base directory {base}: not writable "
                                f"({exc.strerror})") from None
-        record = _record(instance_id, spec)
+        record = new_record(instance_id, spec)
         write_json(folder / INSTANCE, record)  # before the agent: a crash leaves a trace
         return self._start(instance_id, folder, spec, record)
 
@@ -168,7 +172,7 @@ class LocalLauncher(Launcher):
 
     def logs(self, instance_id: str, tail: int = 200, node: int = 0) -> str:
         """The last `tail` lines of the job's output on node `node` (0: rank 0)."""
-        from launchers.agent import JOB_LOG
+        from launchers.agent_workdir import JOB_LOG
         folder = self._existing(instance_id)
         if node and node not in gang.ranks(folder):
             raise InvalidInput(f"instance {instance_id}: no node {node} (its nodes: 0"
@@ -184,7 +188,7 @@ class LocalLauncher(Launcher):
         """A gang's output, every node of every round (`gang.node_folders`: a node lost
         and replaced has both logs), as (which node, its last `tail` lines); one node's
         instance: [("node 0", its output)]."""
-        from launchers.agent import JOB_LOG
+        from launchers.agent_workdir import JOB_LOG
         folder = self._existing(instance_id)
         out = []
         for said, where in gang.node_folders(folder):
@@ -252,7 +256,7 @@ class LocalLauncher(Launcher):
             return None
         status = read_json(folder / STATUS)
         terminated = (folder / TERMINATED).exists()
-        if terminated or _ended(status):
+        if terminated or says_ended(status):
             self._reap_child(instance_id)  # its state is in the files: no process to ask
             alive = False
         else:
@@ -261,11 +265,11 @@ class LocalLauncher(Launcher):
                 # that an end written since the first read is not taken for a kill
                 status = read_json(folder / STATUS)
                 terminated = (folder / TERMINATED).exists()
-        ended = status if _ended(status) else {}
+        ended = status if says_ended(status) else {}
         lost: tuple[int, ...] = ()
         replacing: tuple[int, ...] = ()
         agent = ""
-        if terminated and not _ended_first(folder, ended):
+        if terminated and not ended_first(folder, ended):
             state, detail = "terminated", "terminated by costsched"
         elif ended:
             state, detail = ended.get("state", "failed"), ended.get("detail", "")
@@ -299,7 +303,7 @@ class LocalLauncher(Launcher):
                             agent=agent, lost_nodes=lost, replacing=replacing,
                             created_at=utc(record.get("launched_at")),
                             lost_at=lost_at(folder) if state == "preempted" else None,
-                            ended_at=_ended_at(folder) if ended and state in (
+                            ended_at=ended_at(folder) if ended and state in (
                                 "succeeded", "failed") else None,
                             setup_since=step_time(status.get("setup_since"))
                             if state == "running" else None,
@@ -404,7 +408,7 @@ class LocalLauncher(Launcher):
         base = base or self._base()
         if not isinstance(instance_id, str) or not ID.fullmatch(instance_id):
             raise InvalidInput(f"instance {instance_id!r}: expected <job id>-<attempt> "
-                               f"(attempt: {_NAME_RULE})")
+                               f"(attempt: {NAME_RULE})")
         folder = (base / instance_id).resolve()
         if folder.parent != base:  # a symlink planted under base
             raise InvalidInput(f"instance {instance_id!r}: outside the base directory {base}")
@@ -423,7 +427,7 @@ class LocalLauncher(Launcher):
         unapplied = mounts.local_note(spec.task, folder / "mounts")
         try:
             if unapplied:  # said once, at the head of the instance's logs: the job's
-                from launchers.agent import JOB_LOG
+                from launchers.agent_workdir import JOB_LOG
                 for log in ("agent.log", JOB_LOG):  # too, as `costsched logs` shows it
                     (folder / log).write_text(unapplied + "\n")
             if nodes > 1:  # all or nothing: ranks 1.. first, ended if rank 0 cannot start
@@ -498,7 +502,7 @@ class LocalLauncher(Launcher):
             write_json(folder / INSTANCE, {**record, "pid": pid,
                                             "start_time": stat.start_time if stat else None})
             return self.status(instance_id)
-        return self._start(instance_id, folder, spec, record or _record(instance_id, spec))
+        return self._start(instance_id, folder, spec, record or new_record(instance_id, spec))
 
     def _unstarted(self, instance_id: str, folder: Path, record: dict) -> tuple[str, str]:
         """An instance whose agent's pid was never recorded (costsched stopped mid-launch):
@@ -568,56 +572,6 @@ class LocalLauncher(Launcher):
         containers.Container("", folder).stop_left(grace)
 
 
-def _instance_id(spec: LaunchSpec) -> str:
-    if isinstance(spec.job_id, bool) or not isinstance(spec.job_id, int) or spec.job_id < 0:
-        raise InvalidInput(f"job id {spec.job_id!r}: expected a whole number >= 0")
-    # The attempt names the instance's directory; the job's name is only data.
-    value = spec.attempt
-    if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
-        raise InvalidInput(f"attempt {value!r}: expected {_NAME_RULE}")
-    return f"{spec.job_id}-{spec.attempt}"
-
-
-def _record(instance_id: str, spec: LaunchSpec) -> dict:
-    offering = spec.offering
-    return {"id": instance_id, "job_id": spec.job_id, "job_name": spec.job_name,
-            "attempt": spec.attempt, "command": spec.command,
-            "checkpoint_uri": spec.checkpoint_uri, "code_uri": spec.code_uri,
-            "offering": dataclasses.asdict(offering), "offering_key": list(offering.key),
-            "tags": {TAG_JOB: str(spec.job_id), TAG_ATTEMPT: spec.attempt},
-            "env_names": sorted(spec.envs),  # names only: values may be secrets
-            "nodes": gang.node_count(spec.task),
-            "launched_at": datetime.now(timezone.utc).isoformat(),
-            "pid": None, "start_time": None}
-
-
-def _ended_at(folder: Path) -> datetime | None:
-    """When the agent in `folder` wrote its end (its status file's last write: nothing
-    writes it after the end); None when it cannot be read."""
-    try:
-        return datetime.fromtimestamp((folder / STATUS).stat().st_mtime, timezone.utc)
-    except OSError:
-        return None
-
-
-def _ended_first(folder: Path, ended: dict) -> bool:
-    """Whether the job in `folder` ended by itself (`ended`: its end as the agent wrote
-    it; succeeded or failed) before costsched terminated its instance, as a clean-up
-    after its end does: it reads as it ended, not as terminated. An end written after the
-    terminate (the agent's stop on its signal) is the terminate's."""
-    if ended.get("state") not in ("succeeded", "failed"):
-        return False
-    at = _ended_at(folder)
-    try:
-        marked = datetime.fromtimestamp((folder / TERMINATED).stat().st_mtime, timezone.utc)
-    except OSError:
-        return False
-    return at is not None and at <= marked
-
-
-def _ended(status: dict) -> bool:
-    """Whether the agent's status.json says the job ended (it says "running" while it runs)."""
-    return bool(status) and status.get("state", "running") != "running"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ _BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGN
 # stores' endpoints where they are not the clouds' own, to reach a bucket); the job does
 # not see them.
 # The names of what an instance's environment holds for its agent alone (`_AGENT_ENV`,
-# credentials), which the agent does not pass on to the job (`agent.job_environment`).
+# credentials), which the agent does not pass on to the job (`agent_loop.job_environment`).
 ENV_AGENT_ONLY = "COSTSCHED_AGENT_ONLY"
 _AGENT_ENV = ("PYTHONPATH", "VIRTUAL_ENV", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
               "STORAGE_EMULATOR_HOST")

@@ -12,7 +12,7 @@ from launchers.heartbeats import read_local
 from launchers.progress_readings import read_progress
 
 PREEMPTED = "preempted"  # WORKDIR/preempted: when a simulated cloud took the instance away
-PROGRESS = "progress"  # the job's step, written by the job (`launchers.agent.PROGRESS`)
+PROGRESS = "progress"  # the job's step, written by the job (`launchers.agent_workdir.PROGRESS`)
 
 
 def mark_taken(folder: Path) -> None:

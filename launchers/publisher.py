@@ -90,13 +90,12 @@ before the first save) holds no save, and keeps the step of the one before (none
 the run started from, 0 when nothing was restored), never the time the log was written at.
 
 The directory as one look sees it, and a version restored into it: launchers.checkpoint_dir;
-which of its paths are a write in progress (never published): launchers.in_progress.
+which of its paths are a write in progress (never published): launchers.in_progress; the
+marker rule: launchers.commit_marker; the files staged for a publish: launchers.publish_files.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
 import math
 import os
@@ -110,19 +109,28 @@ from launchers.checkpoint_dir import Look, look
 from launchers.checkpoint_dir import restore as restore  # the agent's, with the rest
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import Checkpoint, CheckpointStore
+from launchers.commit_marker import CommitMarker
 from launchers.in_progress import saves_in_progress
 from launchers.progress_readings import named_step, saved_step
+from launchers.publish_files import (
+    STAGING,
+    changed_since,
+    file_state,
+    rewritten,
+    sha256,
+    stage,
+    stage_log,
+)
 from launchers.renamed_last import RenamedLast
 from launchers.replaced_sets import ReplacedSets, Verdict
 from launchers.settle_words import COMMIT, ENV_SETTLE, SaveBursts, held_back, unsettled
-from launchers.state_logs import appended, copy_prefix, grown_since, is_log, judge
+from launchers.state_logs import appended, grown_since, is_log, judge
 
 log = logging.getLogger("costsched.agent")
 
 KEEP = 3  # checkpoint versions kept in the store
 SETTLE = 10.0  # seconds the directory stays unchanged before a set without a marker is taken
 _PATIENCE = 120.0  # seconds a set may wait before the wait is said in the status
-_STAGING = ".publishing"  # hard links of the files being published, beside the checkpoints
 
 
 def settle_seconds(environ: Mapping[str, str] = os.environ) -> float:
@@ -142,14 +150,6 @@ def settle_seconds(environ: Mapping[str, str] = os.environ) -> float:
     return value
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 class Publisher:
     """Publishes the checkpoint directory as a new version when a complete file changed and
     the set is whole (the module's doc). `clock`: monotonic seconds (a test's own)."""
@@ -159,7 +159,7 @@ class Publisher:
                  ) -> None:
         self.store, self.directory, self.keep = store, directory, keep
         self.settle, self.clock = settle, clock
-        self.staging = directory.parent / _STAGING
+        self.staging = directory.parent / STAGING
         self.version: int | None = None  # newest version published or restored
         self.error = ""  # why the last publish failed, or why a set waits long ('' else)
         self.enabled = True  # False: never publishes (a gang's node other than rank 0)
@@ -189,10 +189,7 @@ class Publisher:
         self._renamed_last = RenamedLast()  # the renamed-last rule's (held saves: any)
         self.again_at: float | None = None  # a look then may publish a set (clock), or None
         self._said = ""  # the wait last said in the log
-        # The marker as last seen, and the files of its time seen changed after a look that
-        # found it so (`_committed`); the set last found with the marker no newer than it.
-        self._after_marker: tuple[tuple[int, int, int], set[str]] | None = None
-        self._tie: frozenset[tuple[str, int, int, int]] | None = None
+        self._marker = CommitMarker()  # the marker rule's memory of the looks
 
     def remember_all(self) -> None:
         """Take the files there now as published: version `version`'s (after a restore)."""
@@ -202,7 +199,7 @@ class Publisher:
                               None)
         there = look(self.directory)
         for rel, info in there.complete.items():
-            self._seen[rel] = (info.st_size, info.st_mtime_ns, _sha256(self.directory / rel))
+            self._seen[rel] = (info.st_size, info.st_mtime_ns, sha256(self.directory / rel))
         self._links = dict(there.links)
         self._reference(there.complete)
         self.said_step = saved_step(self.directory / COMMIT) if self.version is not None \
@@ -283,7 +280,7 @@ class Publisher:
         marker = seen.complete.get(COMMIT)
         self._marked = self._marked or marker is not None
         if self._marked:
-            return self._committed(seen, before, final)
+            return self._marker.committed(seen, before, final)
         if final or self.settle <= 0 or (len(seen.complete) == len(seen.signature) == 1):
             return ""
         if now - self._still_since >= self.settle:
@@ -293,44 +290,9 @@ class Publisher:
         return unsettled(self.settle, grows, self._bursts.quick(now), self._sets.replaced,
                          self._sets.within)
 
-    def _committed(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
-                   final: bool) -> str:
-        """The marker rule (the module's doc): '' when the marker commits the set `seen`,
-        else what it waits for."""
-        marker = seen.complete.get(COMMIT)
-        # (a log appended after the marker does not undo the commit: it is whole as is)
-        files = {n: _state(i) for n, i in seen.complete.items()
-                 if n != COMMIT and not is_log(n)}
-        newest = max((at for _, at, _ in files.values()), default=0)
-        if marker is None or marker.st_mtime_ns < newest:
-            return (f"{COMMIT} is missing or older than the files it commits (touch it "
-                    "once every file of a save is written)")
-        mark = _state(marker)
-        if self._after_marker is None or self._after_marker[0] != mark:
-            self._after_marker = (mark, set())  # touched again: a new commit
-        if before is not None and before.get(COMMIT) == mark:
-            # the last look found the marker as it is: a file of its time changed since
-            # was written after it, in the same clock tick
-            self._after_marker[1].update(
-                n for n, was in files.items()
-                if was[1] == marker.st_mtime_ns and before.get(n) != was)
-        if self._after_marker[1]:
-            return (f"{', '.join(sorted(self._after_marker[1])[:3])} written after {COMMIT} "
-                    "was last touched (touch it once every file of a save is written)")
-        if marker.st_mtime_ns > newest or final:
-            return ""
-        # which came first, their times do not tell: every file but the logs, temp ones
-        # included (an optimizer state being written under a temp name grows)
-        tie = frozenset(e for e in seen.signature if not is_log(e[0]))
-        if self._tie == tie:
-            return ""  # a look later, as it was: no save under way
-        self._tie = tie
-        return (f"{COMMIT} has the time of a file it commits: taken at the next look that "
-                "finds them unchanged")
-
     def _reference(self, files: Mapping[str, os.stat_result]) -> None:
         """The files of the version just published or restored: the next save's reference."""
-        states = {n: _state(i) for n, i in files.items()}
+        states = {n: file_state(i) for n, i in files.items()}
         self._sets.published(states)
         self._renamed_last.published(states)
 
@@ -425,7 +387,7 @@ class Publisher:
         self._before = {n: (i.st_size, i.st_mtime_ns, i.st_ino) for n, i in paths.items()}
         self._tidy_before = seen.tidy
         self._note_changes(before or {}, now)
-        states = {n: _state(i) for n, i in paths.items()}
+        states = {n: file_state(i) for n, i in paths.items()}
         temps = frozenset(e for e in seen.signature
                           if e[0] not in paths and e[0] not in seen.links)
         verdict = self._sets.look(states, self._logs(), temps, seen.signature,
@@ -475,9 +437,10 @@ class Publisher:
             # hard links pin these versions of the files while the job may rename newer in
             for n in paths:
                 if n in changed or n not in held or held[n].sha256 != self._seen[n][2]:
-                    staged[n] = self._stage_log(n, paths[n]) if n in logs else self._stage(n)
+                    staged[n] = (stage_log(self.directory, self.staging, n, paths[n]) if n in logs
+                                 else stage(self.directory, self.staging, n))
             if any(not grown_since(self.directory / n, paths[n]) if n in logs
-                   else _moved(self.directory / n, paths[n]) for n in staged) \
+                   else changed_since(self.directory / n, paths[n]) for n in staged) \
                     or checkpoint_links.read_now(self.directory, [*seen.links]) != seen.links:
                 self._signature = None  # a file changed as it was staged: not whole yet
                 return 0, ""
@@ -486,10 +449,10 @@ class Publisher:
             shas: dict[str, tuple[int, int, str]] = {}
             for name, path in staged.items():
                 info = path.stat()
-                shas[name] = (info.st_size, info.st_mtime_ns, _sha256(path))
+                shas[name] = (info.st_size, info.st_mtime_ns, sha256(path))
             said = saved_step(self.staging / COMMIT if COMMIT in staged
                               else self.directory / COMMIT) if COMMIT in paths else None
-            if any(_rewritten(path, paths[name]) for name, path in staged.items()
+            if any(rewritten(path, paths[name]) for name, path in staged.items()
                    if name != LINKS):
                 self._signature = None  # written again in place as it was read: not whole
                 return 0, ""
@@ -557,52 +520,6 @@ class Publisher:
             return ()
         return self._last.parts
 
-    def _stage_log(self, name: str, seen: os.stat_result) -> Path:
-        """A copy of what the look saw of a log (`copy_prefix`): the job may append to it
-        meanwhile (a log replaced or cut since is found out by `grown_since`)."""
-        staged = self.staging / name
-        staged.parent.mkdir(parents=True, exist_ok=True)
-        staged.unlink(missing_ok=True)
-        copy_prefix(self.directory / name, staged, seen.st_size, seen.st_mtime_ns)
-        return staged
-
-    def _stage(self, name: str) -> Path:
-        """A hard link to the file (a copy where links cannot be made); a file renamed over
-        or removed since the look is found out by `_moved`."""
-        staged = self.staging / name
-        staged.parent.mkdir(parents=True, exist_ok=True)
-        staged.unlink(missing_ok=True)
-        try:
-            os.link(self.directory / name, staged)
-        except FileNotFoundError:
-            pass
-        except OSError:  # no hard links here: a copy does the same, slower
-            with contextlib.suppress(FileNotFoundError):
-                shutil.copy2(self.directory / name, staged)
-        return staged
-
 
 def _soonest(*times: float | None) -> float | None:
     return min((t for t in times if t is not None), default=None)  # (None: none given)
-
-
-def _state(info: os.stat_result) -> tuple[int, int, int]:
-    """(size, mtime_ns, inode): what tells a file changed between two looks."""
-    return info.st_size, info.st_mtime_ns, info.st_ino
-
-
-def _rewritten(staged: Path, was: os.stat_result) -> bool:
-    """Whether the staged file (a hard link, or a copy keeping its time) is no longer what
-    the look saw: written again in place (as a marker may be) while it was read."""
-    now = staged.stat()
-    return (now.st_size, now.st_mtime_ns) != (was.st_size, was.st_mtime_ns)
-
-
-def _moved(path: Path, was: os.stat_result) -> bool:
-    """Whether `path` is no longer the file it was at the look (renamed over, rewritten)."""
-    try:
-        now = path.stat()
-    except FileNotFoundError:
-        return True
-    return (now.st_size, now.st_mtime_ns, now.st_ino) != (was.st_size, was.st_mtime_ns,
-                                                         was.st_ino)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import launchers.local as local
+import launchers.local_records as local_records
 import launchers.procfs as procfs
 from costsched.model import Offering
 from launchers.base import LaunchSpec
@@ -55,7 +56,7 @@ def make(launcher: LocalLauncher, job_id: int, attempt: str, pid: int | None = N
     instance_id = f"{job_id}-{attempt}"
     folder = launcher.base_dir / instance_id
     folder.mkdir(parents=True)
-    record = {**local._record(instance_id, spec), "pid": pid, "start_time": start_time}
+    record = {**local_records.new_record(instance_id, spec), "pid": pid, "start_time": start_time}
     if launched_at is not None:
         record["launched_at"] = launched_at
     write_json(folder / local.INSTANCE, record)
@@ -92,9 +93,9 @@ def every_state(launcher: LocalLauncher, processes: list[subprocess.Popen]) -> l
     stopped = make(launcher, 3, "stopped", pid, start,
                    status={"state": "stopped", "exit_code": 0})
     noticed = make(launcher, 4, "noticed", pid, start, status={"state": "stopped"})
-    (launcher.base_dir / noticed / local.NOTICE).touch()
+    (launcher.base_dir / noticed / local_records.NOTICE).touch()
     terminated = make(launcher, 4, "terminated", pid, start, status={"state": "stopped"})
-    (launcher.base_dir / terminated / local.TERMINATED).touch()
+    (launcher.base_dir / terminated / local_records.TERMINATED).touch()
     pending = make(launcher, 5, "pending")  # launched this instant, its agent not yet
     never = make(launcher, 5, "never", launched_at="2020-01-01T00:00:00+00:00")
     return [running, orphaned, killed, succeeded, failed, stopped, noticed, terminated,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from launchers import publish_files
 from launchers.checkpoints.local import LocalStore
 from launchers.progress_readings import ProgressReadings
 from launchers.publisher import COMMIT, SETTLE, Publisher
@@ -96,13 +97,13 @@ def test_a_log_appended_to_as_it_is_published_is_taken_as_the_look_saw_it(
     publisher.publish_changed(final=True)
     save(folder / "state.pkl", "300", 2)
     append(log, "300", 2)
-    real = Publisher._stage_log
+    real = publish_files.stage_log
 
-    def stage_log(self: Publisher, name: str, seen: os.stat_result) -> Path:
+    def stage_log(directory: Path, staging: Path, name: str, seen: os.stat_result) -> Path:
         append(log, "301", 3)  # the job appends on meanwhile
-        return real(self, name, seen)
+        return real(directory, staging, name, seen)
 
-    monkeypatch.setattr(Publisher, "_stage_log", stage_log)
+    monkeypatch.setattr("launchers.publisher.stage_log", stage_log)
     clock.now = 3
     assert publisher.publish_changed() == 1
     assert sets(store, tmp_path)[-1] == {"state.pkl": "300", "metrics.jsonl": "150\n300\n"}
@@ -112,11 +113,11 @@ def test_a_log_appended_to_as_it_is_published_is_taken_as_the_look_saw_it(
     assert publisher.publish_changed() == 1
     assert sets(store, tmp_path)[-1]["metrics.jsonl"] == "150\n300\n301\n"
 
-    def cut(self: Publisher, name: str, seen: os.stat_result) -> Path:
+    def cut(directory: Path, staging: Path, name: str, seen: os.stat_result) -> Path:
         log.write_text("")  # cut as it is published: not what the look saw
-        return real(self, name, seen)
+        return real(directory, staging, name, seen)
 
-    monkeypatch.setattr(Publisher, "_stage_log", cut)
+    monkeypatch.setattr("launchers.publisher.stage_log", cut)
     append(log, "450", 6)
     save(folder / "state.pkl", "600", 6)
     clock.now = 7

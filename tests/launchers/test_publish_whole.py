@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from launchers import publish_files
 from launchers.checkpoints.local import LocalStore
 from launchers.publisher import COMMIT, ENV_SETTLE, SETTLE, Publisher, restore, settle_seconds
 
@@ -222,17 +223,17 @@ def test_a_file_renamed_over_as_it_is_staged_waits_for_the_next_look(
     publisher = Publisher(store, folder, settle=0, clock=clock)
     save(folder / "weights.npy", "600", 0)
     save(folder / "optim.npy", "600", 0)
-    real = Publisher._stage
+    real = publish_files.stage
     landed = []
 
-    def stage(self: Publisher, name: str) -> Path:
-        staged = real(self, name)
+    def stage(directory: Path, staging: Path, name: str) -> Path:
+        staged = real(directory, staging, name)
         if name == "optim.npy" and not landed:  # the next save lands meanwhile
             save(folder / "optim.npy", "700", 1)
             landed.append(name)
         return staged
 
-    monkeypatch.setattr(Publisher, "_stage", stage)
+    monkeypatch.setattr("launchers.publisher.stage", stage)
     assert publisher.publish_changed() == 0  # what it staged is no longer what it saw
     save(folder / "weights.npy", "700", 1)
     assert publisher.publish_changed() == 1

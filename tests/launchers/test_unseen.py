@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from launchers import agent, nothing_published
+from launchers import agent_loop, nothing_published
 from launchers.unseen import AFTER_SECONDS, overdue, took
 
 
@@ -20,10 +20,10 @@ def test_the_step_and_the_checkpoints_follow_the_same_rule(monkeypatch) -> None:
     monkeypatch.delenv(nothing_published.INTERVAL_ENV, raising=False)
     began_late = 1000.0 - AFTER_SECONDS + 1
     began = 1000.0 - AFTER_SECONDS
-    assert agent._no_step(began_late, None) == {} and not nothing_published.note(began_late,
-                                                                                 False)
-    assert agent._no_step(began, None) == {"no_step_after": AFTER_SECONDS}
+    assert agent_loop.no_step(began_late, None) == {}
+    assert not nothing_published.note(began_late, False)
+    assert agent_loop.no_step(began, None) == {"no_step_after": AFTER_SECONDS}
     assert f"in the first {took(AFTER_SECONDS)} of its run" in nothing_published.note(began,
                                                                                       False)
-    assert agent._no_step(began, 0) == {}  # step 0 is a step reported
+    assert agent_loop.no_step(began, 0) == {}  # step 0 is a step reported
     assert took(60) == "1 min" and took(9) == "9 s"
