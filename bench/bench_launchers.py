@@ -37,6 +37,7 @@ import launchers.local_index as local_index
 import launchers.local_records as local_records
 from costsched.model import Offering
 from launchers.base import LaunchSpec
+from launchers.json_files import write_json
 from launchers.local import LocalLauncher
 from launchers.procfs import proc_stat
 from launchers.status_file import write_status
@@ -71,7 +72,7 @@ def make_folders(base: Path, n: int) -> tuple[list[str], list[subprocess.Popen]]
         else:
             record.update(pid=1 << 22, start_time=0)  # an agent long gone
             status = ENDINGS[(job_id // 2) % len(ENDINGS)]
-        local._write_json(folder / local.INSTANCE, record)
+        write_json(folder / local_records.INSTANCE, record)
         if status is None:
             (folder / local_records.TERMINATED).touch()
         else:
