@@ -56,9 +56,7 @@ STOP_FLAG = StopFlag(
 SCOPES = [gcp_cloud.CLOUD_PLATFORM]  # the instance's service account's
 OPERATION_TIMEOUT = 600.0  # seconds to wait for an insert or a delete
 FLEX_START_SECONDS = 7 * 24 * 3600  # a flex-start VM's longest run (maxRunDuration)
-# How long a flex-start request waits for capacity before it fails (requestValidForDuration):
-# the wait the planner assumes (`costsched.service.booked.FLEX_START_WAIT_HOURS`).
-FLEX_START_WAIT_SECONDS = 2 * 3600
+FLEX_START_WAIT_SECONDS = int(gcp_cloud.FLEX_START_WAIT_HOURS * 3600)
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _N1_GPU = re.compile(r"^(?P<machine>[a-z0-9-]+)\+(?P<count>\d+)x(?P<accelerator>[a-z0-9-]+)$")
 _NAMESPACE = uuid.UUID("5d0c1f0e-8a47-4c4e-9d1e-6c6f73747363")

@@ -89,6 +89,9 @@ SKU_GPU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p100": "P100",
 SDK_MISSING = "gcp: the google-cloud SDK is not installed: pip install 'costsched[gcp]'"
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 TOKEN_SECONDS = 10.0  # how long a launch waits for a token before it says why it cannot
+# How long a flex-start request waits for capacity before it fails (the launcher sets it as
+# requestValidForDuration; the planner keeps the time to finish on-demand if it waits longer).
+FLEX_START_WAIT_HOURS = 2.0
 
 
 def credentials_and_project(project: str | None = None) -> tuple[object, str]:

@@ -39,9 +39,7 @@ from costsched.optimize.rank import BOOKED
 from costsched.service.resolve import launched_by
 from costsched.store import PriceStore
 
-# How long a flex-start request is expected to wait for capacity: a stated assumption
-# (the clouds publish none); the plan keeps the time to finish on-demand if it waits longer.
-FLEX_START_WAIT_HOURS = 2.0
+FLEX_START_WAIT_HOURS = clouds.gcp.FLEX_START_WAIT_HOURS
 MARKETS_SHOWN = 5  # instance types weighed for the baselines beside the booked ones
 USABLE = ("", "misses deadline")  # the ranking's reasons of offerings a plan may use
 # What the launcher that runs booked capacity does with each market's (`_priced_as`).

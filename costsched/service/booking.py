@@ -78,7 +78,7 @@ def _what(b: BookedOffering) -> str:
     o = b.offering
     return (f"{o.market.replace('_', ' ')} {b.offering_id} ({o.instance_type} x"
             f"{b.instance_count}, {o.zone or o.region}, {b.start:%Y-%m-%d %H:%M} to "
-            f"{b.end:%Y-%m-%d %H:%M} UTC, ${b.upfront_usd:,.2f})")
+            f"{b.end:%Y-%m-%d %H:%M} UTC, {usd(b.upfront_usd)})")
 
 
 def held_unused(store: PriceStore, at: datetime, shown: Collection[int] = ()
