@@ -17,7 +17,10 @@ it:
   as `600.orbax-checkpoint-tmp-<n>/` (older versions: `600.orbax-checkpoint-tmp/`, and
   each item as `params.orbax-checkpoint-tmp-<n>/` inside it) and renames it to `600/`;
 - a part starting with `tmp-`: Hugging Face Transformers' Trainer (some versions) stages a
-  save as `tmp-checkpoint-600/` and renames it to `checkpoint-600/`.
+  save as `tmp-checkpoint-600/` and renames it to `checkpoint-600/`;
+- a part ending in `_temp`: TensorFlow's checkpoint saver writes `ckpt-3` as shards in
+  `ckpt-3_temp/` (`part-00000-of-00001.index`, `.data-*`), then merges them into
+  `ckpt-3.index` and `ckpt-3.data-*` and deletes the folder.
 Such a path is never part of a version, and a temporary file there keeps a save from being
 taken whole. A committed name is part of its save: published, restored and kept.
 
@@ -42,7 +45,7 @@ COMMITTED = frozenset({
 def temporary(part: str) -> bool:
     """Whether one name (a folder's or a file's) is that of a save under way."""
     return _hidden(part) or ".tmp" in part or "-tmp-" in part \
-        or part.endswith("-tmp") or part.startswith("tmp-")
+        or part.endswith("-tmp") or part.startswith("tmp-") or part.endswith("_temp")
 
 
 def in_progress(rel: str) -> bool:

@@ -1,7 +1,7 @@
 """The rule for a write in progress in a checkpoint directory (`launchers.in_progress`), as
 the publisher and a restore read it: the temporary folders the checkpointing libraries
 write before the rename that commits a save (Orbax's `600.orbax-checkpoint-tmp-<n>/`,
-Transformers' `tmp-checkpoint-600/`) are never part of a version, hold a save back while
+Transformers' `tmp-checkpoint-600/`, TensorFlow's `ckpt-3_temp/`) are never part of a version, hold a save back while
 they are there, and a restore neither brings one back nor leaves one behind."""
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from tests.launchers.test_publish_whole import Clock, save, sets, work  # noqa: 
     "600.orbax-checkpoint-tmp/params/x",  # older Orbax: no suffix
     "600/params.orbax-checkpoint-tmp-17/x",  # an item being written in a committed step
     "tmp-checkpoint-600/model.safetensors",  # Transformers' staging folder
+    "ckpt-3_temp/part-00000-of-00001.index",  # TensorFlow's shards before their merge
+    "ckpt-3_temp/part-00000-of-00001.data-00000-of-00001",
     "ckpt-000650.npz.tmp", "weights.tmp.npz", "last.ckpt.tmp", "ckpt.tmp/state.pkl",
     "latest.tmp-link", ".metadata.tmp", ".hidden/x"])
 def test_a_temporary_save_is_in_progress(rel: str) -> None:
@@ -34,7 +36,9 @@ def test_a_temporary_save_is_in_progress(rel: str) -> None:
 @pytest.mark.parametrize("rel", [
     "600/params.npz", "600/_CHECKPOINT_METADATA", "checkpoint-600/model.safetensors",
     "epoch=3-step=600.ckpt", "last.ckpt", "attempt-2/state.pkl", "temps/x.npz",
-    "ckpt-000650.npz", "COSTSCHED_COMMIT", "metrics.jsonl"])
+    "ckpt-000650.npz", "COSTSCHED_COMMIT", "metrics.jsonl",
+    "ckpt-3.index", "ckpt-3.data-00000-of-00001", "checkpoint",  # TensorFlow's, merged
+    "my_temperature/x.npz", "temp_run/x.npz"])
 def test_a_committed_save_is_complete(rel: str) -> None:
     assert not in_progress(rel)
 
