@@ -1,8 +1,9 @@
 """The rule for a write in progress in a checkpoint directory (`launchers.in_progress`), as
 the publisher and a restore read it: the temporary folders the checkpointing libraries
 write before the rename that commits a save (Orbax's `600.orbax-checkpoint-tmp-<n>/`,
-Transformers' `tmp-checkpoint-600/`, TensorFlow's `ckpt-3_temp/`) are never part of a version, hold a save back while
-they are there, and a restore neither brings one back nor leaves one behind."""
+Transformers' `tmp-checkpoint-600/`, TensorFlow's `ckpt-3_temp/`) are never part of a
+version, hold a save back while they are there, and a restore neither brings one back nor
+leaves one behind."""
 
 from __future__ import annotations
 
