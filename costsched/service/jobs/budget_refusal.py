@@ -37,7 +37,7 @@ class BudgetShort(InvalidInput):
     def places(self, least: int = 2) -> int:
         """The decimals its words read at: those at which its cost reads more than what is
         left (spent past already: what it spent more than its budget), no fewer than
-        `least` (those of a hint joined to it, `caps.start_places`)."""
+        `least` (those of a hint joined to it, `start_check.start_places`)."""
         b = self.budget
         if b.spent_usd > b.usd:
             return apart(b.spent_usd, b.usd, max(least, decimals(

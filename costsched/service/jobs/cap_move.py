@@ -125,7 +125,7 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
 
 def paced_so_far(store: PriceStore, run: RunningJob, job: JobNow) -> JobNow:
     """`job` (a running job at its cap) with its rest priced as the hint that gives it
-    enough once stopped prices it (`caps.start_places`): while its speed is still being
+    enough once stopped prices it (`start_check.start_places`): while its speed is still being
     measured, at the pace it ran so far where that is slower than its plan's
     (`rest_pace.slower_table`), so that a move's 'to finish there' and that hint's
     'expected for its steps left' on the same offering are one figure; as it is
