@@ -38,6 +38,7 @@ from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
+from costsched.rest_cost import RestCost
 from costsched.service.jobs.budget_periods import period_end
 from costsched.service.jobs.budget_periods import period_start as period_start  # (`caps.`)
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
@@ -190,8 +191,11 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
     rests = {j: own_budget.rest_now(own_budget.rest_seconds(to_end[j], per_hour[j]),
                                     _since(read.read_at.get(j), at), interval_seconds)
              for j in running}
-    to_end = {j: per_hour[j] * rests[j] / 3600 if math.isfinite(rests[j]) and rests[j] > 0
-              else to_end[j] for j in running}
+    # (its work at its pace: the hours of its rest at its price, itemised where its lines
+    # state it: `rest_cost`)
+    work = {j: RestCost(per_hour[j], rests[j] / 3600) for j in running
+            if math.isfinite(rests[j]) and rests[j] > 0}
+    to_end = {j: work[j].usd if j in work else to_end[j] for j in running}
     # One rule for the charge ahead: at most the job's rest at its pace (`ahead_seconds`).
     seconds = {j: own_budget.ahead_seconds(interval_seconds, rests[j]) for j in running}
     ahead = {j: usd * seconds.get(j, interval_seconds) / interval_seconds
@@ -208,7 +212,7 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
                        tuple(j for j in members
                              if read.capped.get(j) == ("" if kind == "job" else name)),
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end,
-                       ahead_seconds=seconds)
+                       ahead_seconds=seconds, to_end=work)
 
 
 def _since(read_at: datetime | None, at: datetime) -> float:

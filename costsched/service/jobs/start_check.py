@@ -1,7 +1,7 @@
 """A start after a stop, checked against the job's budgets as the watch's cap will hold them
 (`caps.enforce`): the offerings it tries when they let it run, else one line that says
 which budget refuses it, by how much, and what gives it enough (for its own budget, the
-amount, its parts itemised: `stop_line.enough`)."""
+amount, its parts itemised: `stop_line.enough`, its rest in `rest_cost`'s words)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched import amounts, own_budget
+from costsched.amounts import NOISE
 from costsched.config import BudgetsConfig
 from costsched.measured import measuring
 from costsched.migration.launcher import Launcher
+from costsched.rest_cost import RestCost
 from costsched.service.jobs.caps import BudgetState, _claims, budget_states, named_fix
 from costsched.service.jobs.rest_pace import (
     Slower,
@@ -43,7 +45,7 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     (`own_budget.start_usd`), its steps left and the watch's charge ahead for its next
     interval together, or a cap would stop it at the first watch (`start_refusal`); for its
     own budget the line names the amount that is enough."""
-    from costsched.service.jobs.decider import BudgetShort, place
+    from costsched.service.jobs.decider import BudgetShort, placement
 
     # The next interval charged as the watch will charge it (its passes' span when slow).
     interval_seconds = watch_span(store, interval_seconds, at)
@@ -96,40 +98,54 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
         return rest_pace(job.resolved.table, job.resolved.job.model, record.spec, measured,
                          *gpu, where) or f"its measured {known[0]:,.3g} steps/s"
 
-    def rest_usd(planned_usd: float, per_hour: float, steps_left: float) -> float:
-        if pace is None:  # (at its plan's speed, its measured or its slower pace so far)
-            return planned_usd
-        return steps_left / (pace.per_second * 3600) * per_hour
+    def rest_of(planned_usd: float, planned_rest: RestCost | None, per_hour: float,
+                steps_left: float, start: float) -> tuple[float, RestCost | None]:
+        """Its steps left expected to cost, and that figure's parts where known: at the
+        pace it made, its work alone; else as its plan priced them (`planned_usd`, its
+        start in it, and its parts, `planned_rest`), less its `start`."""
+        if pace is not None:  # (else at its plan's speed, its measured or its slower pace)
+            work = RestCost(per_hour, steps_left / (pace.per_second * 3600))
+            return work.usd, work
+        rest = _less_start(planned_rest, start)
+        return (planned_usd - start if rest is None else rest.usd), rest
 
     try:
-        cands = place(store, job, launcher, at)
+        decision, cands = placement(store, job, launcher, at)
     except BudgetShort as short:
         per_hour = short.usd_per_hour  # (all its nodes)
         start = own_budget.start_usd(again, per_hour)
-        rest = rest_usd(short.expected_usd - start, per_hour, short.steps_left)
-        if rest > short.expected_usd - start:  # slower than planned: its refusal says so
+        rest, parts = rest_of(short.expected_usd, short.rest, per_hour, short.steps_left,
+                              start)
+        # At the pace it made, slower than planned: its refusal says that cost.
+        repriced = pace is not None and rest > short.expected_usd - start
+        if repriced:
             short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
                                 rest + start, per_hour, gpu=short.gpu,
                                 started=short.started)
+        # Its cost itemised once in the line: by the hint, where the hint's steps left and
+        # start are that cost (its plan's less its start, or repriced at its pace).
+        hinted = parts is not None and (pace is None or repriced)
         seconds = own_budget.ahead_seconds(interval_seconds,
                                            own_budget.rest_seconds(rest, per_hour))
         ahead = own_budget.ahead_usd(per_hour, interval_seconds,
                                      own_budget.rest_seconds(rest, per_hour))
         places = short_places(short, rest, start, ahead, least)
         raise own_budget.StartShort(own_budget.Refusal(
-            f"job {record.id} ({record.name}) is at its budget: {short.said(places)}",
+            f"job {record.id} ({record.name}) is at its budget: "
+            f"{short.said(places, itemised=not hinted)}",
             enough(record.name, short.budget.spent_usd, rest, short.steps_left,
                    start, ahead, own_budget.start_said(again),
                    paced(short.gpu, short.offering), judging, places,
-                   seconds, interval_seconds))) from None
+                   seconds, interval_seconds, parts))) from None
     per_hour = float(cands[0]["usd_per_hour"]) * nodes
     start = own_budget.start_usd(again, per_hour)
     gpu = (str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"]))
     where = offering_label(*cands[0]["key"][:5])
+    expected = float(cands[0].get("expected_usd", float("nan")))  # (the decision's, there)
+    rest, parts = rest_of(expected, decision.rest if expected == expected else None,
+                          per_hour, job.steps_left, start)
     why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
-                        interval_seconds, budget_usd=budget_usd,
-                        rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
-                                          - start, per_hour, job.steps_left),
+                        interval_seconds, budget_usd=budget_usd, rest_usd=rest, rest=parts,
                         steps_left=job.steps_left, start_usd=start,
                         start_said=own_budget.start_said(again),
                         paced=paced(gpu, where), judging=judging, least=least)
@@ -138,16 +154,26 @@ def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetim
     return cands
 
 
+def _less_start(planned: RestCost | None, start_usd: float) -> RestCost | None:
+    """The parts of a plan's cost (`planned`, its start in it) of its steps left alone,
+    where the start it counts is the one a start states (`start_usd`); else None."""
+    if planned is None or abs(planned.start_hours * planned.usd_per_hour - start_usd) > NOISE:
+        return None
+    return planned.without_start()
+
+
 def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
                   config: BudgetsConfig, interval_seconds: float, *,
                   budget_usd: float | None = None, rest_usd: float = float("nan"),
                   steps_left: float = float("nan"), start_usd: float = 0.0,
                   start_said: str = "", paced: str | None = None,
-                  judging: bool = False, least: int = 2) -> own_budget.Refusal | None:
+                  judging: bool = False, least: int = 2,
+                  rest: RestCost | None = None) -> own_budget.Refusal | None:
     """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
     refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
     is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
-    expected to cost `rest_usd` and the watch's charge ahead for its next interval), or a
+    expected to cost `rest_usd`, its parts `rest` where known, and the watch's charge ahead
+    for its next interval), or a
     named budget's cap would stop it at once (the watch's own check, `enforce`, the job its
     newest); and what gives it enough, its own budget's two halves at one precision
     (`line_places`, no fewer decimals than `least`: those its stop's line read its spend
@@ -183,7 +209,8 @@ def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datet
                 f"job {job_id} ({record.name}) is at its budget: {why}",
                 enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
                        charged, start_said, paced, judging, places,
-                       seconds if rest_usd == rest_usd else math.nan, interval_seconds))
+                       seconds if rest_usd == rest_usd else math.nan, interval_seconds,
+                       rest))
         claims = _claims(state, [j for j in state.running if j != job_id])
         why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
                              state.usd, claims)
