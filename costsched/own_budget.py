@@ -32,6 +32,7 @@ from costsched.store.job_rows import JobRecord, PlacementRow
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
     from costsched.optimize.job import Workload
+    from costsched.rest_cost import RestCost
 
 RAISED = "raised to $"  # how a budget event says `start --budget` set the budget
 OWN = "its own budget"  # how a job's own budget is named in words (a named one: "budget X")
@@ -479,6 +480,9 @@ class LaunchFit:
     # (`ahead_said`): a budget must hold its cost and this, or the first watch stops it.
     ahead_usd: float = 0.0
     ahead_said: str = ""
+    # `expected_usd` itemised: its work, preemptions and start (`rest_cost`); None where
+    # the figure is not made of them (a policy's own).
+    rest: RestCost | None = None
 
     @property
     def fits(self) -> bool:
@@ -523,6 +527,9 @@ class LaunchFit:
         started = (f" ({start} of it to start it{said})" if self.start_usd > 0 else
                    f" ({self.start_said})" if self.start_said.startswith(START_LEFT_OUT)
                    else "")  # which start it counts: the launcher's
+        if self.rest is not None:  # its parts, the start with them: one bracket
+            expected = self.rest.said(places, mark, said if started else "")
+            started = ""
         fix = self.fix
         if self.budget == OWN and fix.startswith("raise "):  # its own: to how much
             amount, digits = self.enough()

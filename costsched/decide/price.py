@@ -23,6 +23,7 @@ from costsched.optimize.rank import tie_rounded
 from costsched.policies import JobState, MarketView, OfferingKey, Policy
 from costsched.policies.base import expected_cost
 from costsched.policies.dynamic_aware import DEFAULT_PERIOD_HOURS
+from costsched.rest_cost import RestCost
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ class Decision:
     # Where a placed job stays: the best other offering, (key, expected USD of the rest
     # there with the move, the move's price); None when it moves, is placed, or has none.
     other: tuple[OfferingKey, float, MovePrice] | None = field(default=None, kw_only=True)
+    # A placement's `choice_usd` itemised: the decision model's work, preemption and start
+    # hours at the choice's price for all its nodes (`rest_cost.of_row`); None where it is
+    # not made of them.
+    rest: RestCost | None = field(default=None, kw_only=True)
 
     @property
     def moves(self) -> bool:

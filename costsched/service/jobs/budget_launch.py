@@ -27,6 +27,7 @@ from costsched.model import InvalidInput
 from costsched.optimize.planner import JobPlan, budget_short
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
 from costsched.own_budget import LaunchFit
+from costsched.rest_cost import RestCost, of_row
 from costsched.service.deadline_terms import uses_deadline_policy
 from costsched.service.decide import Decision
 from costsched.service.jobs.caps import BudgetState, budget_states, joins, named_fix
@@ -91,9 +92,9 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         row = _priced_row(plan, offering)
         if row is None:
             continue  # the launch itself says why nothing fits
-        placed = ""
+        placed, parts = "", of_row(row)
         if offering is None and launcher is not None and uses_deadline_policy(resolved):
-            row, placed = _deadline_row(store, launcher, resolved, plan, row, at)
+            row, placed, parts = _deadline_row(store, launcher, resolved, plan, row, at)
         expected = float(row["expected_cost"])  # the plan's: its first start counted once
         start = own_budget.start_usd(resolved, float(row["usd_per_hour"]))  # (all its nodes)
         pessimistic = own_budget.pessimistic_usd(resolved, row)
@@ -104,7 +105,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
                                                float(row["work_hours"]) * 3600, configured)
         for name, left, fix in wanted:
             out.append(LaunchFit(spec.name, name, expected, pessimistic, left, fix, start, said,
-                                 placed, rests_on(resolved, row), ahead, span))
+                                 placed, rests_on(resolved, row), ahead, span, parts))
     return out
 
 
@@ -124,20 +125,22 @@ def _as_launched(spec: JobSpec, source: str, table: ThroughputTable, at: datetim
 
 
 def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
-                  plan: JobPlan, first: pd.Series, at: datetime) -> tuple[pd.Series, str]:
+                  plan: JobPlan, first: pd.Series, at: datetime
+                  ) -> tuple[pd.Series, str, RestCost | None]:
     """The plan's row of the offering the deadline policy places the job on (the launch's
-    own choice, `launches.first_placement`), and the line that says so when it is not the
-    plan's first (`first`); the plan's own when the policy cannot be asked (the launch
-    says why)."""
+    own choice, `launches.first_placement`), the line that says so when it is not the
+    plan's first (`first`), and the parts of its cost (`rest_cost.of_row`; None for the
+    policy's own figure); the plan's own when the policy cannot be asked (the launch says
+    why)."""
     from costsched.service.jobs.launches import first_placement
 
     try:
         _, decision, candidates = first_placement(store, launcher, resolved, at)
     except InvalidInput:
-        return first, ""
+        return first, "", of_row(first)
     key = tuple(candidates[0]["key"])
     if key[:5] == _key(first)[:5]:
-        return first, ""
+        return first, "", of_row(first)
     rows = plan.ranked[[_key(r)[:5] == key[:5] for _, r in plan.ranked.iterrows()]]
     if rows.empty:  # a list price the plan does not rank: the policy's own expected cost
         cost = float(candidates[0].get("expected_usd", decision.choice_usd))
@@ -151,7 +154,7 @@ def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
         row = rows.iloc[0]
     return row, pick_note(resolved.name, label(key), float(row["usd_per_hour"]),
                           str(first["offering"]), float(first["usd_per_hour"]),
-                          _why(decision))
+                          _why(decision)), (None if rows.empty else of_row(row))
 
 
 def _why(decision: Decision) -> str:

@@ -1,5 +1,5 @@
 """What starts again a job a budget's cap stopped: the one command, as `costsched start`
-checks it (`caps.start_places`, the check `start` itself makes)."""
+checks it (`start_check.start_places`, the check `start` itself makes)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ def start_commands(store: PriceStore, launcher: Launcher, records: Sequence[JobR
     if not capped:  # (the start's machinery is loaded only for a job a cap stopped)
         return {}
     from costsched.config import effective
-    from costsched.service.jobs.caps import start_places
     from costsched.service.jobs.decider import JobNow
     from costsched.service.jobs.runs import _running, steps_left
+    from costsched.service.jobs.start_check import start_places
 
     config = effective()
     out: dict[int, str] = {}

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from costsched.rest_cost import RestCost
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,9 @@ class BudgetState:
     to_end_usd: Mapping[int, float] = field(default_factory=dict, repr=False)
     # The seconds each running job is charged ahead (`own_budget.ahead_seconds`).
     ahead_seconds: Mapping[int, float] = field(default_factory=dict, repr=False)
+    # `to_end_usd` itemised where its hours are known: each job's work left at its pace
+    # and its open placement's price (`rest_cost.RestCost`).
+    to_end: Mapping[int, RestCost] = field(default_factory=dict, repr=False)
 
     @property
     def used(self) -> float:

@@ -47,6 +47,7 @@ def move_ahead(store: PriceStore, launcher: Launcher, state: BudgetState,
     does not fit what is left of it (less the other running jobs' claims to their end),
     moved where the budget's decider finds its rest, the move included, fits
     (`move_at_cap`); one no move fits is left running, for its cap to stop it."""
+    from costsched.service.jobs.reasons import finish_here
     from costsched.service.jobs.runs import trouble
 
     if not state.forecast_usd > state.usd:  # (NaN: its forecast cannot be priced)
@@ -62,9 +63,11 @@ def move_ahead(store: PriceStore, launcher: Launcher, state: BudgetState,
             continue  # staying fits (or its rest is not priced)
         # (What is left is said by the move's own line, at its figures' precision.)
         places = amounts.decimals_kept([state.forecast_usd, stay, state.usd])
-        forecast, here = (amounts.usd(v, places) for v in (state.forecast_usd, stay))
+        forecast = amounts.usd(state.forecast_usd, places)
+        work = state.to_end.get(job_id)  # its rest itemised, where its hours are known
+        here = amounts.usd(stay, places) if work is None else work.said(places)
         why = (f"its forecast {forecast} passes the budget of "
-               f"{amounts.given(state.usd, places)}: {here} to finish here")
+               f"{amounts.given(state.usd, places)}: {finish_here(here)}")
         called = own_budget.called(None if state.kind == "job" else state.name)
         try:
             moved = move_at_cap(store, launcher, run, called, why, left, at, overheads)
@@ -125,7 +128,7 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
 
 def paced_so_far(store: PriceStore, run: RunningJob, job: JobNow) -> JobNow:
     """`job` (a running job at its cap) with its rest priced as the hint that gives it
-    enough once stopped prices it (`caps.start_places`): while its speed is still being
+    enough once stopped prices it (`start_check.start_places`): while its speed is still being
     measured, at the pace it ran so far where that is slower than its plan's
     (`rest_pace.slower_table`), so that a move's 'to finish there' and that hint's
     'expected for its steps left' on the same offering are one figure; as it is

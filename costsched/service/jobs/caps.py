@@ -27,29 +27,22 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from costsched import amounts, own_budget
+from costsched import own_budget
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import charge
-from costsched.measured import measuring
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads
 from costsched.own_budget import raise_budget as raise_budget  # (`service.jobs`)
+from costsched.rest_cost import RestCost
 from costsched.service.jobs.budget_periods import period_end
 from costsched.service.jobs.budget_periods import period_start as period_start  # (`caps.`)
 from costsched.service.jobs.budget_state import BudgetState as BudgetState  # (`caps.BudgetState`)
 from costsched.service.jobs.cap_move import move_ahead, move_at_cap
-from costsched.service.jobs.rest_pace import (
-    Slower,
-    rest_pace,
-    slower_pace,
-    slower_table,
-    so_far,
-)
 from costsched.service.jobs.runs import (
     JobEvent,
     RunningJob,
@@ -61,12 +54,9 @@ from costsched.service.jobs.runs import (
 )
 from costsched.service.jobs.stop_line import (
     charged_per_hour,
-    line_places,
     restart_usd,
     scale_at_stop,
-    short_places,
     span_words,
-    spent_places,
     stop_why,
 )
 from costsched.service.jobs.stop_line import enough as enough  # (`caps.enough`)
@@ -76,13 +66,10 @@ from costsched.service.jobs.watch_span import watch_span
 from costsched.service.speeds import job_paces, rest_table, short_work
 from costsched.store import PriceStore
 from costsched.store.job_rows import JobRecord, PlacementRow
-from costsched.vocabulary import offering_label
-from costsched.work import own_total
 
 if TYPE_CHECKING:
     from costsched.jobspec import ResolvedJob
     from costsched.measured import Speed
-    from costsched.service.jobs.decider import JobNow
 
 CHECKPOINT_WAIT_SECONDS = 60.0  # how long a stop at the cap waits for the job's checkpoint
 _POLL = 0.2
@@ -204,8 +191,11 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
     rests = {j: own_budget.rest_now(own_budget.rest_seconds(to_end[j], per_hour[j]),
                                     _since(read.read_at.get(j), at), interval_seconds)
              for j in running}
-    to_end = {j: per_hour[j] * rests[j] / 3600 if math.isfinite(rests[j]) and rests[j] > 0
-              else to_end[j] for j in running}
+    # (its work at its pace: the hours of its rest at its price, itemised where its lines
+    # state it: `rest_cost`)
+    work = {j: RestCost(per_hour[j], rests[j] / 3600) for j in running
+            if math.isfinite(rests[j]) and rests[j] > 0}
+    to_end = {j: work[j].usd if j in work else to_end[j] for j in running}
     # One rule for the charge ahead: at most the job's rest at its pace (`ahead_seconds`).
     seconds = {j: own_budget.ahead_seconds(interval_seconds, rests[j]) for j in running}
     ahead = {j: usd * seconds.get(j, interval_seconds) / interval_seconds
@@ -222,7 +212,7 @@ def budget_state(store: PriceStore, name: str, kind: str, usd: float, period: st
                        tuple(j for j in members
                              if read.capped.get(j) == ("" if kind == "job" else name)),
                        next_usd=ahead, spent_by_job=spent, to_end_usd=to_end,
-                       ahead_seconds=seconds)
+                       ahead_seconds=seconds, to_end=work)
 
 
 def _since(read_at: datetime | None, at: datetime) -> float:
@@ -360,182 +350,6 @@ def _claims(state: BudgetState, job_ids: Sequence[int]) -> float:
     """What the budget's jobs `job_ids` need to finish; a job whose rest cannot be priced
     (NaN) claims nothing it cannot show."""
     return sum(usd for j in job_ids if (usd := state.to_end_usd.get(j, 0.0)) == usd)
-
-
-def start_places(store: PriceStore, launcher: Launcher, job: JobNow, at: datetime,
-                 config: BudgetsConfig, interval_seconds: float,
-                 budget_usd: float | None = None) -> list[dict]:
-    """The offerings a start of stopped `job` tries (`decider.place`), its own budget as
-    `start --budget` gives it (`budget_usd`) or as it stands. InvalidInput, in one line,
-    when a budget would not let it run: its own is less than what it spent, its start
-    (`own_budget.start_usd`), its steps left and the watch's charge ahead for its next
-    interval together, or a cap would stop it at the first watch (`start_refusal`); for its
-    own budget the line names the amount that is enough."""
-    from costsched.service.jobs.decider import BudgetShort, place
-
-    # The next interval charged as the watch will charge it (its passes' span when slow).
-    interval_seconds = watch_span(store, interval_seconds, at)
-    record = store.jobs.get(int(job.job_id))  # type: ignore[arg-type]
-    nodes = nodes_of(record.spec)
-    if budget_usd is not None:
-        job = replace(job, budget=own_budget.of_job(store, record, at, nodes, usd=budget_usd))
-    # Its start is a restart (`JobNow.rest`), which the placement's expected cost counts:
-    # its steps left are that cost less it.
-    again = job.rest()
-    # Its spend at no fewer decimals than its stop's line read it at (`status` joins the
-    # hint to that line).
-    least = spent_places(store.jobs.last_details([record.id], "state").get(record.id, ""))
-    # Its rest at the pace it made (its record's steps and hours) where it made one: a
-    # plan's figure the job has disproved would give too little to finish.
-    # (Where its speed is measured from its step readings, its plan of the rest is priced
-    # at that already: `rest_table`.)
-    measured = job_paces(store, [record], {record.id: (job.resolved.job.model,
-                                                       job.resolved.table)}).get(record.id, [])
-    known = [s.measured_sps for s in measured if s.measured_sps == s.measured_sps]
-    # A speed counts by the one rule of a measured speed (`measured.MEASURING`): while it
-    # is still being measured (a few steps in a second or two), its rest is priced at its
-    # plan's speed, never at a pace of seconds that setup weighs on.
-    judging = measuring(measured)
-    pace = (own_budget.logged_pace(store, record, at)
-            if own_total(record.spec, record.steps_total) is not None and not known
-            and not judging else None)
-    # How its rest is priced, in words: None at its plan's speed (marked `*`); measured,
-    # at the speed the decider priced it with on the offering it would start on.
-    logged = pace.said() if pace is not None else None
-    # Still being measured, it is priced at the pace its step readings show so far where
-    # that is slower than its plan's (a hint errs toward enough), else at its plan's.
-    early = (so_far(store, record.id)
-             if judging and own_total(record.spec, record.steps_total) is not None else None)
-    # Placed at that pace, as a move at its cap weighed it (`cap_move.paced_so_far`): one
-    # figure to finish on an offering, the decision model's at that pace.
-    planned, slowed = job.resolved.table, slower_table(job.resolved.table,
-                                                       job.resolved.job.model, measured, early)
-    if slowed is not None:
-        job = replace(job, resolved=replace(job.resolved, table=slowed))
-        again = job.rest()
-
-    def slower(gpu: tuple[str, int], where: str) -> Slower | None:
-        return slower_pace(planned, job.resolved.job.model, measured, early, *gpu, where)
-
-    def paced(gpu: tuple[str, int], where: str) -> str | None:
-        if not known:
-            late = slower(gpu, where)
-            return logged if late is None else late.said
-        return rest_pace(job.resolved.table, job.resolved.job.model, record.spec, measured,
-                         *gpu, where) or f"its measured {known[0]:,.3g} steps/s"
-
-    def rest_usd(planned_usd: float, per_hour: float, steps_left: float) -> float:
-        if pace is None:  # (at its plan's speed, its measured or its slower pace so far)
-            return planned_usd
-        return steps_left / (pace.per_second * 3600) * per_hour
-
-    try:
-        cands = place(store, job, launcher, at)
-    except BudgetShort as short:
-        per_hour = short.usd_per_hour  # (all its nodes)
-        start = own_budget.start_usd(again, per_hour)
-        rest = rest_usd(short.expected_usd - start, per_hour, short.steps_left)
-        if rest > short.expected_usd - start:  # slower than planned: its refusal says so
-            short = BudgetShort(record.name, short.budget, short.steps_left, short.offering,
-                                rest + start, per_hour, gpu=short.gpu,
-                                started=short.started)
-        seconds = own_budget.ahead_seconds(interval_seconds,
-                                           own_budget.rest_seconds(rest, per_hour))
-        ahead = own_budget.ahead_usd(per_hour, interval_seconds,
-                                     own_budget.rest_seconds(rest, per_hour))
-        places = short_places(short, rest, start, ahead, least)
-        raise own_budget.StartShort(own_budget.Refusal(
-            f"job {record.id} ({record.name}) is at its budget: {short.said(places)}",
-            enough(record.name, short.budget.spent_usd, rest, short.steps_left,
-                   start, ahead, own_budget.start_said(again),
-                   paced(short.gpu, short.offering), judging, places,
-                   seconds, interval_seconds))) from None
-    per_hour = float(cands[0]["usd_per_hour"]) * nodes
-    start = own_budget.start_usd(again, per_hour)
-    gpu = (str(cands[0]["gpu_model"]), int(cands[0]["gpu_count"]))
-    where = offering_label(*cands[0]["key"][:5])
-    why = start_refusal(store, record.id, float(cands[0]["usd_per_hour"]), at, config,
-                        interval_seconds, budget_usd=budget_usd,
-                        rest_usd=rest_usd(float(cands[0].get("expected_usd", float("nan")))
-                                          - start, per_hour, job.steps_left),
-                        steps_left=job.steps_left, start_usd=start,
-                        start_said=own_budget.start_said(again),
-                        paced=paced(gpu, where), judging=judging, least=least)
-    if why:
-        raise own_budget.StartShort(why)
-    return cands
-
-
-def start_refusal(store: PriceStore, job_id: int, usd_per_hour: float, at: datetime,
-                  config: BudgetsConfig, interval_seconds: float, *,
-                  budget_usd: float | None = None, rest_usd: float = float("nan"),
-                  steps_left: float = float("nan"), start_usd: float = 0.0,
-                  start_said: str = "", paced: str | None = None,
-                  judging: bool = False, least: int = 2) -> own_budget.Refusal | None:
-    """Why starting stopped job `job_id` again at `usd_per_hour` (each of its nodes) is
-    refused: its own budget, as it stands or as `start --budget` gives it (`budget_usd`),
-    is less than `enough_usd` (what it spent, its start `start_usd`, its `steps_left`
-    expected to cost `rest_usd` and the watch's charge ahead for its next interval), or a
-    named budget's cap would stop it at once (the watch's own check, `enforce`, the job its
-    newest); and what gives it enough, its own budget's two halves at one precision
-    (`line_places`, no fewer decimals than `least`: those its stop's line read its spend
-    at). None when its budgets leave it room."""
-    from costsched.service.jobs.decider import budget_verdict
-
-    record = store.jobs.get(job_id)
-    nodes = nodes_of(record.spec)
-    # Charged ahead as the watch will charge it: at most its rest (`ahead_seconds`).
-    rest_seconds = own_budget.rest_seconds(rest_usd, usd_per_hour * nodes)
-    seconds = own_budget.ahead_seconds(interval_seconds, rest_seconds)
-    ahead = own_budget.ahead_usd(usd_per_hour * nodes, interval_seconds, rest_seconds)
-    states = budget_states(store, config, at, interval_seconds)
-    if budget_usd is not None:  # its own, as given: it replaces the one it had, if any
-        own = own_budget.of_job(store, record, at, nodes, usd=budget_usd)
-        assert own is not None  # noqa: S101 - given
-        states = [BudgetState(f"job {job_id} ({record.name})", "job", own.usd, "total",
-                              own.spent_usd, 0.0, own.spent_usd, (job_id,)),
-                  *(s for s in states if not (s.kind == "job" and job_id in s.jobs))]
-    for state in states:
-        if job_id not in state.jobs:
-            continue
-        if state.kind == "job":
-            charged = state.committed_usd + ahead
-            # One precision for the refusal's two halves, from all their amounts.
-            places = line_places(state.spent_usd, charged, 0.0, state.usd, rest_usd,
-                                 start_usd, charged, least)
-            why = _own_short(state.spent_usd, rest_usd, start_usd, charged, state.usd,
-                             places)
-            if why is None:
-                continue
-            return own_budget.Refusal(
-                f"job {job_id} ({record.name}) is at its budget: {why}",
-                enough(record.name, state.spent_usd, rest_usd, steps_left, start_usd,
-                       charged, start_said, paced, judging, places,
-                       seconds if rest_usd == rest_usd else math.nan, interval_seconds))
-        claims = _claims(state, [j for j in state.running if j != job_id])
-        why = budget_verdict(state.name, state.spent_usd, state.committed_usd + ahead,
-                             state.usd, claims)
-        if why is not None:
-            return own_budget.Refusal(f"job {job_id} ({record.name}) is at budget "
-                                      f"{state.name}: {why}", named_fix(state.name, state.period))
-    return None
-
-
-def _own_short(spent_usd: float, rest_usd: float, start_usd: float, ahead_usd: float,
-               cap_usd: float, places: int | None = None) -> str | None:
-    """Why a job's own budget `cap_usd` does not let it start again: it is less than
-    `enough_usd` (its rest not priced, NaN: than what it spent, its start and the next
-    interval), in the watch's words when the watch would stop it at once (at `places`,
-    its line's precision); or None."""
-    from costsched.service.jobs.decider import budget_verdict
-
-    known = rest_usd == rest_usd
-    if not own_budget.passes([spent_usd, rest_usd if known else 0.0, start_usd, ahead_usd],
-                             cap_usd):
-        return None
-    return budget_verdict("", spent_usd, ahead_usd, cap_usd, places=places) or (
-        f"its budget of {amounts.given(cap_usd)} is less than it needs to start"
-        + (" and finish" if known else ""))
 
 
 def named_fix(name: str, period: str) -> str:

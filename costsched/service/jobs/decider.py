@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from costsched import own_budget
+from costsched import own_budget, rest_cost
 from costsched.amounts import apart, decimals, given, usd
 from costsched.decide.price import cheapest_move, fitting
 from costsched.jobspec import ResolvedJob
@@ -252,6 +252,7 @@ class PriceDecider(Decider):
         paid = quota_cost(choices)
         return Decision(now, self.policy, None, first.key, first, price, float("nan"), cost,
                         alternatives=tuple((o, p) for o, p, _ in ranked[1:]),
+                        rest=rest_cost.of_row(choices.iloc[0]),
                         reason=f"placed on {label(first.key)}, the least expected cost"
                         + _quota_said(choices, paid),
                         quota_cost="" if paid is None else paid.line())
@@ -267,7 +268,7 @@ def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
                       float(cheapest["expected_cost"]), float(cheapest["usd_per_hour"]),
                       estimate_said(rest, cheapest),
                       (str(cheapest["gpu_model"]), int(cheapest["gpu_count"])),
-                      started=rest.start_hours > 0)
+                      started=rest.start_hours > 0, rest=rest_cost.of_row(cheapest))
 
 
 def _quota_said(choices: pd.DataFrame, paid: QuotaCost | None) -> str:

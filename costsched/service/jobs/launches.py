@@ -499,12 +499,12 @@ def _hold_secrets(record: JobRecord, given: Mapping[str, str | None], typed: str
 
 def _within_budgets(store: PriceStore, launcher: Launcher, job: JobNow, when: datetime,
                     budget: float | None) -> list[dict]:
-    """Where a start places the job (`caps.start_places`): not started when its budget,
+    """Where a start places the job (`start_check.start_places`): not started when its budget,
     as it stands or as `budget` gives it, leaves too little for its steps left or its cap
     would stop it again at the first watch: one line says which budget, by how much, and
     what gives it enough."""
     from costsched.config import effective
-    from costsched.service.jobs.caps import start_places
+    from costsched.service.jobs.start_check import start_places
 
     config = effective()
     return start_places(store, launcher, job, when, config.budgets,

@@ -19,6 +19,7 @@ from costsched.measured import MEASURING
 from costsched.model import InvalidInput
 
 if TYPE_CHECKING:
+    from costsched.rest_cost import RestCost
     from costsched.service.jobs.budget_refusal import BudgetShort
     from costsched.service.jobs.budget_state import BudgetState
     from costsched.service.jobs.runs import RunningJob
@@ -138,7 +139,7 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
            start_usd: float, ahead_usd: float, start_said: str = "",
            paced: str | None = None, judging: bool = False,
            places: int | None = None, ahead_seconds: float = math.nan,
-           interval_seconds: float = math.nan) -> str:
+           interval_seconds: float = math.nan, parts: RestCost | None = None) -> str:
     """What gives job `name` the own budget it needs to start again and finish
     (`enough_usd`), as `costsched start NAME --budget USD` takes it, its parts itemised and
     its start's source said (`start_said`); its rest not priced (NaN): more than the
@@ -147,7 +148,9 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
     being measured). `places`: the precision of the line it is joined to (`line_places`:
     its amounts' own by default). `ahead_seconds`: the span of the charge ahead (of the
     watch's `interval_seconds`), where known: said where it is the job's rest, with the
-    room that charge leaves its rest to run slower than at its pace (`own_budget.room`)."""
+    room that charge leaves its rest to run slower than at its pace (`own_budget.room`).
+    `parts`: those of `rest_usd` where known, itemised after the amount's own parts
+    ('its steps left: $0.0400 (0.0167 h of work at $2.4000/h)': `rest_cost`)."""
     source = f"; {start_said}" if start_said and start_usd > 0 else ""
     if places is None:
         places = line_places(spent_usd, 0.0, 0.0, math.nan, rest_usd, start_usd, ahead_usd)
@@ -173,8 +176,14 @@ def enough(name: str, spent_usd: float, rest_usd: float, steps_left: float,
     return (f"give it enough: `costsched start {name} --budget {amount:.{digits}f}` ({spent} "
             f"spent + {rest} expected for its {steps_left:,.0f} steps left{at_pace}{started} "
             f"+ {ahead} for the next watch interval{span}{rounded})"
-            f"{_room(ahead_seconds, slack)}"
+            f"{_itemised(parts, places, paced is None)}{_room(ahead_seconds, slack)}"
             f"{source}{planned}")
+
+
+def _itemised(rest: RestCost | None, places: int, planned: bool) -> str:
+    """'; its steps left: $0.0400 (ITEMS)': the parts of the hint's rest (`rest`, at the
+    line's `places`; marked `*` where `planned`, at its plan's speed); '' where not known."""
+    return "" if rest is None else f"; its steps left: {rest.said(places, '*' if planned else '')}"
 
 
 def _slack_seconds(amount: float, digits: int, ahead_usd: float, ahead_seconds: float,

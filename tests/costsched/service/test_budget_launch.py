@@ -16,6 +16,7 @@ from costsched.model import InvalidInput
 from costsched.own_budget import poisson_quantile
 from costsched.service.jobs.budget_launch import launch_fits
 from costsched.store import PriceStore
+from tests.costsched.test_rest_cost import itemised
 
 AT = pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime()
 
@@ -73,13 +74,17 @@ def test_launch_refuses_what_may_not_fit_unless_told_yes(
     refused = cli("launch", job, "--launcher", "local", "--wait", "0")
     assert refused.exit_code != 0
     assert fit.start_usd == 0
-    assert refused.output == (
-        f"error: job long: expected ${fit.expected_usd:,.2f} (its start left out: the local "
-        "launcher boots no instance, and the job's setup is in its billed hours), "
-        f"pessimistic ${fit.pessimistic_usd:,.2f} (preemptions at the 95% quantile) + "
-        f"${fit.ahead_usd:,.2f} for the first watch interval (30 s at $0.9000/h) against "
-        f"${between:,.2f} left of its own budget: may not fit; give --yes to launch it "
-        "anyway\n")
+    said = refused.output
+    assert said.startswith(f"error: job long: expected ${fit.expected_usd:,.2f} ("), said
+    # its expected cost itemised: its work and what preemptions add, at its price
+    total, parts = itemised(said)
+    assert float(total) == round(fit.expected_usd, 2) and "to start it" not in parts
+    assert said.endswith(
+        "; its start left out: the local launcher boots no instance, and the job's setup is "
+        f"in its billed hours), pessimistic ${fit.pessimistic_usd:,.2f} (preemptions at the "
+        f"95% quantile) + ${fit.ahead_usd:,.2f} for the first watch interval (30 s at "
+        f"$0.9000/h) against ${between:,.2f} left of its own budget: may not fit; give --yes "
+        "to launch it anyway\n"), said
     assert priced.jobs.list().empty
     launched = cli("launch", job, "--launcher", "local", "--wait", "0", "--yes")
     assert launched.exit_code == 0, launched.output

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from costsched.config import BudgetsConfig
-from costsched.service.jobs import caps
+from costsched.service.jobs import caps, start_check
 from costsched.service.jobs.budget_state import BudgetState
 from costsched.store import PriceStore
 
@@ -48,7 +48,7 @@ def _stopped(store: PriceStore, budget: float, seconds: float):  # noqa: ANN202
 def _refusal(store: PriceStore, budget: float, seconds: float, interval: float,
              rest: float, steps: float, start: float) -> str:
     job, at = _stopped(store, budget, seconds)
-    said = caps.start_refusal(store, job, 1.0, at, BudgetsConfig(), interval, rest_usd=rest,
+    said = start_check.start_refusal(store, job, 1.0, at, BudgetsConfig(), interval, rest_usd=rest,
                               steps_left=steps, start_usd=start)
     assert said is not None
     return str(said).replace(f"job {job} ", "job N ")
@@ -172,7 +172,7 @@ def test_a_hint_reads_the_spend_at_no_fewer_decimals_than_its_stop_did(
     """`status` joins the hint to the stop's line as the watch recorded it ('$3.000
     spent', where its cap read passed only at three decimals): the hint reads it so too."""
     job, at = _stopped(priced, 3.01, 3 * 3600)
-    said = caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 72, rest_usd=0.4,
+    said = start_check.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 72, rest_usd=0.4,
                               steps_left=40, start_usd=0.25, least=3)
     assert said is not None and said.fix.startswith(
         "give it enough: `costsched start ar --budget 3.67` ($3.000 spent + $0.400* "

@@ -120,6 +120,7 @@ def test_a_job_stopped_at_its_budget_starts_on_the_amount_its_refusal_names(
                       r"() \+ \$([0-9.]+) for the next watch interval"
                       r"(?: \([0-9]+ s, to its end at its pace\))?"
                       r"(?:; their exact sum rounded up to the cent)?\)"
+                      r"; its steps left: \$[0-9.]+ \([^;]*\)"
                       r"(?:; that amount also holds its rest taking about [0-9]+ s longer "
                       r"than priced)?$", line)
     assert found, line

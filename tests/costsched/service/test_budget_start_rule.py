@@ -31,6 +31,7 @@ HINT = re.compile(r"give it enough: `costsched start rule --budget ([0-9.]+)` \(
                   r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
                   r"to start it \+ \$([0-9.]+) for the next watch interval"
                   r"(?:; their exact sum rounded up to the cent)?\)"
+                  r"; its steps left: \$[0-9.]+\* \([^;]*\)"
                   r"(?:; that amount also holds its rest taking about [0-9]+ s longer than "
                   r"priced(?: \([0-9]+ s charged ahead \+ [0-9]+ s its rounding up adds, "
                   r"less [0-9]+ s of the watch's margins\))?)?; its start: "
@@ -69,7 +70,7 @@ def test_the_start_is_counted_alike_by_the_check_and_the_hint(
     # those and the 1 GB copy.
     [fit] = launch_fits(store, [spec], BudgetsConfig(), datetime.now(timezone.utc))
     assert fit.start_usd == pytest.approx(0.25 * 1.0)
-    assert "($0.25 of it to start it; " in fit.line()
+    assert "$0.25 for 0.25 h to start it, each at $1.0000/h; " in fit.line()
     assert ("its start: 0.25 h to get an instance up and the job started = 10 min boot"
             in fit.line())
     start_usd = (0.25 + 8 / 3600) * 1.0
@@ -92,13 +93,21 @@ def test_the_start_is_counted_alike_by_the_check_and_the_hint(
     assert service.start(store, launcher, job, budget=amount).state == "running"
 
 
-def test_a_budget_says_stopped_at_its_cap_only_while_the_cap_keeps_the_job_stopped(
-        store: PriceStore, launched, monkeypatch: pytest.MonkeyPatch) -> None:
-    launcher, job, _ = launched
+def stop_at_cap(store: PriceStore, launcher: FakeLauncher, job: int,
+                monkeypatch: pytest.MonkeyPatch) -> list:
+    """The watch's events once it stops the `launched` job at its own budget, lowered
+    under its rest (an hour, $1)."""
     monkeypatch.setattr(caps, "CHECKPOINT_WAIT_SECONDS", 0.0)
     now = datetime.now(timezone.utc)
     own_budget.raise_budget(store, job, 0.5, at=now)  # less than its rest (an hour, $1)
-    events = caps.enforce(store, launcher, BudgetsConfig(), now, interval_seconds=6 * 3600)
+    return caps.enforce(store, launcher, BudgetsConfig(), now, interval_seconds=6 * 3600)
+
+
+def test_a_budget_says_stopped_at_its_cap_only_while_the_cap_keeps_the_job_stopped(
+        store: PriceStore, launched, monkeypatch: pytest.MonkeyPatch) -> None:
+    launcher, job, _ = launched
+    events = stop_at_cap(store, launcher, job, monkeypatch)
+    now = datetime.now(timezone.utc)
     # The daemon's log ('job 3: ...') names a job's own budget in words.
     assert [str(e).split(": ")[1] for e in events if e.kind == "budget"][-1:] == [
         "stopped at its own budget"]

@@ -14,7 +14,7 @@ import yaml
 
 from costsched.config import BudgetsConfig
 from costsched.model import InvalidInput
-from costsched.service.jobs import caps
+from costsched.service.jobs import caps, start_check
 from costsched.service.jobs.budget_launch import launch_fits
 from costsched.store import PriceStore
 
@@ -83,14 +83,14 @@ def _stopped_at_cap(store: PriceStore, spec: dict) -> tuple[int, datetime]:
 
 def test_a_job_at_its_cap_is_not_started_again(priced: PriceStore) -> None:
     job, at = _stopped_at_cap(priced, {"name": "ar", "constraints": {"budget": 3.01}})
-    said = caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60)
+    said = start_check.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60)
     assert said == (f"job {job} (ar) is at its budget: $3.00 spent + $0.02 for the next "
                     "watch interval would pass the budget of $3.01; give it more than $3.00 "
                     "spent + $0.02 for the next watch interval: `costsched start ar --budget "
                     "USD`")
     # Its rest priced (what a start's placement says): the amount that is enough, rounded
     # up, and that amount given lets it start.
-    said = caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60, rest_usd=0.4,
+    said = start_check.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60, rest_usd=0.4,
                               steps_left=40, start_usd=0.25)
     assert said == (f"job {job} (ar) is at its budget: $3.00 spent + $0.02 for the next "
                     "watch interval would pass the budget of $3.01; give it enough: "
@@ -100,12 +100,12 @@ def test_a_job_at_its_cap_is_not_started_again(priced: PriceStore) -> None:
                     "charged ahead + 12 s its rounding up adds, less 2 s of the watch's "
                     "margins); "
                     "*: at its plan's speed, as it has logged no steps of its own yet")
-    assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
+    assert start_check.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
                               budget_usd=3.67) is None
-    assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
+    assert start_check.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60,
                               budget_usd=3.01) is not None
     caps.raise_budget(priced, job, 10, at=at)
-    assert caps.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60) is None
+    assert start_check.start_refusal(priced, job, 1.0, at, BudgetsConfig(), 60) is None
 
 
 def test_a_job_at_its_team_s_cap_is_not_started_again(priced: PriceStore) -> None:
@@ -113,14 +113,14 @@ def test_a_job_at_its_team_s_cap_is_not_started_again(priced: PriceStore) -> Non
                                        "constraints": {"budget_name": "forecasting"}})
     tight = BudgetsConfig.model_validate({"named": {"forecasting": {"usd": 1.01,
                                                                      "period": "day"}}})
-    said = caps.start_refusal(priced, job, 1.0, at, tight, 60)
+    said = start_check.start_refusal(priced, job, 1.0, at, tight, 60)
     assert said == (f"job {job} (ar) is at budget forecasting: $1.00 spent (since midnight) "
                     "+ $0.02 for the next watch interval would pass the budget of $1.01; "
                     "raise budgets.named.forecasting.usd in the configuration (its file: "
                     "`costsched config show`), or wait for the next UTC day").replace(
                         " (since midnight)", "")
-    assert caps.start_refusal(priced, job, 0.1, at, tight, 60) is None  # room for it
-    assert caps.start_refusal(priced, job, 1.0, at, TEAM, 60) is None
+    assert start_check.start_refusal(priced, job, 0.1, at, tight, 60) is None  # room for it
+    assert start_check.start_refusal(priced, job, 1.0, at, TEAM, 60) is None
 
 
 def test_thresholds_read_budget_name_reached_and_are_said_once(priced: PriceStore) -> None:

@@ -57,7 +57,8 @@ def test_on_the_local_launcher_the_start_is_left_out_and_said_so(
     # (no launcher: the configured one's start, as `plan` counts it; here a cloud's)
     monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "gcp")
     counted = fits(None)
-    assert counted.start_usd > 0 and "of it to start it; its start: 0.25 h" in counted.line()
+    assert counted.start_usd > 0 and " h to start it, each at $0.1809/h; its start: 0.25 h" \
+        in counted.line(), counted.line()
     local = fits(make_launcher("local"))
     assert local.start_usd == 0
     # Nor do its recoveries pay a boot: it counts as a cloud's launcher would were its
@@ -69,9 +70,9 @@ def test_on_the_local_launcher_the_start_is_left_out_and_said_so(
     monkeypatch.delenv("COSTSCHED_MIGRATION_RESTART_MINUTES")
     monkeypatch.delenv("COSTSCHED_MIGRATION_WARMUP_MINUTES")
     line = local.line()
-    assert ("(its start left out: the local launcher boots no instance, and the job's setup "
+    assert ("; its start left out: the local launcher boots no instance, and the job's setup "
             "is in its billed hours)") in line, line
-    assert "of it to start it" not in line and line.endswith("fits"), line
+    assert "to start it" not in line and line.endswith("fits"), line
     assert counted.line().endswith("does not fit; raise costsched.budget in "
                                    f"{counted.fix.rsplit(' in ', 1)[1]} to 0.052"), \
         counted.line()

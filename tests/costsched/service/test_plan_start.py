@@ -121,7 +121,8 @@ def test_the_launch_line_states_the_plan_s_figure_and_its_start(
     assert fit.expected_usd == pytest.approx(float(p.best["expected_cost"]))
     assert fit.start_usd == pytest.approx(float(p.best["start_cost"]))
     assert fit.line() == (
-        "job boot: expected $20.50 ($0.50 of it to start it; its start: 0.25 h to get an "
+        "job boot: expected $20.50 ($20.00 for 10.00 h of work + $0.50 for 0.25 h to start "
+        "it, each at $2.0000/h; its start: 0.25 h to get an "
         f"instance up and the job started = {START_WORDS}), pessimistic $20.50 (preemptions at "
         "the 95% quantile) against $100.00 left of its own budget: fits")
 
@@ -130,6 +131,7 @@ HINT = re.compile(r"give it enough: `costsched start boot --budget ([0-9.]+)` \(
                   r"spent \+ \$([0-9.]+)\* expected for its [0-9,]+ steps left \+ \$([0-9.]+) "
                   r"to start it \+ \$([0-9.]+) for the next watch interval"
                   r"(?:; their exact sum rounded up to the cent)?\)"
+                  r"; its steps left: \$[0-9.]+\* \([^;]*\)"
                   r"(?:; that amount also holds its rest taking about [0-9]+ s longer than "
                   r"priced(?: \([0-9]+ s charged ahead \+ [0-9]+ s its rounding up adds, "
                   r"less [0-9]+ s of the watch's margins\))?)?; its start: "
