@@ -1,13 +1,15 @@
-"""`plan` and `plan --json` say each `ordered:` alternative a job's plan passes over, with
-why, in the task's order: the table's notes as one line each, --json as `passed_over` (the
-alternative, what it asks, why, the one taken) beside the same line in its notes. A job
-on its first alternative has none."""
+"""`plan`, `plan --json` and `launch` say each `ordered:` alternative a job's plan passes
+over, with why, in the task's order: the table's notes and launch's lines under its table
+as one line each, --json as `passed_over` (the alternative, what it asks, why, the one
+taken) beside the same line in its notes. A job on its first alternative has none."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+
+import pytest
 
 AT = "2026-11-01T00:00:00+00:00"
 PASSED = """\
@@ -67,3 +69,23 @@ def test_a_plan_on_its_first_alternative_says_none(cli, tmp_path: Path) -> None:
     assert "ordered: alternative 1 (aws " in " ".join(shown.stdout.split())
     [job] = json.loads(cli("plan", task, "--at", AT, "--json").stdout)["jobs"]
     assert job["passed_over"] == []
+
+
+@pytest.mark.parametrize("text", [PASSED, FIRST], ids=["passed over", "first"])
+def test_launch_says_the_alternatives_it_passes_over(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    launched = cli("launch", _task(tmp_path, text), "--launcher", "local", "--wait", "0")
+    assert launched.exit_code == 0, launched.output
+    lines = [" ".join(line.split()) for line in launched.stdout.splitlines()
+             if "passed over" in line]
+    if text is FIRST:
+        assert lines == []
+        return
+    assert [line.split(":", 2)[:2] for line in lines] == [
+        ["job 1", " ordered"], ["job 1", " ordered"]], lines
+    assert lines[0].startswith("job 1: ordered: alternative 1 (A100:1 spot): no spot price "
+                               "known as of ")
+    assert lines[1].startswith("job 1: ordered: alternative 2: resources.ordered[1]."
+                               "accelerators: A10:1 dropped: ")
+    assert all(line.endswith("(alternative 3 first)") for line in lines)
