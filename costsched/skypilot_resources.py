@@ -21,13 +21,7 @@ from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_type_words import machine_gpus, other_gpus
-from costsched.vocabulary import (
-    ALTERNATIVE_DROPPED,
-    ORDER_DROPPED,
-    did_you_mean,
-    meant,
-    written,
-)
+from costsched.vocabulary import ALTERNATIVE_DROPPED, ORDER_DROPPED, did_you_mean, meant, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
 # CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
