@@ -194,7 +194,7 @@ class TaskSpec(_Strict):
     mounts: list[MountSpec] = []
     checkpoint_mount: str = ""  # where the checkpoint bucket is mounted in the task
     # `ordered:` alternatives, first preferred: {clouds, regions, markets, instance_types
-    # ("cloud/type"), zones where it names them}, each list empty for any.
+    # ("cloud/type"), zones}, [] for any; one dropped as read keeps its place: {"dropped": notes}
     order: list[dict[str, list[str]]] = []
     notes: list[str] = []  # what was read with a remark (an accelerator dropped, ...)
     # Why costsched narrowed a place filter beyond what the task wrote, by filter: {'clouds':

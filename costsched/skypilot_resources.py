@@ -21,7 +21,7 @@ from costsched.lazy import pandas as pd
 from costsched.model import CLOUDS, InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_type_words import machine_gpus, other_gpus
-from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, meant, written
+from costsched.vocabulary import ALTERNATIVE_DROPPED, ORDER_DROPPED, did_you_mean, meant, written
 
 # A task without accelerators, cpus or memory gets at least 8 vCPUs, as SkyPilot's default
 # CPU machine has; a CPU task that does not say its memory gets at least 4 GB per vCPU (a
@@ -134,7 +134,7 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
         if "image_id" in item:
             images.update(_alternative_image(item["image_id"], scope, where, fail))
         scopes.append(scope)
-    usable = [s for s in scopes if s.types is None or s.types]
+    usable = [s for s in scopes if _usable(s)]
     if not usable:
         raise fail(label, "no alternative has an instance type in the "
                    "catalog (" + "; ".join(n for s in scopes for n in s.notes) + ")")
@@ -142,13 +142,20 @@ def read_resources(resources: dict, fail: Fail) -> tuple[Scope, list[dict], dict
     union.keys = {f: " or ".join(dict.fromkeys(s.keys[f] for s in usable if f in s.keys))
                   for f in dict.fromkeys(f for s in usable for f in s.keys)}
     union.notes = [*renamed, *(n for s in scopes for n in s.notes)]
-    order = [s.order_key() for s in usable] if kind == "ordered" and len(usable) > 1 else []
+    # an alternative dropped keeps its place in the order: the user's preference
+    order = [s.order_key() if _usable(s) else {ORDER_DROPPED: s.notes} for s in scopes] \
+        if kind == "ordered" and len(scopes) > 1 else []
     if images:
         if "image_id" in kept:
             raise fail(f"resources.{kind}", "image_id is given beside the alternatives and "
                        "in one of them; give it in one place")
         kept["image_id"] = images
     return union, order, kept
+
+
+def _usable(scope: Scope) -> bool:
+    """An alternative the catalog has an instance type for (else it was dropped)."""
+    return scope.types is None or bool(scope.types)
 
 
 def _accelerator_list(resources: dict, notes: list[str]) -> tuple[dict, str]:

@@ -179,6 +179,9 @@ def unprefixed(text: str, *prefixes: str) -> str:
 # The end of a task's note for an alternative it cannot use, left out of the job when
 # others remain (`skypilot_resources`); a plan with none said also names those dropped.
 ALTERNATIVE_DROPPED = "alternative dropped"
+# The key of an `ordered:` alternative dropped as the task was read, in the job's order
+# (`Workload.order`), holding its notes: it keeps its place, and matches no offering.
+ORDER_DROPPED = "dropped"
 
 # A restart on error's recovery move (a job restarted from its checkpoint after its own
 # failure, `service.jobs.restarts`) has a detail that begins so: not a preemption's.

@@ -162,6 +162,7 @@ def launch(
         budgets = None if json_out else budgets_now(store, of_jobs={r.id for r in records})
     _print_status(shown, json_out, title="Launched", assumed_figures=True, budgets=budgets)
     _print_checkpoints(records, json_out)
+    _print_passed_over(records, json_out)
     _print_armed(armed, json_out)
     _print_armed(env_note(envs), json_out)  # an --env named like a secret is stored
     _say_stopped_namesakes(store, records, shown=not json_out)
@@ -261,6 +262,20 @@ def _print_checkpoints(records: Sequence[Any], json_out: bool) -> None:
         if note:
             (err_console if json_out else console).print(
                 printable(f"  job {r.id}: {note}"), highlight=False, markup=False,
+                soft_wrap=True)
+
+
+def _print_passed_over(records: Sequence[Any], json_out: bool) -> None:
+    """A line for each `ordered:` alternative a launched job's launch passed over, with why
+    (as `plan` says it; on stderr beside --json)."""
+    from costsched.cli.common import err_console
+    from costsched.service.jobs.launches import PASSED_OVER
+
+    for r in records:
+        stored = r.spec if isinstance(r.spec, dict) else {}
+        for line in stored.get(PASSED_OVER) or ():
+            (err_console if json_out else console).print(
+                printable(f"  job {r.id}: {line}"), highlight=False, markup=False,
                 soft_wrap=True)
 
 

@@ -431,14 +431,15 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
 
 def job_notes(p: JobPlan) -> list[str]:
     """A job's notes, in the text and in --json alike: the task's, the plan's, its
-    `ordered:` alternatives passed over and what its `ordered:` preference costs."""
+    `ordered:` alternatives passed over (each said once) and what its order costs."""
     from costsched.optimize.planner import order_cost
+    from costsched.optimize.unmatched_order import unsaid
 
     steps_estimated = figures.work_estimated(p.job)
     cost = order_cost(p, lambda row: figures.ESTIMATED_MARK
                       if steps_estimated or bool(row["throughput_estimated"]) else "")
-    return [*map(_checkpoint_root_said, p.job.notes), *p.notes, *p.passed_over,
-            *filter(None, [cost])]
+    return [*map(_checkpoint_root_said, unsaid(p.job.notes, p.passed_over)), *p.notes,
+            *(o.line() for o in p.passed_over), *filter(None, [cost])]
 
 
 def _checkpoint_root_said(note: str) -> str:
@@ -552,7 +553,7 @@ def _json(result: PlanResult, top: int, stale_after: float) -> dict:
                 "work": work,
                 # as status and migrate name it: the work when it is assumed, else null
                 "work_assumed": work if assumed else None,
-                "notes": job_notes(p),
+                "notes": job_notes(p), "passed_over": [o.as_dict() for o in p.passed_over],
                 "start_hours": p.job.start_hours, "start": start_words(p.job),
                 **_interval_json(result.interval(i)),
                 "baseline": None if b is None else {

@@ -51,7 +51,7 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult, top: int = 10)
         if p.job.work is not None and p.job.work.assumed:
             note = note.removesuffix(".") + f" for {p.job.work.describe()}."
         # (the task is written as text, never through markup: nothing escaped for it)
-        note += "".join(f"\n{printable(n)}." for n in p.passed_over)  # its order's skipped
+        note += "".join(f"\n{printable(o.line())}." for o in p.passed_over)  # order's skipped
         source, spec = specs[p.job.name]
         if any(not Path(w).expanduser().is_absolute() for w in spec.task.as_written.values()):
             note += (f"\nRelative paths as {source} wrote them: from "

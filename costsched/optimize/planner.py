@@ -33,7 +33,14 @@ from costsched.optimize.quotas import behind_quota
 from costsched.optimize.unmatched import Missing, shapes
 from costsched.optimize.unmatched_deadline import fastest_missed
 from costsched.optimize.unmatched_estimates import estimate_said
-from costsched.optimize.unmatched_order import in_alternative, passed_over
+from costsched.optimize.unmatched_order import (
+    Alternative,
+    PassedOver,
+    Unlaunched,
+    alternatives,
+    in_alternative,
+    passed_over,
+)
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -106,9 +113,11 @@ class JobPlan(Generic[W]):
     reason: str  # why nothing is choosable ('' if something is)
     # The shapes of a job's set (a task's accelerators) that no offering has, and why.
     notes: tuple[str, ...] = ()
-    # A task's `ordered:` alternatives preferred to its first choice that have no
-    # offering, and why (`unmatched_order.passed_over`).
-    passed_over: tuple[str, ...] = ()
+    # A task's `ordered:` alternatives, each with why it has no choice
+    # (`unmatched_order.alternatives`), and those preferred to the one the job goes to,
+    # with why each is passed over (`unmatched_order.passed_over`).
+    alternatives: tuple[Alternative, ...] = ()
+    passed_over: tuple[PassedOver, ...] = ()
 
     @property
     def choices(self) -> pd.DataFrame:
@@ -250,11 +259,14 @@ Explain = Callable[[Workload], Missing | None]
 
 def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost",
               weight: float = 0.5, *, explain: Explain | None = None,
+              unlaunched: Unlaunched | None = None,
               progress: Progress | None = None) -> list[JobPlan[W]]:
     """`plan_job` for each job, ranking each group of identical jobs (`rank_key`) once.
     `explain(job)`: why none of a job's offerings passes its filters, from every price
     (`unmatched.unmatched`); it gives the reason of a job with no plan, and a note for each
-    shape of a job's set that no offering has (`JobPlan.notes`)."""
+    shape of a job's set that no offering has (`JobPlan.notes`). `unlaunched(row)`: why
+    the launcher `launch` uses does not start an offering ('' when it does; None: any),
+    by which a task's `ordered:` alternatives passed over are said (`explained`)."""
     first: dict[Hashable, JobPlan[W]] = {}
     keys = [rank_key(j) for j in jobs]
     distinct = len(set(keys))
@@ -264,7 +276,7 @@ def plan_jobs(jobs: Sequence[W], offerings: pd.DataFrame, objective: str = "cost
         if shared is None:
             shared = assumption_said(plan_job(job, offerings, objective, weight))
             if explain is not None:
-                shared = explained(shared, explain, offerings)
+                shared = explained(shared, explain, offerings, unlaunched)
             first[key] = shared
             if progress is not None:
                 progress("ranking", len(first), distinct)
@@ -283,17 +295,19 @@ def assumption_said(plan: JobPlan[W]) -> JobPlan[W]:
                    f"work is not given; {work.key()} gives it")
 
 
-def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> JobPlan[W]:
+def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame,
+              unlaunched: Unlaunched | None = None) -> JobPlan[W]:
     """`plan` with the reason `explain` gives when no offering passes the job's filters,
-    a note for each shape of its set (`unmatched.shapes`) that none has, and one for each
-    `ordered:` alternative preferred to its first choice that has none
-    (`unmatched_order.passed_over`)."""
+    a note for each shape of its set (`unmatched.shapes`) that none has, and each
+    `ordered:` alternative preferred to the one its launch goes to (its first choice that
+    the launcher starts: `unlaunched`), with why (`unmatched_order.passed_over`)."""
     reason = plan.reason
     if reason and not _passes_filters(plan.ranked):
         missing = explain(plan.job)
         reason = missing.line(plan.job.name) if missing is not None else reason
     notes = []
-    over = passed_over(plan.job, plan.ranked, offerings, explain) if not reason else []
+    order = alternatives(plan.job, plan.ranked, offerings, explain) if not reason else ()
+    over = passed_over(plan.ranked, order, unlaunched=unlaunched)
     passing = plan.ranked[plan.ranked["excluded"].isin(PASSING)]
     for shape, narrowed in shapes(plan.job, offerings):
         has = passing[_has_shape(passing, narrowed)]
@@ -301,9 +315,10 @@ def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame) -> Jo
             job = replace(plan.job, job=replace(plan.job.job, constraints=narrowed))
             missing = explain(job)
             # said once: an `ordered:` alternative passed over names it with its reason
-            if missing is not None and not any(missing.what in line for line in over):
+            if missing is not None and not any(missing.what in o.line() for o in over):
                 notes.append(missing.note(shape))
-    return replace(plan, reason=reason, notes=tuple(notes), passed_over=tuple(over))
+    return replace(plan, reason=reason, notes=tuple(notes), alternatives=order,
+                   passed_over=over)
 
 
 # `rank`'s reasons of offerings that pass the job's filters and have a speed.

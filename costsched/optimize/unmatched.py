@@ -156,10 +156,13 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
 def alternative_said(i: int, own: Constraints, missing: Missing, market: pd.DataFrame,
                      cpu: bool) -> str:
     """'alternative 2 (L4:1 spot in gcp): WHY; FIX': alternative `i` (`own`) and `missing`."""
-    asked = " ".join(filter(None, [shape_words(own, market, cpu), " or ".join(
+    return f"alternative {i} ({asked_words(own, market, cpu)}): {missing.why()}"
+
+
+def asked_words(own: Constraints, market: pd.DataFrame, cpu: bool) -> str:
+    """What an alternative (`own`) asks: 'L4:1 spot in gcp'."""
+    return " ".join(filter(None, [shape_words(own, market, cpu), " or ".join(
         word(m) for m in own.markets), where_words(own)]))
-    return f"alternative {i} ({asked}): " + "; ".join(
-        [missing.what, *missing.instead, *filter(None, [missing.fix, missing.change])])
 
 
 def within(c: Constraints, alt: Constraints) -> Constraints | None:

@@ -38,6 +38,10 @@ class Missing:
                           *filter(None, [self.fix, self.change]),
                           *(f"note: {d}" for d in self.dropped)])
 
+    def why(self) -> str:
+        """'what; instead; fix; change': why, with what exists and how to get it."""
+        return "; ".join([self.what, *self.instead, *filter(None, [self.fix, self.change])])
+
     def note(self, shape: str) -> str:
         """A shape of a job's set left out: 'A100:1 left out: what; instead; fix'."""
         return "; ".join([f"{shape} left out: {self.what}", *self.instead,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -386,7 +386,7 @@ def plan(
         offerings = quotas.attach(prepare(frame, rates))
         per_job = objective if objective in OBJECTIVES else "cost"
         plans = plan_jobs(resolved, offerings, per_job, weight, explain=explain,
-                          progress=progress)
+                          unlaunched=_unlaunched(launcher, resolved), progress=progress)
         from costsched.service.budget_short import with_budget_raised, with_options_said
 
         # the budget a launch asks for; the options that override the files' keys, named
@@ -416,6 +416,23 @@ def plan(
                       for (source, spec), r in zip(specs, resolved, strict=True))
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
                       booked=booked, intervals=intervals, launch=launch)
+
+
+def _unlaunched(launcher: str | None, jobs: Sequence[ResolvedJob]
+                ) -> Callable[[pd.Series], str] | None:
+    """Why the launcher named `launcher` does not start an offering (`unready.unlaunched`),
+    for a plan of a task with `ordered:` alternatives (one passed over for it is said);
+    None without such a task or launcher, or for one not made on this machine (its SDK or
+    account not set up: `launcher_line` says so)."""
+    if launcher is None or not any(j.order for j in jobs):
+        return None
+    from costsched.service.jobs.unready import unlaunched
+    from launchers import make_launcher
+
+    try:
+        return unlaunched(make_launcher(launcher))  # as `launch` makes it
+    except InvalidInput:
+        return None
 
 
 def _share_rankings(market: Market, resolved: Sequence[ResolvedJob],

@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from costsched import clouds, launch_secrets, redact
+from costsched.frames import OFFERING_KEY
 from costsched.jobspec import JobSpec, ResolvedJob
+from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Launcher
 from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput
+from costsched.optimize.unmatched_order import passed_over
 from costsched.passes import memo, one_pass
 from costsched.service.deadline_terms import (
     DEFAULT_DEADLINE_POLICY,
@@ -48,6 +51,7 @@ from costsched.service.jobs.steps import (
     resume_from,
     resume_step,
 )
+from costsched.service.jobs.unready import unlaunched
 from costsched.service.jobs.watch import close_ended, close_ended_named, settle
 from costsched.service.resolve import resolve
 from costsched.service.throughputs import table_with_measured
@@ -123,6 +127,9 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                       "launcher": launcher.name, "code": code, "offering": pick,
                       "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True,
                       CHECKPOINT_SCOPE: store_scope(store.engine)}
+            over = _passed_over(store, launcher, resolved, when, candidates)
+            if over:  # the alternatives of its order it does not start on, and why
+                stored[PASSED_OVER] = over
             # Stored with its lease held by this launch: a daemon finds it only to leave it.
             holder = holder_name()
             record_id = store.jobs.create(spec.name, stored, resolved.job.steps, at=when,
@@ -145,6 +152,29 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
     if wait_seconds > 0:
         settle(store, launcher, wait_seconds)
     return [store.jobs.get(i) for i in launched]
+
+
+# The stored job's lines on the `ordered:` alternatives its launch passed over (`launch`
+# prints them).
+PASSED_OVER = "passed_over"
+
+
+def _passed_over(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
+                 when: datetime, candidates: list[dict]) -> list[str]:
+    """A line for each `ordered:` alternative of the job preferred to the one its launch
+    starts it on (the first of `candidates`), with why, as `plan` says it
+    (`unmatched_order.passed_over`); [] without an order, or where the offering is not
+    of the plan's choices (booked capacity)."""
+    if not resolved.order or not candidates:
+        return []
+    plan = planned(resolved, market_at(store, when), when)  # (the launch's own, made once)
+    ranked, first = plan.ranked, pd.Series(candidates[0]["key"], index=OFFERING_KEY)
+    rank = ranked.loc[(ranked[OFFERING_KEY] == first).all(axis=1) & (ranked["excluded"] == ""),
+                      "order_rank"]
+    if rank.empty:
+        return []
+    return [o.line() for o in passed_over(ranked, plan.alternatives, taken=int(rank.iloc[0]),
+                                          unlaunched=unlaunched(launcher))]
 
 
 def refuse_bad_input(jobs: Jobs, launcher: Launcher, *, envs: Mapping[str, str] | None = None,
