@@ -103,7 +103,8 @@ def test_a_stored_jobs_budget_short_on_an_estimated_speed_is_marked(offerings) -
 
     line = refused(_job(throughputs={"V100": 5.0}, steps=400_000,
                         constraints={"gpu_models": ["K80"], "budget": 0.5}))
-    assert re.search(r"expected to cost \$[\d.,]+\* on the cheapest offering it allows, .* "
+    assert re.search(r"expected to cost \$[\d.,]+\* \(\$[\d.,]+ for [\d.,]+ h of work .*\) "
+                     r"on the cheapest offering it allows, .* "
                      r"\(\$[\d.,]+ spent\) \(\* from an estimated speed on \d+xK80: "
                      r"`throughputs: \{(\"K80:\d+\"|K80): STEPS_PER_S\}` in fit\.yaml", line), line
     given = refused(_job(throughputs={"V100": 5.0}, steps=400_000,
