@@ -82,7 +82,7 @@ def test_whole_takes_a_small_file_as_the_clouds_whole_spot_market(
     task.write_text(ORDERED)
     models, notes = _planned_models(cli, task)
     assert "A10G" not in models, notes  # its reason said once, as the order passes it over
-    assert "ordered: alternative 1 (A10G:1 spot in aws): no spot price known" in notes, notes
+    assert "ordered: alternative 1 (A10G:1 spot): no spot price known" in notes, notes
     assert "A10G:1 left out" not in notes, notes
     # and back, with --partial
     assert cli("prices", "import", path, "--partial").exit_code == 0
