@@ -29,6 +29,7 @@ from launchers.containers import Container, ContainerError
 from launchers.gang_agent import Rounds
 from launchers.heartbeats import StoreBeat, beat
 from launchers.job_group import STOP, exit_code_of, forward_sigterm, kill_job, reap
+from launchers.job_shell import fallback_said, job_shell
 from launchers.local_env import ENV_AGENT_ONLY
 from launchers.notices import notice_present, redact
 from launchers.procfs import group_members, has_proc
@@ -185,12 +186,16 @@ class Agent:
 
     def _start(self, command: str, env: dict[str, str], phase: str = "run"
                ) -> subprocess.Popen:
-        argv = ["/bin/sh", "-c", command]
+        shell = job_shell()
+        argv = [shell, "-c", command]
         if self.container is not None:  # the docker client: its container runs the command
             self._in_container = phase
             argv = self.container.run_argv(command, self.code_dir, env,
                                            self.container.starting(phase),
                                            keep=phase == "setup")
+        if self.container is None and (phase == "setup" or not self.setup.strip()):
+            with (self.workdir / JOB_LOG).open("ab") as out:  # before its first command
+                out.write(fallback_said(shell))
         masked = log_masking.values_of(self.masked, env)
         if masked:
             return log_masking.start(argv, env, self.code_dir, self.workdir / JOB_LOG, masked)

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from launchers.job_shell import IN_CONTAINER
+
 DOCKER = "docker"  # the container runtime's client, found on PATH
 DOCKER_PREFIX = "docker:"  # image_id: docker:IMAGE
 LOGIN_ENVS = ("SKYPILOT_DOCKER_USERNAME", "SKYPILOT_DOCKER_PASSWORD", "SKYPILOT_DOCKER_SERVER")
@@ -54,7 +56,8 @@ MARK = ".container-"  # WORKDIR/.container-PHASE: the phase's container may run
 log = logging.getLogger("costsched.agent")
 
 # The container's first process (POSIX sh; $0 is the job's command, $1 the file of its
-# envs). It runs the command in a shell of its own and, on SIGTERM, sends SIGTERM to that
+# envs). It runs the command in a shell of its own (bash, or /bin/sh in an image without
+# it: `launchers.job_shell`) and, on SIGTERM, sends SIGTERM to that
 # shell's descendants (found in /proc by their parents) but not to the shell, which lives to
 # return their exit code; a command that is the shell alone gets it itself. It exits with
 # the command's code: a wait that the trap cut short (over 128, `t` set) is waited again,
@@ -76,7 +79,8 @@ term() {
   if [ "$#" -gt 1 ]; then shift; kill -TERM "$@" 2>/dev/null; else kill -TERM "$c" 2>/dev/null; fi
 }
 trap term TERM
-/bin/sh -c "$0" & c=$!
+""" + IN_CONTAINER + r"""
+"$job_shell" -c "$0" & c=$!
 while :; do
   t=0; wait "$c"; s=$?
   [ "$t" = 1 ] && [ "$s" -gt 128 ] || break

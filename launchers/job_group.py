@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 
+from launchers.job_shell import job_shell
 from launchers.procfs import group_members, has_proc
 
 STOP = {"reason": ""}  # set once a stop is asked for (SIGTERM or a notice)
@@ -44,7 +45,7 @@ def kill_job() -> None:
 
 def _is_shell(pid: int) -> bool:
     try:
-        return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath("/bin/sh")
+        return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(job_shell())
     except OSError:
         return False
 
