@@ -9,7 +9,8 @@ It fetches the job's code archive, verifies it (size, SHA-256, every entry insid
 unpacks it into WORKDIR/code, once per instance; restores the newest verified checkpoint
 into WORKDIR/checkpoints; runs the setup commands once per instance in WORKDIR/code (a
 failing setup fails the attempt: status.json says "phase": "setup" and its exit code);
-then starts the command there (bash -c, or /bin/sh -c without bash: launchers.job_shell; output, setup's included, to WORKDIR/job.log,
+then starts the command there (bash -c, or /bin/sh -c without bash: launchers.job_shell;
+output, setup's included, to WORKDIR/job.log,
 the values of its --mask-env variables, its secrets, masked: launchers.log_masking)
 with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR, CHECKPOINT_DIR and
 COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publishes the
