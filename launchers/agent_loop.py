@@ -188,12 +188,13 @@ class Agent:
                ) -> subprocess.Popen:
         shell = job_shell()
         argv = [shell, "-c", command]
+        first = phase == "setup" or not self.setup.strip()  # where the shell is said
         if self.container is not None:  # the docker client: its container runs the command
             self._in_container = phase
             argv = self.container.run_argv(command, self.code_dir, env,
                                            self.container.starting(phase),
-                                           keep=phase == "setup")
-        if self.container is None and (phase == "setup" or not self.setup.strip()):
+                                           keep=phase == "setup", first=first)
+        if self.container is None and first:
             with (self.workdir / JOB_LOG).open("ab") as out:  # before its first command
                 out.write(fallback_said(shell))
         masked = log_masking.values_of(self.masked, env)

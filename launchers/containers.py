@@ -56,12 +56,13 @@ MARK = ".container-"  # WORKDIR/.container-PHASE: the phase's container may run
 log = logging.getLogger("costsched.agent")
 
 # The container's first process (POSIX sh; $0 is the job's command, $1 the file of its
-# envs). It runs the command in a shell of its own (bash, or /bin/sh in an image without
-# it: `launchers.job_shell`) and, on SIGTERM, sends SIGTERM to that
-# shell's descendants (found in /proc by their parents) but not to the shell, which lives to
-# return their exit code; a command that is the shell alone gets it itself. It exits with
-# the command's code: a wait that the trap cut short (over 128, `t` set) is waited again,
-# and that second wait gives the code even when the shell ended meanwhile.
+# envs, $2 non-empty for the instance's first command). It runs the command in a shell of
+# its own (bash, or /bin/sh in an image without it: `launchers.job_shell`) and, on
+# SIGTERM, sends SIGTERM to that shell's descendants (found in /proc by their parents) but
+# not to the shell, which lives to return their exit code; a command that is the shell
+# alone gets it itself. It exits with the command's code: a wait that the trap cut short
+# (over 128, `t` set) is waited again, and that second wait gives the code even when the
+# shell ended meanwhile.
 WRAPPER = r"""if [ -n "$1" ]; then set -a; . "$1"; set +a; fi
 term() {
   t=1; kids=" $c "; grew=1
@@ -243,8 +244,9 @@ class Container:
     # --- a container ---------------------------------------------------------------------
 
     def run_argv(self, command: str, cwd: Path, env: Mapping[str, str], name: str,
-                 image: str = "", keep: bool = False) -> list[str]:
-        """`docker run` of `command` in the image (attached: its exit code is the job's)."""
+                 image: str = "", keep: bool = False, first: bool = False) -> list[str]:
+        """`docker run` of `command` in the image (attached: its exit code is the job's);
+        `first`: the instance's first command, which says the shell where it is not bash."""
         envs = self.env_file(env)
         argv = [self.docker, "run", *([] if keep else ["--rm"]), "--name", name,
                 "--network", "host", "--ipc", "host",
@@ -259,7 +261,7 @@ class Container:
         if self.user:
             argv += ["--user", self.user]
         return [*argv, "--entrypoint", "/bin/sh", image or self.run_image or self.ref,
-                "-c", WRAPPER, command, str(envs)]
+                "-c", WRAPPER, command, str(envs), "1" if first else ""]
 
     def env_file(self, env: Mapping[str, str]) -> Path:
         """The job's envs (its own, its secrets, the agent's) as a file of assignments the

@@ -9,9 +9,10 @@ import shutil
 
 FALLBACK = "/bin/sh"
 # The same choice inside a container (an image may lack bash: alpine's): a POSIX sh
-# fragment that sets `job_shell` and says so on stderr where it falls back.
-IN_CONTAINER = ('job_shell=$(command -v bash) || { job_shell=/bin/sh; echo "costsched: '
-                'bash is not in the image: setup and run run with /bin/sh" >&2; }')
+# fragment that sets `job_shell` and, where it falls back, says so on stderr when $2 is
+# set (the instance's first command: the log says it once, as without an image).
+IN_CONTAINER = ('job_shell=$(command -v bash) || { job_shell=/bin/sh; [ -z "$2" ] || echo '
+                '"costsched: bash is not in the image: setup and run run with /bin/sh" >&2; }')
 
 
 def job_shell() -> str:

@@ -77,13 +77,13 @@ def test_setup_and_run_go_through_the_exact_docker_run(tmp_path: Path,
               "-w", str(work / "code"), "--gpus", "all", *user, "--entrypoint", "/bin/sh"]
     assert setup["argv"] == ["docker", "run", "--name", f"costsched-{key}-setup", *common,
                              IMAGE, "-c", containers.WRAPPER, "echo set up > ../setup-ran",
-                             envs]
+                             envs, "1"]  # setup: the first command, which says the shell
     assert calls[2]["argv"] == ["docker", "commit", f"costsched-{key}-setup",
                                 f"costsched-{key}:setup"]
     assert job["argv"] == ["docker", "run", "--rm", "--name", f"costsched-{key}-run",
                            *common, f"costsched-{key}:setup", "-c", containers.WRAPPER,
                            'echo "$GREETING from $COSTSCHED_JOB_ID" > '
-                           '"$CHECKPOINT_DIR/out.txt"', envs]
+                           '"$CHECKPOINT_DIR/out.txt"', envs, ""]
     # the envs reach the job through the file only (docker keeps none of them, nor does
     # the image setup's changes were committed to), and the file is gone once it ends
     assert set(job["env"]) == set() and not Path(envs).exists()
