@@ -10,14 +10,16 @@ unpacks it into WORKDIR/code, once per instance; restores the newest verified ch
 into WORKDIR/checkpoints; runs the setup commands once per instance in WORKDIR/code (a
 failing setup fails the attempt: status.json says "phase": "setup" and its exit code);
 then starts the command there (bash -c, or /bin/sh -c without bash: launchers.job_shell;
-output, setup's included, to WORKDIR/job.log,
-the values of its --mask-env variables, its secrets, masked: launchers.log_masking)
-with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR, CHECKPOINT_DIR and
-COSTSCHED_PROGRESS_FILE added to its environment, and every poll interval publishes the
-checkpoint directory once a set is whole (`launchers.publisher`; sooner when the publisher
-asks for a look, a set of files replaced together being quiet by then), checks the cloud's
-preemption notice, and reads the step the job wrote to its progress file. SIGTERM to the
-agent, or a notice, becomes SIGTERM for the job. WORKDIR/status.json (written atomically)
+output, setup's included, to WORKDIR/job.log, the values of its --mask-env variables, its
+secrets, masked: launchers.log_masking) with COSTSCHED_JOB_ID, COSTSCHED_CHECKPOINT_DIR,
+CHECKPOINT_DIR and COSTSCHED_PROGRESS_FILE added to its environment (and, with file
+mounts, COSTSCHED_MOUNTS: the folder they are under, --mount-root; '' where they are at
+their own paths, so the job reads /data as $COSTSCHED_MOUNTS/data), and every poll
+interval publishes the checkpoint directory once a set is whole (`launchers.publisher`;
+sooner when the publisher asks for a look, a set of files replaced together being quiet
+by then), checks the cloud's preemption notice, and reads the step the job wrote to its
+progress file. SIGTERM to the agent, or a notice, becomes SIGTERM for the job.
+WORKDIR/status.json (written atomically)
 says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
 "checkpoint_step_inferred", "checkpoint_error"} while the job runs (with "no_step_after":
 60 once its command has run that many seconds without writing its step, `launchers.unseen`),
@@ -179,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     agent.masked = tuple(args.mask_env)
     if args.image:
         agent.container = _container(args, workdir)
+    if args.mounts or args.checkpoint_at:  # in a container, at the task's own paths
+        agent.mounts_at = "" if args.image or not args.mount_root else \
+            str(Path(args.mount_root).resolve())
     if args.gang_file is not None:
         agent.rounds = Rounds(GangFile(args.gang_file), args.rank, args.gang_wait,
                               args.gang_exit_wait)

@@ -31,6 +31,7 @@ from launchers.heartbeats import StoreBeat, beat
 from launchers.job_group import STOP, exit_code_of, forward_sigterm, kill_job, reap
 from launchers.job_shell import fallback_said, job_shell
 from launchers.local_env import ENV_AGENT_ONLY
+from launchers.mounts import MOUNTS_ENV
 from launchers.notices import notice_present, redact
 from launchers.procfs import group_members, has_proc
 from launchers.progress_readings import INFERRED, ProgressReadings, read_progress
@@ -79,6 +80,7 @@ class Agent:
         self.container: Container | None = None  # setup and run in a Docker image
         self._in_container = ""  # the phase whose container the job's process is client of
         self.masked: tuple[str, ...] = ()  # the job's secrets: their values kept off its log
+        self.mounts_at: str | None = None  # $COSTSCHED_MOUNTS: the folder its mounts are in
         self.checkpoint_step: int | None = None  # the step its newest version holds...
         self.checkpoint_inferred = False  # ...read off the time it was saved (a floor)
         self.progress = ProgressReadings(workdir / PROGRESS)
@@ -110,6 +112,8 @@ class Agent:
                "COSTSCHED_CHECKPOINT_DIR": str(self.checkpoints),
                "CHECKPOINT_DIR": str(self.checkpoints),
                "COSTSCHED_PROGRESS_FILE": str(self.workdir / PROGRESS)}
+        if self.mounts_at is not None:
+            env[MOUNTS_ENV] = self.mounts_at
         if self.container is not None:
             try:
                 log.info("%s", self.container.pull(env))

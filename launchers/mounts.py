@@ -12,7 +12,9 @@ reach it: the local launcher, whose instances are this machine's processes.
 
 `root` places every mount under a folder: '' on a cloud instance (the agent runs as
 root, paths are the task's), a folder of the instance's own on the local launcher (a
-local job must not write to this machine's /data).
+local job must not write to this machine's /data). The job has that folder as
+$COSTSCHED_MOUNTS ('' where the mounts are at their own paths), so it reads the mount at
+/data as "$COSTSCHED_MOUNTS/data" on any launcher.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from typing import Any
 from costsched.clouds.base import installed
 
 log = logging.getLogger(__name__)
+# The job's variable naming the folder its mounts are under ('' when they are at their own
+# paths): a job reads the mount at /data as $COSTSCHED_MOUNTS/data wherever it runs.
+MOUNTS_ENV = "COSTSCHED_MOUNTS"
 FUSE = {"s3": "mount-s3", "gs": "gcsfuse", "az": "blobfuse2"}
 # What copies a bucket down (its module, and the costsched extra that installs it).
 SDKS = {"s3": ("boto3", "aws"), "gs": ("google.cloud.storage", "gcp"),
@@ -238,6 +243,11 @@ def _copy_local(source: Path, target: Path) -> int:
 LOCAL_UNAPPLIED = ("ports", "disk_size", "disk_tier", "image_id", "labels", "network_tier")
 
 
+def as_the_job_reads(path: str) -> str:
+    """The mount at `path` as a job reaches it wherever it runs: $COSTSCHED_MOUNTS/PATH."""
+    return f"${MOUNTS_ENV}/{str(Path(path).expanduser()).lstrip('/')}"
+
+
 def local_note(task: Mapping[str, Any], root: Path) -> str:
     """What the local launcher says once about a task's fields it cannot apply on this
     machine ('' when there are none)."""
@@ -249,6 +259,8 @@ def local_note(task: Mapping[str, Any], root: Path) -> str:
                      "as a process on this machine)")
     if task.get("mounts"):
         first = str(task["mounts"][0].get("path", "")).lstrip("/")
-        parts.append(f"file mounts placed under {root} (their paths made relative to it: "
-                     f"/{first} is {root / first}; a job reading /{first} finds nothing)")
+        parts.append(f"file mounts placed under {root}, which the job has as "
+                     f"${MOUNTS_ENV} (their paths made relative to it: /{first} is "
+                     f"{root / first}, {as_the_job_reads(first)}; a job reading /{first} "
+                     "finds nothing)")
     return f"costsched local launcher: {'; '.join(parts)}" if parts else ""

@@ -93,14 +93,18 @@ def local_mount_warnings(read: Iterable[tuple[str, JobSpec]], instances: Path) -
     """A warning's text (`say_warning` prints it) for each file mount of `read` ((source,
     spec) pairs), for the local launcher: it places every mount under the instance's
     folder in `instances` (launchers.mounts.local_note), never at the mount's own path,
-    which the job then finds empty."""
+    which the job then finds empty; the job reaches it through $COSTSCHED_MOUNTS (that
+    folder, '' where mounts are at their own paths)."""
+    from launchers.mounts import as_the_job_reads
+
     out: list[str] = []
     for source, spec in read:
         for mount in spec.task.mounts:
             inside = instances / "JOB-ATTEMPT" / "mounts" / mount.path.lstrip("/")
             line = (f"{source}: file_mounts {mount.path}: the local launcher does not "
-                    f"place it at {mount.path}; the job sees it under its instance's folder "
-                    f"instead, as {inside} (a job reading {mount.path} finds nothing there)")
+                    f"place it at {mount.path} but under its instance's folder ({inside}); "
+                    f"the job reads it as {as_the_job_reads(mount.path)}, which is "
+                    f"{mount.path} on a cloud (a job reading {mount.path} finds nothing there)")
             if line not in out:  # (a sweep's jobs share their file's)
                 out.append(line)
     return out

@@ -43,7 +43,7 @@ run: |
   python - <<'EOF'
   import hashlib, os, pathlib
   token = os.environ["HF_TOKEN"].encode()
-  data = pathlib.Path("../mounts/data/part/hello.txt").read_text()
+  data = pathlib.Path(os.environ["COSTSCHED_MOUNTS"] + "/data/part/hello.txt").read_text()
   pathlib.Path("out.txt").write_text(
       hashlib.sha256(token).hexdigest() + " " + data + " " + os.environ["WANDB_PROJECT"])
   print("job ran with", len(token), "bytes of token")

@@ -175,7 +175,9 @@ class Instance:
                             "--system-site-packages", str(root)], check=True)
         env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(sandbox),
                "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull,
-               "COSTSCHED_AGENT_POLL": "0.2", **env}
+               "COSTSCHED_AGENT_POLL": "0.2", **env,
+               # the code under test, where it is not the environment's installed checkout
+               **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}}
         self.out = (sandbox / "console.log").open("wb")
         self.proc = subprocess.Popen(["bash", "-c", self.script], cwd=sandbox, env=env,
                                      stdout=self.out, stderr=subprocess.STDOUT,

@@ -2,7 +2,9 @@
 instance EC2 holds has the task's image, disk size and a security group opening its ports;
 its user data, run under bash as the instance would, reads the secret from an SSM
 parameter with the instance's role (it is not in the user data), copies one bucket to its
-mount, checkpoints to the other, and runs the job. The secret is in no byte of the store,
+mount (under the launcher's mount root, which the job has as $COSTSCHED_MOUNTS),
+checkpoints to the other, and runs the job, whose lines are bash's (as SkyPilot runs
+them). The secret is in no byte of the store,
 the instance's logs or what `status` says."""
 
 from __future__ import annotations
@@ -53,9 +55,12 @@ file_mounts:
     source: s3://sky-data/set
     mode: COPY
 run: |
+  set -o pipefail
+  source /dev/null
+  [[ "${{GREETING:0:3}}" == hel ]] || exit 9
   python - <<'EOF'
   import hashlib, os, pathlib
-  data = pathlib.Path(os.environ["MOUNTS"], "data", "hello.txt").read_text()
+  data = pathlib.Path(os.environ["COSTSCHED_MOUNTS"] + "/data/hello.txt").read_text()
   out = hashlib.sha256(os.environ["HF_TOKEN"].encode()).hexdigest() + " " + data
   pathlib.Path(os.environ["CHECKPOINT_DIR"], "out.txt").write_text(out)
   print("job done,", os.environ["GREETING"])
@@ -85,8 +90,7 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
         market="spot", os="linux", gpu_model="V100", gpu_count=1, vcpus=8, memory_gb=61.0,
         usd_per_hour=0.9, effective_at=AT, source="test")]))
     path = tmp_path / "task.yaml"
-    path.write_text(TASK.format(image=image).replace(
-        "  GREETING: hello\n", f"  GREETING: hello\n  MOUNTS: {mounts}\n"))
+    path.write_text(TASK.format(image=image))
 
     [job] = service.launch(store, [path], launcher=launcher, at=AT,
                            secrets={"HF_TOKEN": SECRET})
@@ -106,6 +110,9 @@ def test_a_skypilot_task_boots_on_ec2_with_its_resources_mounts_and_secret(
     import base64
 
     script = base64.b64decode(user_data).decode()
+    # the script starts the agent with bash; the agent runs the task's lines in bash too,
+    # and the job reads its mounts under the launcher's mount root as $COSTSCHED_MOUNTS
+    assert script.startswith("#!/bin/bash\n") and "[[ " in read_payload(script)["command"]
     assert SECRET not in script and "HF_TOKEN" not in read_payload(script)["envs"]
     key = cloud_secrets.key(job.id, read_payload(script)["attempt"])
     assert read_payload(script)["secret_refs"] == {

@@ -47,9 +47,10 @@ def test_plan_on_the_local_launcher_says_where_a_file_mount_goes(
     assert result.exit_code == 0, result.output
     said = [line for line in result.stderr.splitlines() if "file_mounts" in line]
     assert said == [
-        f"warning: {path}: file_mounts /data: the local launcher does not place it at /data; "
-        f"the job sees it under its instance's folder instead, as {instances}/JOB-ATTEMPT/"
-        "mounts/data (a job reading /data finds nothing there)"]
+        f"warning: {path}: file_mounts /data: the local launcher does not place it at /data "
+        f"but under its instance's folder ({instances}/JOB-ATTEMPT/mounts/data); the job "
+        "reads it as $COSTSCHED_MOUNTS/data, which is /data on a cloud (a job reading /data "
+        "finds nothing there)"]
     monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "aws")
     assert "file_mounts /data" not in cli("plan", path).stderr
 
@@ -64,9 +65,10 @@ def test_launch_on_the_local_launcher_says_where_a_file_mount_goes(
     path.write_text(TASK + "file_mounts: {/data: ./data}\n")
     read = read_jobs([path])
     assert local_mount_warnings(read, tmp_path / "i") == [  # (say_warning adds "warning: ")
-        f"{path}: file_mounts /data: the local launcher does not place it at /data; "
-        f"the job sees it under its instance's folder instead, as {tmp_path}/i/JOB-ATTEMPT/"
-        "mounts/data (a job reading /data finds nothing there)"]
+        f"{path}: file_mounts /data: the local launcher does not place it at /data but "
+        f"under its instance's folder ({tmp_path}/i/JOB-ATTEMPT/mounts/data); the job reads "
+        "it as $COSTSCHED_MOUNTS/data, which is /data on a cloud (a job reading /data finds "
+        "nothing there)"]
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
     result = cli("launch", path, "--wait", "0", "--launcher", "local")
     assert "file_mounts /data: the local launcher does not place it at /data" in \
