@@ -41,7 +41,7 @@ class LaunchSpec:
 
     job_id: int
     job_name: str
-    command: str  # the job's shell command (run by /bin/sh -c on the instance)
+    command: str  # the job's shell command (run by bash -c on the instance, else /bin/sh -c)
     offering: Offering
     checkpoint_uri: str  # the job's checkpoint store: a directory, s3://b/p or gs://b/p
     attempt: str
