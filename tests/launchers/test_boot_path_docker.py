@@ -123,8 +123,9 @@ def test_a_docker_image_task_boots_on_ec2_is_preempted_and_resumes_in_its_contai
     runs = [c for c in calls if c["cmd"] == "run"]
     assert [c["cmd"] for c in calls if c["cmd"] in ("pull", "commit")] == ["pull", "commit"]
     assert [r["image"] for r in runs] == [IMAGE, f"{runs[1]['name'].rsplit('-', 1)[0]}:setup"]
-    assert runs[1]["argv"][-2] == ("python train.py --steps $STEPS --step-seconds 0.01 "
-                                   "--checkpoint-every 0.3")
+    # the command, the envs' file, and '': not the instance's first command (no shell said)
+    assert runs[1]["argv"][-3] == ("python train.py --steps $STEPS --step-seconds 0.01 "
+                                   "--checkpoint-every 0.3") and runs[1]["argv"][-1] == ""
     assert "--gpus" in runs[1]["argv"] and runs[1]["env"] == {}  # envs through the file
 
     backend = ec2_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]  # EC2 takes the instance
