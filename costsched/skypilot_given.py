@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from costsched.launch_secrets import as_secret as steps_to_secret
 from costsched.launch_secrets import env_option
 from costsched.model import InvalidInput
 from costsched.vocabulary import misspelt
@@ -41,11 +42,12 @@ def given_names(source: str, envs: Mapping[str, bool], secrets: Mapping[str, boo
                            "there gives it a value, stored with the job in plain text; "
                            f"remove envs.{name} from {source} for --secret to give it (never "
                            "stored)")
-    if as_secret:
+    if as_secret:  # (the steps `plan` says for an env named like a secret, where it is)
         name = as_secret[0]
-        raise InvalidInput(f"{source}: --secret {name} names an env of the task: envs.{name} "
-                           "there is given at launch with --env; to give it as a secret "
-                           f"(never stored), move it from envs: to secrets: in {source}")
+        raise InvalidInput(f"{source}: --secret {name} names an env of the task, given at "
+                           f"launch with --env (envs.{name}); " + (
+                               steps_to_secret([name]) or f"move {name} from envs: to "
+                               "secrets: in the task for --secret to give it (never stored)"))
     as_env = sorted(set(given_envs) & set(secrets))
     if as_env:
         name = as_env[0]
