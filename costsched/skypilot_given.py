@@ -28,57 +28,63 @@ def given_names(source: str, envs: Mapping[str, bool], secrets: Mapping[str, boo
                 given_envs: Collection[str], given_secrets: Collection[str]) -> list[str]:
     """The notes on the names given at launch (`given_envs`, `given_secrets`) that the task
     has not and that are close to one it has; InvalidInput for a name given both ways or
-    with the other field's option, or misspelling one then left without a value. `envs`,
-    `secrets`: the file's names, each with whether the file writes its value."""
+    with the other field's option (`_refuse_crossed`), or misspelling one then left
+    without a value. `envs`, `secrets`: the file's names, each with whether the file
+    writes its value."""
+    _refuse_crossed(source, envs, given_envs, given_secrets)
+    if set(given_envs) & set(secrets):
+        name = sorted(set(given_envs) & set(secrets))[0]
+        raise InvalidInput(f"{source}: --env {name} names a secret of the task: "
+                           f"secrets.{name} there; give it with --secret {name} (never "
+                           f"stored), or move it from secrets: to envs: in {source} for "
+                           "--env to give it (stored with the job)")
+    listed = {**{f"envs.{n}": n for n in envs}, **{f"secrets.{n}": n for n in secrets}}
+    # Left without a value at launch: the file writes none and no option gives one.
+    unvalued = {f"envs.{n}" for n, written in envs.items() if not written
+                and n not in given_envs} | {f"secrets.{n}" for n, written in secrets.items()
+                                            if not written and n not in given_secrets}
+    notes = []
+    for option, kind, given, own in (("--env", "an env", given_envs, envs),
+                                     ("--secret", "a secret", given_secrets, secrets)):
+        for name in sorted(set(given) - set(own)):
+            close = [f for meant in misspelt(name, listed.values()) for f in listed
+                     if listed[f] == meant]
+            left = next((f for f in close if f in unvalued), None)
+            if left is not None:
+                raise InvalidInput(f"{source}: field {left} is given no value, and {option} "
+                                   f"gives {name!r}, which the task has not; did you mean "
+                                   f"{listed[left]!r}? ({_gives(left)} gives it)")
+            if close:  # (a name close to none is new: added, as `sky launch` adds it)
+                notes.append(f"{option} {name} adds {kind} the task has not, beside its "
+                             f"{_field(close[0])} {listed[close[0]]}, which keeps its own "
+                             f"value ({_gives(close[0])} gives that one)")
+    return notes
+
+
+def _refuse_crossed(source: str, envs: Mapping[str, bool], given_envs: Collection[str],
+                    given_secrets: Collection[str]) -> None:
+    """InvalidInput for one name given with both options, or with --secret for one of the
+    task's `envs` (its value written in the file, stored with the job; or given at launch,
+    which the steps to a secret fix)."""
     both = sorted(set(given_envs) & set(given_secrets))
     if both:
         raise InvalidInput(f"{source}: --env {both[0]} and --secret {both[0]} give one "
                            "variable twice: give it with one of the two (a secret is never "
                            "stored, an env is stored with the job)")
-    as_secret = sorted(set(given_secrets) & set(envs))
-    if as_secret and envs[as_secret[0]]:
-        name = as_secret[0]
+    crossed = sorted(set(given_secrets) & set(envs))
+    if not crossed:
+        return
+    name = crossed[0]
+    if envs[name]:
         raise InvalidInput(f"{source}: --secret {name} names an env of the task: envs.{name} "
                            "there gives it a value, stored with the job in plain text; "
                            f"remove envs.{name} from {source} for --secret to give it (never "
                            "stored)")
-    if as_secret:  # (the steps `plan` says for an env named like a secret, where it is)
-        name = as_secret[0]
-        raise InvalidInput(f"{source}: --secret {name} names an env of the task, given at "
-                           f"launch with --env (envs.{name}); " + (
-                               steps_to_secret([name]) or f"move {name} from envs: to "
-                               "secrets: in the task for --secret to give it (never stored)"))
-    as_env = sorted(set(given_envs) & set(secrets))
-    if as_env:
-        name = as_env[0]
-        raise InvalidInput(f"{source}: --env {name} names a secret of the task: "
-                           f"secrets.{name} there; give it with --secret {name} (never "
-                           f"stored), or move it from secrets: to envs: in {source} for "
-                           "--env to give it (stored with the job)")
-    # Left without a value at launch: the file writes none and no option gives one.
-    unvalued = {**{f"envs.{n}": n for n, written in envs.items()
-                   if not written and n not in given_envs},
-                **{f"secrets.{n}": n for n, written in secrets.items()
-                   if not written and n not in given_secrets}}
-    valued = {**{f"envs.{n}": n for n in envs}, **{f"secrets.{n}": n for n in secrets}}
-    notes = []
-    for option, given, own in (("--env", given_envs, envs), ("--secret", given_secrets,
-                                                             secrets)):
-        for name in sorted(set(given) - set(own)):
-            close = [f for f in valued if valued[f] in misspelt(name, valued.values())]
-            if not close:
-                continue  # a new name: added, as `sky launch` adds it
-            left = next((f for f in close if f in unvalued), None)
-            if left is not None:
-                meant = unvalued[left]
-                raise InvalidInput(f"{source}: field {left} is given no value, and {option} "
-                                   f"gives {name!r}, which the task has not; did you mean "
-                                   f"{meant!r}? ({_gives(left)} gives it)")
-            notes.append(f"{option} {name} adds {'an env' if option == '--env' else 'a secret'}"
-                         f" the task has not, beside its {_field(close[0])} "
-                         f"{valued[close[0]]}, which keeps its own value ({_gives(close[0])} "
-                         "gives that one)")
-    return notes
+    # (the steps `plan` says for an env named like a secret, where they apply)
+    raise InvalidInput(f"{source}: --secret {name} names an env of the task, given at launch "
+                       f"with --env (envs.{name}); " + (
+                           steps_to_secret([name]) or f"move {name} from envs: to secrets: "
+                           "in the task for --secret to give it (never stored)"))
 
 
 def _field(field: str) -> str:
