@@ -31,6 +31,7 @@ from costsched.jobspec import CPU, MAX_NODES, JobSpec, _Strict, parse
 from costsched.launch_secrets import launch_hint
 from costsched.model import InvalidInput
 from costsched.skypilot_fields import Fail
+from costsched.skypilot_given import given_names, refuse_both
 from costsched.skypilot_resources import (
     OLDER_NAMES,
     RESOURCE_FIELDS,
@@ -124,8 +125,17 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                    f"{MAX_NODES}")
     section = _section(doc.get("costsched"), fail)
     secrets, written_secrets = _secrets(doc.get("secrets"), fail)
-    envs, launch_envs = _envs(doc.get("envs"), given_envs or {}, fail, secrets)
-    notes = [UNUSED[k] for k in UNUSED if k in doc]
+    written_envs = _written_envs(doc.get("envs"), fail)
+    refuse_both(source, written_envs, secrets)
+    listed_envs = {n: v is not None for n, v in written_envs.items()}  # (value written?)
+    listed_secrets = {n: n in written_secrets for n in secrets}
+    if listed_envs.get(DOCKER_PASSWORD) is False:  # SkyPilot's envs form of a secret
+        del listed_envs[DOCKER_PASSWORD]
+        listed_secrets[DOCKER_PASSWORD] = False
+    # a name given with the other field's option, or misspelt, refused; a close one noted
+    notes = given_names(source, listed_envs, listed_secrets, given_envs or {}, given_secrets)
+    envs, launch_envs = _envs(written_envs, given_envs or {})
+    notes += [UNUSED[k] for k in UNUSED if k in doc]
     if DOCKER_PASSWORD in envs:
         raise fail(f"envs.{DOCKER_PASSWORD}", "a registry password as an env's value "
                    "(in the file or by --env) would be stored with the job: list it under "
@@ -135,11 +145,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         secrets.append(DOCKER_PASSWORD)
         notes.append(f"envs.{DOCKER_PASSWORD}: taken as a secret (give it with --secret; "
                      "never stored)")
-    secrets += _added("secrets", given_secrets, secrets, fail, [*envs, *launch_envs])
-    if set(secrets) & set(envs):
-        # (worded so that no word follows the name after a colon: costsched.redact)
-        raise fail("secrets", f"{sorted(set(secrets) & set(envs))[0]!r} is also in envs; "
-                   "give each name in one of the two")
+    secrets += sorted(set(given_secrets) - set(secrets))  # added, as `sky launch` adds them
     values: dict[str, str | None] = {**envs, **dict.fromkeys(launch_envs)}
     resources = doc.get("resources", {})
     if resources is None:
@@ -337,62 +343,38 @@ def _text(value: Any, name: str, fail: Fail) -> str:
     return value
 
 
-def _envs(value: Any, given: Mapping[str, str | None], fail: Fail,
-          secrets: Collection[str] = ()) -> tuple[dict[str, str], list[str]]:
-    """(envs with values, names of those without one: given at launch). A value given at
-    launch (`given`) wins over the file's, and adds an env the task has not, as with `sky
-    launch --env`; one close to a task's env's name, or to one of its `secrets`' names, is
-    refused as its misspelling."""
+def _written_envs(value: Any, fail: Fail) -> dict[str, str | None]:
+    """The file's envs: each name's value as text, None for one given at launch."""
     if value is None:
         value = {}
     if not isinstance(value, dict):
         raise fail("envs", "expected a mapping of NAME: value (no value: given at launch)")
-    out, later = {}, []
+    out: dict[str, str | None] = {}
     for key, v in value.items():
         if isinstance(v, (dict, list)):
             raise fail(f"envs.{key}", "expected text, a number or true/false")
-        if given.get(str(key)) is not None:
-            out[str(key)] = str(given[str(key)])
+        out[str(key)] = None if v is None else str(v).lower() if isinstance(v, bool) \
+            else str(v)
+    return out
+
+
+def _envs(written: Mapping[str, str | None], given: Mapping[str, str | None]
+          ) -> tuple[dict[str, str], list[str]]:
+    """(envs with values, names of those without one: given at launch). A value given at
+    launch (`given`) wins over the file's (`written`), and adds an env the task has not,
+    as with `sky launch --env` (`skypilot_given` has said whether a name is misspelt)."""
+    out, later = {}, []
+    for key, v in written.items():
+        if given.get(key) is not None:
+            out[key] = str(given[key])
         elif v is None:
-            later.append(str(key))
+            later.append(key)
         else:
-            out[str(key)] = str(v).lower() if isinstance(v, bool) else str(v)
-    for added in _added("envs", given, list(map(str, value)), fail, secrets):
+            out[key] = v
+    for added in sorted(set(given) - set(written)):
         if given[added] is not None:
             out[added] = str(given[added])
     return out, later
-
-
-def _added(field_name: str, given: Collection[str], names: list[str], fail: Fail,
-           others: Collection[str] = ()) -> list[str]:
-    """Those of the names `given` at launch (`--env`, `--secret`) that the task's
-    `field_name` (envs, secrets) does not list: added to the task, as `sky launch` adds
-    them. One close to a name the task has is refused as its misspelling: added, it would
-    leave the task's own without the value given (and the job run with the file's).
-    `others`: the names of the task's other field (for secrets its envs', for envs its
-    secrets'), a name close to one refused the same way, naming that field."""
-    noun = field_name.removesuffix("s")
-    added = sorted(set(given) - set(names))
-    for name in added:
-        close = did_you_mean(name, names)
-        if close:
-            raise fail(field_name, f"{name!r} is given by --{noun} but the task has no "
-                       f"such {noun}{close} (for a new {noun}, write it under {field_name} "
-                       "in the task)")
-        close = did_you_mean(name, others) if name not in others else ""
-        if not close:  # (the same name as the other's: refused as in both, by the caller)
-            continue
-        if field_name == "envs":
-            raise fail("secrets", f"{name!r} is given by --env but the task has no such "
-                       f"env, only a secret close to it{close} (a secret's value is given "
-                       "with --secret, never stored; for a new env, write it under envs "
-                       "in the task)")
-        raise fail("envs", f"{name!r} is given by --{noun} but the task has no such "
-                   f"{noun}, only an env close to it{close} (an env's value is given "
-                   f"with --env; to give it with --{noun}, move it from envs: to "
-                   f"{field_name}: in the task; for a new {noun}, write it under "
-                   f"{field_name} in the task)")
-    return added
 
 
 def _secrets(value: Any, fail: Fail) -> tuple[list[str], dict[str, str]]:

@@ -96,6 +96,18 @@ def closest(value: str, names: Iterable[str], cutoff: float | None = None) -> li
     return close
 
 
+def misspelt(value: str, names: Iterable[str]) -> list[str]:
+    """Those of `names` (other than `value` itself) that `value` is most likely a misspelling
+    of, fewest slips first: the same name in another case or with '-' for '_', or a typing
+    slip away (none for a name under 4 characters, two from 8): 'EPOCS' or 'epochs' for
+    'EPOCHS', 'WANDB_APIKEY' for 'WANDB_API_KEY'; never 'STEP_SECONDS' for 'STEPS' (a name
+    with words of its own is another name, not a slip)."""
+    typed = folded(value)
+    allowed = 0 if len(typed) < 4 else 1 if len(typed) < 8 else 2
+    slips = {n: _slips(typed, folded(n)) for n in names if n != value}
+    return sorted((n for n, s in slips.items() if s <= allowed), key=slips.__getitem__)
+
+
 def _singular(value: str, names: list[str]) -> str | None:
     """The name `value` is the plural of ('L4' for 'L4s', 'A100' for 'a100s'), or None."""
     typed = folded(value)

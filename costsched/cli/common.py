@@ -319,17 +319,25 @@ def parse_time(value: str | None, name: str = "--at") -> datetime:
 
 
 def future_note(value: str | None, name: str = "--at") -> None:
-    """A note on stderr when `value` (an --at) is after now: prices are facts of their time,
-    so a time to come is priced at the newest known (as a plan made now would be)."""
+    """`future_line` as a note on stderr."""
+    line = future_line(value, name)
+    if line:
+        err_console.print(f"note: {line}", highlight=False, soft_wrap=True, markup=False)
+
+
+def future_line(value: str | None, name: str = "--at") -> str:
+    """When `value` (an --at) is after now, the note that says so ('' otherwise): prices
+    are facts of their time, so a time to come is priced at the newest known (as a plan
+    made now would be)."""
     if value in (None, "now"):
-        return
+        return ""
     from datetime import timedelta, timezone
 
     when = parse_time(value, name)
     if when > datetime.now(timezone.utc) + timedelta(minutes=10):
-        err_console.print(f"note: {name} {when:%Y-%m-%d %H:%M} UTC is after now: no price is "
-                          "known for a time to come, so these are the newest prices known "
-                          "now", highlight=False, soft_wrap=True, markup=False)
+        return (f"{name} {when:%Y-%m-%d %H:%M} UTC is after now: no price is known for a "
+                "time to come, so these are the newest prices known now")
+    return ""
 
 
 @contextmanager

@@ -114,13 +114,8 @@ def launch(
 
         parse_offering(offering)  # how to write one, before anything is opened or reached
     from costsched.cli.booked import confirm_booking
-    from costsched.cli.launch_given import (
-        env_note,
-        given,
-        refuse_unset,
-        warn_local_mounts,
-        warn_written_envs,
-    )
+    from costsched.cli.launch_given import env_note, given, refuse_unset
+    from costsched.cli.said import noted, say_all, task_file_said
     from costsched.service.values import as_time
     from costsched.taskfile import read_jobs
 
@@ -133,8 +128,10 @@ def launch(
     settings = effective().launch
     backend = make_launcher(launcher or settings.launcher)
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
-    warn_written_envs(read, envs)  # (an --env named like a secret: `env_note`, below)
-    warn_local_mounts(read, launcher or settings.launcher, getattr(backend, "base_dir", None))
+    said = task_file_said(read, launcher or settings.launcher,  # (an --env named like a
+                          getattr(backend, "base_dir", None), given=envs,  # secret: below)
+                          unrunnable=False)  # (refused above)
+    say_all(said)
     announce_new_store(db)
     store = open_store(db)
     launching = f"launching, waiting up to {wait:g} s for the jobs to run"
@@ -160,11 +157,14 @@ def launch(
         shown = service.status(store, backend, None)
         shown = [s for s in shown if s.record.id in {r.id for r in records}]
         budgets = None if json_out else budgets_now(store, of_jobs={r.id for r in records})
-    _print_status(shown, json_out, title="Launched", assumed_figures=True, budgets=budgets)
+    stored = noted(env_note(envs))  # an --env named like a secret is stored
+    _print_status(shown, json_out, title="Launched", assumed_figures=True, budgets=budgets,
+                  said={spec.name: [*(s for s in said if s.source == source), *stored]
+                        for source, spec in read})
     _print_checkpoints(records, json_out)
     _print_passed_over(records, json_out)
     _print_armed(armed, json_out)
-    _print_armed(env_note(envs), json_out)  # an --env named like a secret is stored
+    _print_armed(env_note(envs), json_out)
     _say_stopped_namesakes(store, records, shown=not json_out)
     _say_not_launched(store, [r.id for r in records], shown=not json_out)
 

@@ -80,15 +80,6 @@ def written_env_warnings(read: Iterable[tuple[str, JobSpec]],
     return out
 
 
-def warn_written_envs(read: Iterable[tuple[str, JobSpec]], given: Collection[str] = ()
-                      ) -> None:
-    """`written_env_warnings`, each a warning line on stderr (beside --json too)."""
-    from costsched.cli.common import say_warning
-
-    for line in written_env_warnings(read, given):
-        say_warning(line)
-
-
 def local_mount_warnings(read: Iterable[tuple[str, JobSpec]], instances: Path) -> list[str]:
     """A warning's text (`say_warning` prints it) for each file mount of `read` ((source,
     spec) pairs), for the local launcher: it places every mount under the instance's
@@ -108,26 +99,6 @@ def local_mount_warnings(read: Iterable[tuple[str, JobSpec]], instances: Path) -
             if line not in out:  # (a sweep's jobs share their file's)
                 out.append(line)
     return out
-
-
-def warn_local_mounts(read: Iterable[tuple[str, JobSpec]], launcher: str,
-                      instances: Path | None = None) -> None:
-    """`local_mount_warnings` on stderr when `launcher` is the local one (`instances`: its
-    folder, default $COSTSCHED_INSTANCES or the user data directory's), then the note of a
-    setup that installs with pip into costsched's own environment (`local_setup`)."""
-    if launcher != "local":
-        return
-    from costsched.cli.common import say_warning
-    from costsched.cli.local_setup import note_local_setup
-
-    read = list(read)  # (read twice)
-    if instances is None:
-        from launchers.local_env import default_base_dir
-
-        instances = default_base_dir()
-    for line in local_mount_warnings(read, Path(instances).expanduser()):
-        say_warning(line)
-    note_local_setup(read, launcher)
 
 
 def _items(option: str, items: list[str] | None) -> dict[str, str | None]:

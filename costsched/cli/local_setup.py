@@ -7,7 +7,6 @@ image installs in its container instead, and a cloud instance in its own environ
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,15 +28,3 @@ def local_setup_notes(read: Iterable[tuple[str, Any]], python: str) -> list[str]
         if line not in out:  # (a sweep's jobs share their file's)
             out.append(line)
     return out
-
-
-def note_local_setup(read: Iterable[tuple[str, Any]], launcher: str,
-                     python: str | None = None) -> None:
-    """`local_setup_notes` on stderr when `launcher` is the local one (`python`: its
-    interpreter, default the one running costsched)."""
-    if launcher != "local":
-        return
-    from costsched.cli.common import err_console, user_text
-
-    for line in local_setup_notes(read, python or sys.executable):
-        err_console.print(user_text(line), highlight=False, soft_wrap=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -20,10 +20,8 @@ from costsched.cli.common import (
     console,
     dollars,
     err_console,
-    frame_record_stream,
-    frame_records,
     friendly_errors,
-    future_note,
+    future_line,
     options,
     print_json,
     stream_json,
@@ -31,7 +29,9 @@ from costsched.cli.common import (
     user_text,
 )
 from costsched.cli.plan_cells import ranking_cells
-from costsched.cli.plan_placed import launched_as, placed_note, placement_json, placing_launcher
+from costsched.cli.plan_json import JSON_INDENTED_UP_TO, groups, job_notes, plan_json
+from costsched.cli.plan_placed import launched_as, placed_note, placing_launcher
+from costsched.cli.said import Said, as_json, noted, say_all, task_file_said
 from costsched.model import InvalidInput
 from costsched.optimize.quotas import quota_cost
 from costsched.taskfile import read_jobs
@@ -42,11 +42,12 @@ from costsched.vocabulary import canonical, counted, did_you_mean
 if TYPE_CHECKING:
     import pandas as pd
 
+    from costsched.jobspec import JobSpec
     from costsched.optimize.collection import CollectionPlan
     from costsched.optimize.planner import JobPlan
     from costsched.optimize.planner import Progress as Report
     from costsched.service import PlanResult
-    from costsched.service.plan_interval import Interval
+    from costsched.store import PriceStore
     from costsched.work import Work
 
 
@@ -104,7 +105,7 @@ def plan(
         raise InvalidInput(f"--from {moved_from!r}: prices a move to the offering --explain "
                            "names: expected --explain OFFERING with it")
     _check_options(objective, deadline, budget, emit, json_out, at)  # before the files, the planner
-    future_note(at)
+    future = future_line(at)  # (a bad --at refused here, before the files)
     with ExitStack() as held:  # the store: opened once, for the plan and its notes
         with options(objective="--objective", deadline="--deadline", budget="--budget",
                      at="--at"), _progress(hidden=bar_hidden(json_out)) as report:
@@ -121,10 +122,12 @@ def plan(
                                budget=budget, weight=weight, quota=quota, availability=availability,
                                progress=report, share_instances=share_instances,
                                launcher=placing_launcher(explain, emit))
-        from costsched.cli.plan_left_out import note_left_out, warn_before
         from costsched.config import effective
 
-        warn_before(specs, effective().launch.launcher)  # secrets written, mounts, images
+        launcher = effective().launch.launcher
+        # said of the files as read, before any table: secrets written, mounts, images
+        before = [*noted(future), *task_file_said(specs, launcher)]
+        say_all(before)
         if explain is not None:
             overheads = effective().migration.overheads()
             explain = _offering_of(result, explain, "--explain", top)
@@ -134,47 +137,59 @@ def plan(
             move = result.move_here(explain, moved_from, overheads=overheads)
             if json_out:
                 print_json({"offering": explain, "explain": lines,
-                            "move": None if move is None else move.as_dict()})
+                            "move": None if move is None else move.as_dict(),
+                            "messages": as_json(before)})
             else:
                 for line in lines:
                     console.print(user_text(line), highlight=False, soft_wrap=True)
             return
         from costsched.price_ages import stale_after_hours
-        from costsched.service.speeds import plan_notes_for
 
         stale_after = stale_after_hours()
+        after = _said_after(store, specs, result, launcher, top, json_out, emit)
         if emit is not None:
             from costsched.cli.plan_emit import emit_sky
 
             emit_sky(specs, result, top)
         elif json_out:
-            stream_json(_json(result, top, stale_after),
+            stream_json(plan_json(result, top, stale_after, [*before, *after]),
                         indent=len(result.jobs) <= JSON_INDENTED_UP_TO)
         elif len(result.jobs) > TABLES_UP_TO:
             _print_groups(result)
             if result.collection is not None:
                 _print_collection(result.collection, budget, result.jobs)
         else:
-            for members in _groups(result):  # a sweep's identical jobs: one table
+            for members in groups(result):  # a sweep's identical jobs: one table
                 _print_job(result, members, top, stale_after, wide)
-            # Earlier jobs of these models that ran far from their plans' throughput.
-            for line in plan_notes_for(store, {p.job.job.model for p in result.jobs}):
-                err_console.print(f"throughput: {user_text(line)}", highlight=False, soft_wrap=True)
             if result.collection is not None:
                 _print_collection(result.collection, budget, result.jobs)
-        if emit is None:  # booked markets not weighed, a launcher that goes elsewhere
-            note_left_out(result, effective().launch.launcher, top, json_out)
-        from costsched.cli.plan_named_budgets import named_budget_lines
-
-        named = named_budget_lines(store, specs, result.jobs, result.at)
-        for line, refuses in named:  # what launch checks the named budgets by, said before it
-            err_console.print(f"{'error' if refuses else 'note'}: {user_text(line)}",
-                              highlight=False, soft_wrap=True)
+        say_all(after)
         if result.quota_note and not json_out and emit is None and result.ok:
             err_console.print(f"note: {user_text(result.quota_note)}", highlight=False,
                               soft_wrap=True)
-        if not result.ok or any(refuses for _, refuses in named):
+        if not result.ok or any(line.level == "error" for line in after):
             raise typer.Exit(1)
+
+
+def _said_after(store: PriceStore, specs: list[tuple[str, JobSpec]], result: PlanResult,
+                launcher: str, top: int, json_out: bool, emit: str | None) -> list[Said]:
+    """What the plan says after its tables (and in --json): earlier jobs of these models
+    that ran far from their plans' throughput, the booked markets not weighed and a
+    launcher that goes elsewhere (not beside --emit's tasks), then what `launch` checks the
+    named budgets by, an error where it refuses a job."""
+    from costsched.cli.plan_left_out import left_out_lines
+    from costsched.cli.plan_named_budgets import named_budget_lines
+    from costsched.service.speeds import plan_notes_for
+
+    said = []
+    if emit is None:
+        said += [Said("throughput", line) for line in
+                 plan_notes_for(store, {p.job.job.model for p in result.jobs})]
+        # (the start left out: a field of each job in --json)
+        said += [Said("note", line) for line in
+                 left_out_lines(result, launcher, top, start=not json_out)]
+    return said + [Said("error" if refuses else "note", line)
+                   for line, refuses in named_budget_lines(store, specs, result.jobs, result.at)]
 
 
 TABLES_UP_TO = 20  # jobs; more get one summary row per group of identical jobs
@@ -190,16 +205,6 @@ def _quota_notes(shown: pd.DataFrame) -> list[str]:
     over = shown[shown["quota"] != ""]
     return [f"over quota: {', '.join(group['offering'])}: {why}"
             for why, group in over.groupby("quota", sort=False)]
-
-
-def _quota_cost_json(ranked: pd.DataFrame) -> dict | None:
-    """`quota_cost` of a ranking for --json (None when the quotas cost it nothing)."""
-    paid = quota_cost(ranked)
-    if paid is None:
-        return None
-    return {"chosen": paid.chosen, "blocked": paid.blocked, "quota": paid.why,
-            "usd": None if paid.usd != paid.usd else round(paid.usd, 2),
-            "usd_per_hour": round(paid.usd_per_hour, 4)}
 
 
 def _check_options(objective: str, deadline: str | None, budget: float | None,
@@ -301,19 +306,11 @@ def _label_of(ranked: pd.Series, given: str, option: str) -> str:
     return given
 
 
-def _groups(result: PlanResult) -> list[list[int]]:
-    """Indices of the jobs that share one ranking (identical but for name and envs)."""
-    groups: dict[int, list[int]] = {}
-    for i, p in enumerate(result.jobs):
-        groups.setdefault(id(p.ranked), []).append(i)
-    return list(groups.values())
-
-
 def _print_groups(result: PlanResult) -> None:
     """One row per group of identical jobs: its best offering, or why it has none."""
     rows, reasons, notes = [], [], {}
     bests: list[tuple[pd.Series | None, Work | None]] = []
-    for members in _groups(result):
+    for members in groups(result):
         first, last = result.jobs[members[0]], result.jobs[members[-1]]
         names = first.job.name + ("" if len(members) == 1 else f" ... {last.job.name}")
         best, work = first.best, first.job.work
@@ -429,38 +426,6 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
 
 
 
-def job_notes(p: JobPlan) -> list[str]:
-    """A job's notes, in the text and in --json alike: the task's, the plan's, its
-    `ordered:` alternatives passed over (each said once) and what its order costs."""
-    from costsched.optimize.planner import order_cost
-    from costsched.optimize.unmatched_order import unsaid
-
-    steps_estimated = figures.work_estimated(p.job)
-    cost = order_cost(p, lambda row: figures.ESTIMATED_MARK
-                      if steps_estimated or bool(row["throughput_estimated"]) else "")
-    return [*map(_checkpoint_root_said, unsaid(p.job.notes, p.passed_over)), *p.notes,
-            *(o.line() for o in p.passed_over), *filter(None, [cost])]
-
-
-def _checkpoint_root_said(note: str) -> str:
-    """A task's note with the checkpoint root (costsched.skypilot.CHECKPOINT_ROOT) said as
-    the launch's configuration has it."""
-    from costsched.skypilot import CHECKPOINT_ROOT
-
-    if CHECKPOINT_ROOT not in note:
-        return note
-    from costsched.config import effective
-    from costsched.service.jobs.carry import root_said
-
-    return note.replace(CHECKPOINT_ROOT, root_said(effective().launch.checkpoint_root))
-
-
-def _as_table(written: Callable[..., list[str]], column: pd.Series, value: float) -> str:
-    """`value` beside the table's `column`, at no fewer decimals than the column is written
-    at (`written`: amounts.hours_all or usd_all), so that the baseline reads against the
-    table's figures (0.0179 h, $0.0511 under 0.0086 h, $0.0066; not 0.02 h, $0.05)."""
-    return written(*column, value)[-1]
-
 def _print_collection(c: CollectionPlan, budget: float | None,
                       jobs: Sequence[JobPlan] = ()) -> None:
     _print_collection_table(c, budget)
@@ -492,109 +457,3 @@ def _print_collection_table(c: CollectionPlan, budget: float | None) -> None:
         console.print(instances_table(c))
 
 
-JSON_INDENTED_UP_TO = 100  # jobs; a larger plan's JSON is compact, one item per line
-
-
-def _json(result: PlanResult, top: int, stale_after: float) -> dict:
-    """The plan as one JSON document whose lists are generators (stream_json writes them
-    piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
-    of "rankings", which lists them; each job names it by "ranking_index"."""
-    from costsched.optimize.planner import superseded_offerings
-    from costsched.service.budget_short import with_budget_risk
-    from costsched.service.staleness import age_hours, stale
-
-    columns = ["offering", "cloud", "region", "zone", "instance_type", "market", "gpu_model",
-               "gpu_count", "nodes", "usd_per_hour", "steps_per_second", "throughput_estimated",
-               "throughput_source", "preemptions_per_hour", "preemption_basis", "work_hours",
-               "start_hours", "start_cost", "expected_hours", "expected_cost",
-               "vs_on_demand_v100", "pessimistic_cost", "budget_may_not_fit",
-               "budget_does_not_fit"]
-    quota_columns = ["quota", "quota_code", "quota_name", "quota_scope", "quota_unit",
-                     "quota_limit", "quota_used", "quota_instances", "quota_observed_at"]
-    groups = _groups(result)
-    index_of = {m: g for g, members in enumerate(groups) for m in members}
-
-    def rankings() -> Iterator[dict]:
-        for members in groups:
-            p = result.jobs[members[0]]
-            shown = with_budget_risk(p.job, result.ranking(members[0]).head(top))
-            old = stale(shown, result.at, stale_after)
-            per_work_hour = figures.per_work_hour(shown, p.job.work)
-            extra = {} if per_work_hour is None else {"usd_per_work_hour": per_work_hour}
-            yield {
-                "jobs": [result.jobs[m].job.name for m in members],
-                "ranking": figures.json_rows(frame_records(shown[[*columns, *(
-                    c for c in quota_columns if c in shown)]].assign(
-                    price_effective_at=shown["effective_at"],
-                    price_age_hours=age_hours(shown["effective_at"], result.at).round(1),
-                    price_stale=figures.stale_rows(shown, result.at, stale_after),
-                    preemption_rate_assumed=figures.rates_assumed(shown),
-                    **extra)), p.job.work),
-                "stale_prices": 0 if old is None else old.count,
-                "excluded": {str(k): int(v) for k, v in
-                             p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
-                             .value_counts().items()},
-                "superseded": superseded_offerings(p),
-                "quota_cost": _quota_cost_json(p.ranked)}
-
-    from costsched.own_budget import start_words
-
-    def jobs() -> Iterator[dict]:
-        for i, p in enumerate(result.jobs):
-            b, assumed = p.baseline, p.job.work is not None and p.job.work.assumed
-            work = None if p.job.work is None else p.job.work.as_dict()
-            yield {  # assumed work: no steps, nor the baseline's figures of its hour
-                "name": p.job.name, "model": p.job.model_name,
-                "steps": None if assumed else p.job.job.steps,
-                "source": p.job.source,
-                "deadline_hours": p.job.job.constraints.deadline_hours,
-                "budget_usd": p.job.job.constraints.budget_usd,
-                "reason": p.reason or None,
-                "work": work,
-                # as status and migrate name it: the work when it is assumed, else null
-                "work_assumed": work if assumed else None,
-                "notes": job_notes(p), "passed_over": [o.as_dict() for o in p.passed_over],
-                "start_hours": p.job.start_hours, "start": start_words(p.job),
-                **_interval_json(result.interval(i)),
-                "baseline": None if b is None else {
-                    "basis": b.basis, "usd_per_hour": b.usd_per_hour,
-                    "hours": None if assumed else b.hours,
-                    "cost": None if assumed else b.cost, "estimated": b.estimated,
-                    **({"usd_per_work_hour": b.cost / (p.job.work.hours or 1.0),
-                        "assumed": {"hours": b.hours, "cost": b.cost}} if assumed else {})},
-                "ranking_index": index_of[i],
-                "booked": (result.booked[i].as_dict(result.at)
-                           if result.booked and result.booked[i] is not None else None),
-                "launch_placement": placement_json(result.launch_of(i)),
-            }
-
-    out: dict = {"at": result.at, "objective": result.objective,
-                 "stale_after_hours": stale_after, "quota_note": result.quota_note or None,
-                 "rankings": rankings(), "jobs": jobs(), "collection": None}
-    collection = result.collection
-    if collection is not None:
-        from costsched.cli.packing import instances_json
-
-        out["collection"] = {
-            "policy": collection.policy, "status": collection.status,
-            "reasons": collection.reasons, "total_cost": _number(collection.total_cost),
-            "makespan_hours": _number(collection.makespan_hours),
-            "objective": _number(collection.objective),
-            "solver": collection.solver, "solve_seconds": collection.solve_seconds,
-            "assignment": frame_record_stream(
-                collection.assignment.drop(columns="offering_index")),
-            "instances": None if collection.instances is None else instances_json(collection),
-        }
-    return out
-
-
-def _interval_json(interval: Interval | None) -> dict:
-    """A job's checkpoint interval in --json, and whether it is costsched's default."""
-    if interval is None:
-        return {}
-    return {"checkpoint_interval_hours": interval.hours,
-            "checkpoint_interval_assumed": interval.assumed}
-
-
-def _number(value: float) -> float | None:
-    return None if value != value else float(value)

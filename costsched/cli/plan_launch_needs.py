@@ -9,14 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def note_unrunnable(read: Sequence[tuple[str, Any]], launcher: str) -> None:
-    """A note on stderr for each task with a Docker image or a bucket mount that `launch`
-    would refuse on the local `launcher` on this machine (no Docker, or a daemon that does
-    not answer; no client library for the bucket), in the words of the check `launch`
-    makes (`Launcher.cannot_run`); asked only of such a task, and never of another
-    launcher (a cloud's instance runs it)."""
-    if launcher != "local":
-        return
+def unrunnable_lines(read: Sequence[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """(source, note) for each task of `read` with a Docker image or a bucket mount that
+    `launch` would refuse on the local launcher on this machine (no Docker, or a daemon
+    that does not answer; no client library for the bucket), in the words of the check
+    `launch` makes (`Launcher.cannot_run`); asked only of such a task (the caller asks
+    only for the local launcher: a cloud's instance runs it)."""
     from launchers import containers
     from launchers.mounts import SDKS, scheme_of
 
@@ -24,17 +22,16 @@ def note_unrunnable(read: Sequence[tuple[str, Any]], launcher: str) -> None:
     tasks = [(source, task) for source, task in tasks if containers.image_of(task) or any(
         scheme_of(str(m.get("source", ""))) in SDKS for m in task.get("mounts") or [])]
     if not tasks:
-        return
-    from costsched.cli.common import err_console, user_text
+        return []
     from costsched.passes import one_pass
     from launchers import make_launcher
 
-    local = make_launcher(launcher)  # as `launch` makes it
-    said: list[str] = []
+    local = make_launcher("local")  # as `launch` makes it
+    said: list[tuple[str, str]] = []
     with one_pass():  # Docker's daemon asked once, for every task (a sweep's jobs)
         for source, task in tasks:
             refused = local.cannot_run(task)
-            line = f"note: launch needs: {source}: {refused}" if refused else ""
+            line = (source, f"launch needs: {source}: {refused}") if refused else None
             if line and line not in said:  # (a sweep's jobs share their file's)
                 said.append(line)
-                err_console.print(user_text(line), highlight=False, soft_wrap=True)
+    return said

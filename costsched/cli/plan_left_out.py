@@ -8,25 +8,12 @@ share their file's) on stderr, as the other notes on what `launch` needs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from costsched.optimize.planner import JobPlan
     from costsched.service import PlanResult
-
-
-def warn_before(specs: Sequence[tuple[str, Any]], launcher: str) -> None:
-    """The warnings and notes said of the task files as read, before any table: an env's
-    value named like a secret's (stored at launch), a mount the local launcher does not
-    place at its path, a Docker image or a bucket mount it cannot run here."""
-    from costsched.cli.launch_given import warn_local_mounts, warn_written_envs
-    from costsched.cli.plan_launch_needs import note_unrunnable
-
-    warn_written_envs(specs)
-    warn_local_mounts(specs, launcher)
-    note_unrunnable(specs, launcher)
 
 
 def note_left_out(result: PlanResult, launcher: str, top: int, json_out: bool = False) -> None:

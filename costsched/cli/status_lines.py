@@ -5,7 +5,7 @@ the scheduled optimizer's tasks; `launch` and `start` show their jobs alike."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from costsched.cli.common import (
     table,
 )
 from costsched.cli.long_table import Lines, print_table
+from costsched.cli.said import Said, as_json
 from costsched.cli.status_gangs import lost_lines, node_notices
 from costsched.clipped import clipped
 from costsched.model import failure_words
@@ -58,7 +59,8 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                   recovery: Any = None, held: list[Any] | None = None,
                   brief: bool = False, none: str = NO_JOBS,
                   assumed_figures: bool = False,
-                  starts: Mapping[int, str] | None = None) -> int | None:
+                  starts: Mapping[int, str] | None = None,
+                  said: Mapping[str, Sequence[Said]] | None = None) -> int | None:
     """The jobs, and with `scheduled` (costsched.daemon.status) the scheduled optimizer's
     tasks, with `recovery` (costsched.daemon.supervision.Recovery) whether a daemon watches
     the store, with `held` the capacity paid for that no job shown uses, with `budgets`
@@ -68,8 +70,10 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
     lines; `none`: what it says when no job is shown; `assumed_figures`: figures of an
     assumed hour of work are shown beside it (`launch`'s), and its note says so. --json
     is {"jobs": [...], "daemon": [...], "budgets": [...], "recovery": {...},
-    "held_bookings": [...]}. Returns the decimals of the cost column (None when no table
-    was printed), at which a table printed beside it writes the same amounts."""
+    "held_bookings": [...]}, each job with `said` of its name (`launch`'s warnings and notes
+    of its file, printed on stderr) under "messages". Returns the decimals of the cost
+    column (None when no table was printed), at which a table printed beside it writes the
+    same amounts."""
     from costsched.service.jobs import over_cap
     from costsched.service.speeds import short_work
     from costsched.service.speeds import status_flags as speed_flags
@@ -80,6 +84,9 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
         scheduled = recovery.scheduled(scheduled, now)  # (else one sentence says it all)
     if json_out:
         doc = views.status_document(shown, scheduled, budgets, held)
+        for job in doc if isinstance(doc, list) else doc["jobs"]:
+            if said is not None and job.get("name") in said:
+                job["messages"] = as_json(said[job["name"]])
         if recovery is not None and isinstance(doc, dict):
             doc["recovery"] = recovery.document(now)
         print_json(doc)  # (its document says each job's flag itself)

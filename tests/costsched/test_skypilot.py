@@ -558,15 +558,21 @@ def test_an_env_given_at_launch_that_the_task_has_not_is_added_as_sky_launch_doe
     assert spec.envs == {"EPOCHS": "3", "KM_DELAY": "0.1"}
 
 
-def test_a_launch_env_close_to_a_tasks_env_is_refused_as_its_misspelling() -> None:
-    """Added, EPOCS would leave EPOCHS at the file's value unnoticed: one line naming the
-    close env and how to add a new one instead."""
+def test_a_launch_env_close_to_a_tasks_env_is_refused_only_where_that_one_has_no_value(
+        ) -> None:
+    """EPOCS beside an EPOCHS left without a value: the launch cannot go on without it, and
+    the line names it; beside an EPOCHS of the file's, EPOCS is added with a note (as
+    `sky launch` adds it), EPOCHS keeping its value."""
+    task = {"envs": {"EPOCHS": None}, "run": "x", "resources": {"accelerators": "V100"}}
     with pytest.raises(InvalidInput) as caught:
-        parse_task({"envs": {"EPOCHS": 1}, "run": "x", "resources": {"accelerators": "V100"}},
-                   "task.yaml", "t", {"EPOCS": "3"})
+        parse_task(task, "task.yaml", "t", {"EPOCS": "3"})
     assert str(caught.value) == (
-        "task.yaml: field envs: 'EPOCS' is given by --env but the task has no such env; did "
-        "you mean 'EPOCHS'? (for a new env, write it under envs in the task)")
+        "task.yaml: field envs.EPOCHS is given no value, and --env gives 'EPOCS', which the "
+        "task has not; did you mean 'EPOCHS'? (--env EPOCHS=VALUE gives it)")
+    spec = parse_task({**task, "envs": {"EPOCHS": 1}}, "task.yaml", "t", {"EPOCS": "3"})
+    assert spec.envs == {"EPOCHS": "1", "EPOCS": "3"}
+    assert ("--env EPOCS adds an env the task has not, beside its env EPOCHS, which keeps "
+            "its own value (--env EPOCHS=VALUE gives that one)" in spec.task.notes)
 
 
 @pytest.mark.parametrize("value, held", [("hf_written_in_the_file", "hf_written_in_the_file"),

@@ -294,9 +294,9 @@ def test_a_workdir_url_is_refused_as_a_url_not_looked_for_as_a_folder() -> None:
 
 
 def test_an_env_given_at_launch_under_a_mistyped_name_gets_the_close_one() -> None:
-    with pytest.raises(InvalidInput, match=r"'DATABUCKET' is given by --env but the task "
-                       r"has no such env; did you mean 'DATA_BUCKET'\? \(for a new env, write "
-                       r"it under envs in the task\)$"):
+    with pytest.raises(InvalidInput, match=r"^task.yaml: field envs.DATA_BUCKET is given no "
+                       r"value, and --env gives 'DATABUCKET', which the task has not; did you "
+                       r"mean 'DATA_BUCKET'\? \(--env DATA_BUCKET=VALUE gives it\)$"):
         parse_task(yaml.safe_load("envs: {STEPS: 1, DATA_BUCKET: }\nrun: x"), "task.yaml",
                    "t", {"DATABUCKET": "x"})
 

@@ -1,6 +1,8 @@
-"""What `costsched launch --env` is given is checked as `--secret` is: a name close to one
-of the task's secrets (not one of its envs) is refused as its misspelling, in one line
-naming the secret, before anything else. Exit 2, nothing launched."""
+"""What `costsched launch --env` is given is checked as `--secret` is: a likely misspelling
+of one of the task's secrets left without a value is refused as its misspelling, in one
+line naming the secret, before anything else (exit 2, nothing launched); beside a secret
+given its value, the env is added, as `sky launch` adds it, with a note naming the
+secret."""
 
 from __future__ import annotations
 
@@ -22,22 +24,21 @@ secrets:
   WANDB_API_KEY:
 run: python kmeans.py
 """
-CLOSE_SECRET = ("sky3.yaml: field secrets: 'WANDB_APIKEY' is given by --env but the task has "
-                "no such env, only a secret close to it; did you mean 'WANDB_API_KEY'? (a "
-                "secret's value is given with --secret, never stored; for a new env, write "
-                "it under envs in the task)")
+CLOSE_SECRET = ("sky3.yaml: field secrets.WANDB_API_KEY is given no value, and --env gives "
+                "'WANDB_APIKEY', which the task has not; did you mean 'WANDB_API_KEY'? "
+                "(--secret WANDB_API_KEY gives it)")
 
 
 @pytest.mark.parametrize("given", [["WANDB_APIKEY=abcdefgh"],
                                    ["WANDB_APIKEY=x", "KM_STEPS=10"]])
-def test_an_env_close_to_a_secrets_name_is_refused_as_its_misspelling(
+def test_an_env_close_to_a_secret_left_without_a_value_is_refused_as_its_misspelling(
         cli, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
         given: list[str]) -> None:
     (tmp_path / "sky3.yaml").write_text(SKY)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
     argv = [a for item in given for a in ("--env", item)]
-    refused = cli("launch", "sky3.yaml", *argv, "--secret", "WANDB_API_KEY=abcdefgh",
-                  "--launcher", "local", "--wait", "0")
+    refused = cli("launch", "sky3.yaml", *argv, "--launcher", "local", "--wait", "0")
     assert refused.exit_code == 2
     assert refused.output == f"error: {CLOSE_SECRET}\n"
     store = PriceStore(str(db_path))
@@ -47,10 +48,18 @@ def test_an_env_close_to_a_secrets_name_is_refused_as_its_misspelling(
         store.dispose()
 
 
-def test_the_task_refuses_it_and_adds_a_new_env_far_from_every_name() -> None:
-    """A new env far from every name is added, as `sky launch --env` adds it."""
+def test_the_task_adds_a_new_env_and_one_close_to_a_secret_given_its_value() -> None:
+    """A new env far from every name is added, as `sky launch --env` adds it; one close to
+    a secret that --secret gives is added too, with a note naming that secret."""
     doc = yaml.safe_load(SKY)
-    with pytest.raises(InvalidInput, match="only a secret close to it"):
+    with pytest.raises(InvalidInput, match="did you mean 'WANDB_API_KEY'"):
         parse_task(doc, "sky3.yaml", given_envs={"WANDB_APIKEY": "abcdefgh"})
     spec = parse_task(doc, "sky3.yaml", given_envs={"SEED": "3"})
     assert spec.envs["SEED"] == "3"
+    assert not [n for n in spec.task.notes if "SEED" in n]
+    spec = parse_task(doc, "sky3.yaml", given_envs={"WANDB_APIKEY": "abcdefgh"},
+                      given_secrets=["WANDB_API_KEY"])
+    assert spec.envs["WANDB_APIKEY"] == "abcdefgh"
+    assert ("--env WANDB_APIKEY adds an env the task has not, beside its secret "
+            "WANDB_API_KEY, which keeps its own value (--secret WANDB_API_KEY gives that one)"
+            in spec.task.notes)

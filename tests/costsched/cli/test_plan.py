@@ -127,8 +127,8 @@ def test_plan_json_is_written_piece_by_piece(monkeypatch, recorded_store) -> Non
     import io
     import sys
 
-    from costsched.cli import plan as cli_plan
     from costsched.cli.common import stream_json
+    from costsched.cli.plan_json import plan_json
     from costsched.service import plan as plan_jobs
 
     writes: list[str] = []
@@ -141,7 +141,7 @@ def test_plan_json_is_written_piece_by_piece(monkeypatch, recorded_store) -> Non
     result = plan_jobs(recorded_store, EXAMPLES / "sweep.yaml", at=AT)
     out = Recorder()
     monkeypatch.setattr(sys, "stdout", out)
-    stream_json(cli_plan._json(result, top=10, stale_after=168.0))
+    stream_json(plan_json(result, top=10, stale_after=168.0))
     doc = json.loads(out.getvalue())
     assert len(doc["jobs"]) == 6 and len(doc["rankings"]) == 1
     assert sum(w.count('"ranking_index"') for w in writes) == 6

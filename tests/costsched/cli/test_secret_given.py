@@ -1,7 +1,8 @@
-"""What `costsched launch --secret` is given is checked as `--env` is: a name close to one
-of the task's envs or secrets is refused as its misspelling before anything else, and a
-value too short to be masked is said to come from the command line (`--secret NAME`),
-never from the file. One line, exit 2, nothing launched."""
+"""What `costsched launch --secret` is given is checked as `--env` is: a likely misspelling
+of one of the task's secrets or envs left without a value is refused as its misspelling
+before anything else, a name of the task's envs is refused naming the option typed and the
+file's field, and a value too short to be masked is said to come from the command line
+(`--secret NAME`), never from the file. One line, exit 2, nothing launched."""
 
 from __future__ import annotations
 
@@ -25,20 +26,18 @@ SHORT = ("is given a value shorter than 4 characters; a job's output is masked o
          "from 4 characters (a shorter one would mask ordinary words), so its log could show "
          "this one: give the real secret, or give the value with --env if it need not be "
          "secret")
-CLOSE_ENV = ("field envs: 'WANDB_APIKEY' is given by --secret but the task has no such "
-             "secret, only an env close to it; did you mean 'WANDB_API_KEY'? (an env's value "
-             "is given with --env; to give it with --secret, move it from envs: to secrets: "
-             "in the task; for a new secret, write it under secrets in the task)")
+MISSPELT = ("sky2.yaml: field secrets.HF_TOKEN is given no value, and --secret gives "
+            "'HF_TOKN', which the task has not; did you mean 'HF_TOKEN'? (--secret HF_TOKEN "
+            "gives it)")
 
 
 @pytest.mark.parametrize(("given", "line"), [
-    # Misspelt: the env's close name, before the value's length.
-    (["WANDB_APIKEY=x"], f"sky2.yaml: {CLOSE_ENV}"),
-    (["WANDB_APIKEY=abcdefgh", "HF_TOKEN=hf-12345"], f"sky2.yaml: {CLOSE_ENV}"),
-    # A secret's close name, as before.
-    (["HF_TOKN=hf-12345"], "sky2.yaml: field secrets: 'HF_TOKN' is given by --secret but "
-     "the task has no such secret; did you mean 'HF_TOKEN'? (for a new secret, write it "
-     "under secrets in the task)"),
+    # A secret's misspelling, left without its value: the close name, before the length.
+    (["HF_TOKN=hf-12345"], MISSPELT),
+    (["HF_TOKN=x"], MISSPELT),
+    # Beside an env that has its value, a new secret, as `sky launch` adds it; its value
+    # checked as any other's.
+    (["WANDB_APIKEY=x", "HF_TOKEN=hf-12345"], f"--secret WANDB_APIKEY {SHORT}"),
     # Too short, from the command line: said of the option, not of the file.
     (["HF_TOKEN=x"], f"--secret HF_TOKEN {SHORT}"),
     (["HF_TOKEN=hf-12345", "NEWTOK=ab"], f"--secret NEWTOK {SHORT}"),
@@ -61,13 +60,16 @@ def test_a_bad_secret_given_at_launch_is_one_line(
         store.dispose()
 
 
-def test_the_same_name_as_an_env_is_still_refused_as_in_both(
+def test_a_secret_given_for_an_env_the_file_writes_names_the_option_and_the_field(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """The file has no secrets: field: the line names the --secret typed, the env that
+    clashes and how to make it a secret; no word follows a name after ':' (none masked)."""
     (tmp_path / "sky2.yaml").write_text(SKY2)
     monkeypatch.chdir(tmp_path)
     refused = cli("launch", "sky2.yaml", "--secret", "WANDB_API_KEY=abcdefgh",
                   "--launcher", "local", "--wait", "0")
     assert refused.exit_code == 2
-    # (its name quoted, no word after it and a colon: none is masked as its value)
-    assert refused.output == ("error: sky2.yaml: field secrets: 'WANDB_API_KEY' is also in "
-                              "envs; give each name in one of the two\n")
+    assert refused.output == (
+        "error: sky2.yaml: --secret WANDB_API_KEY names an env of the task: "
+        "envs.WANDB_API_KEY there gives it a value, stored with the job in plain text; "
+        "remove envs.WANDB_API_KEY from sky2.yaml for --secret to give it (never stored)\n")
