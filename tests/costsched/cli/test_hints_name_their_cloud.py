@@ -17,21 +17,17 @@ from typer.testing import CliRunner
 
 from costsched.cli import app
 from costsched.store import PriceStore
-from tests.costsched.cli.test_hints_work_as_printed import HINT, MISSING, ORIGINAL, _extras
+from tests.costsched.cli.test_hints_work_as_printed import (
+    HINT,
+    MISSING,
+    ORIGINAL,
+    TASK,
+    _extras,
+)
 from tests.costsched.cli.test_status_amounts import ran
 from tests.costsched.clouds.test_hints import without
 from tests.costsched.test_costs import GCP_ZONE_A, at, observe
 
-TASK = """\
-name: mf
-resources:
-  accelerators: {L4: 1, A10G: 1}
-  use_spot: true
-run: python train.py
-costsched:
-  throughputs: {L4: 35, A10G: 40}
-  steps: 4000
-"""
 # A gcp L4 price two months old at the plan's time, an aws A10G one a day old.
 PRICES = """\
 cloud,region,zone,instance_type,market,os,gpu_model,gpu_count,vcpus,memory_gb,usd_per_hour,\
