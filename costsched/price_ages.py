@@ -6,7 +6,7 @@ the rule, with pandas, is `service.staleness`.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -15,10 +15,10 @@ from costsched.clouds.hints import collect_hint
 
 
 # What brings newer prices than stale ones, said after the note of their age.
-def newer() -> str:
-    """What brings newer prices than stale ones (a collect where this machine can, after
-    the install it needs)."""
-    return (f"{collect_hint()} or `costsched prices import` brings newer ones "
+def newer(clouds: Sequence[str] = ()) -> str:
+    """What brings newer prices than stale ones of `clouds` (their collect, after the
+    install it needs here)."""
+    return (f"{collect_hint(clouds)} or `costsched prices import` brings newer ones "
             "(prices.stale_after in the configuration)")
 
 
@@ -31,13 +31,14 @@ def stale_after_hours(config_path: str | None = None) -> float:
 
 @dataclass(frozen=True)
 class Stale:
-    """The prices older than `stale_after_hours` among `total` used."""
+    """The prices older than `stale_after_hours` among `total` used, of `clouds`."""
 
     count: int
     total: int
     oldest_at: datetime
     oldest_hours: float
     stale_after_hours: float
+    clouds: tuple[str, ...] = ()
 
     def note(self) -> str:
         """'2 of the 5 prices are older than 7 days (the oldest from 2020-02-29, 2,094
@@ -57,13 +58,13 @@ class Stale:
                 f"{self.oldest_at:%Y-%m-%d}, {age(self.oldest_hours * 3600)} old)")
 
 
-def stale_charges(priced: Iterable[tuple[object, datetime | None, datetime]],
+def stale_charges(priced: Iterable[tuple[tuple[object, ...], datetime | None, datetime]],
                   after_hours: float) -> Stale | None:
     """The stale prices among those charges were computed from (no pandas: `status`):
-    each (the price's offering, when it took effect, when it was charged up to), a price
-    as old as the oldest time it was charged at; by the rule of `stale` (older than
-    `after_hours`), None when none is."""
-    ages: dict[tuple[object, datetime], float] = {}
+    each (the price's offering, its key: (cloud, region, ...), when it took effect, when
+    it was charged up to), a price as old as the oldest time it was charged at; by the
+    rule of `stale` (older than `after_hours`), None when none is."""
+    ages: dict[tuple[tuple[object, ...], datetime], float] = {}
     for offering, since, at in priced:
         if since is None:
             continue
@@ -73,7 +74,8 @@ def stale_charges(priced: Iterable[tuple[object, datetime | None, datetime]],
     if not old:
         return None
     (_, oldest_at), hours = max(old.items(), key=lambda kv: kv[1])
-    return Stale(len(old), len(ages), oldest_at, hours, after_hours)
+    clouds = tuple(sorted({str(offering[0]) for offering, _ in old}))
+    return Stale(len(old), len(ages), oldest_at, hours, after_hours, clouds)
 
 
 def charged_note(old: Stale, figures: str) -> str:
@@ -81,7 +83,7 @@ def charged_note(old: Stale, figures: str) -> str:
     computed from stale prices: how old, that they are estimates, and what gives the real
     figures (the clouds' bills, newer prices)."""
     return (f"note: {figures} are estimates from stored and list prices, not the clouds' "
-            f"bills: {old.note()}; {collect_hint()} brings newer prices, and "
+            f"bills: {old.note()}; {collect_hint(old.clouds)} brings newer prices, and "
             "`costsched report --billed` sets the clouds' imported bills beside them")
 
 

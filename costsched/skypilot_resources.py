@@ -518,7 +518,8 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
             raise fail(field_name, machine)
         if instance_type is not None and named is None:
             raise fail(field_name, f"{instance_type!r}: not an instance type of costsched's "
-                       f"catalog on {on}; {catalog_refresh_hint()} adds the clouds' "
+                       f"catalog on {on}; {catalog_refresh_hint(sorted(scope.clouds))} adds "
+                       "the clouds' "
                        "newer types, `sky launch` looks it up in SkyPilot's catalog"
                        + did_you_mean(str(instance_type), _named_types(scope)))
         raise fail(field_name, f"{' '.join(a for a in asked if a)}: no {kind} instance "

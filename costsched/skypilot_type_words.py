@@ -61,5 +61,6 @@ def machine_gpus(name: str, gpus: list[tuple[str, int]], clouds: Collection[str]
         said.append(f"{asked} comes on {', '.join(names[:TYPES_SHOWN])}{more} ({on})")
     listed = " or ".join([", ".join(comes[:-1]), comes[-1]] if len(comes) > 1 else comes)
     return (f"{said[0]}: " + "; ".join([*said[1:], f"{name} comes with {listed}"])
-            + f"; change {where}.instance_type or {where}.{key} ({catalog_refresh_hint()} "
+            + f"; change {where}.instance_type or {where}.{key} "
+            f"({catalog_refresh_hint(sorted(set(machine['cloud'])))} "
             "adds the clouds' newer types, `sky launch` looks it up in SkyPilot's catalog)")

@@ -37,6 +37,7 @@ from costsched.validation import (
     zoned_times,
 )
 from costsched.vocabulary import did_you_mean, word
+from price_collectors.network import unresolved
 
 logger = logging.getLogger("price_collectors")
 logger.addHandler(logging.NullHandler())
@@ -281,7 +282,12 @@ def json_document(path: Path) -> Any:
 
 
 def one_line(exc: BaseException) -> str:
-    """A short single-line description of an exception, for summaries and logs."""
+    """A short single-line description of an exception, for summaries and logs; a host
+    name that did not resolve in the same words wherever it failed (`network.unresolved`),
+    so that the failures of one cause read as one."""
+    offline = unresolved(exc)
+    if offline:
+        return offline
     text = " ".join(str(exc).split()) or type(exc).__name__
     name = type(exc).__name__
     if isinstance(exc, (UnitError, CollectorUnavailable)) or text.startswith(name):

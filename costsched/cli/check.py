@@ -116,7 +116,8 @@ def _summary(c: CloudCheck) -> str:
     if c.problem:
         fix = f"; fix: {c.fixes[0]}" if c.fixes else ""
         return f"{c.problem}{fix}"
-    can = [what for what, flag in (("collect prices", c.collect_prices), ("launch", c.launch),
+    prices = "collect prices" + (" (not tried)" if c.prices_untried else "")
+    can = [what for what, flag in ((prices, c.collect_prices), ("launch", c.launch),
                                    ("checkpoints", c.checkpoints)) if flag]
     return ("ready: " + ", ".join(can)) if can else "nothing possible"
 
@@ -133,8 +134,10 @@ def _print(c: CloudCheck) -> None:
         mark = "[green]ok[/green]" if call.ok else "[red]failed[/red]"
         console.print(f"  {user_text(call.name)}: {mark} {user_text(call.detail)}",
                       highlight=False, soft_wrap=True)
-    console.print(f"  collect prices {_yes(c.collect_prices)}, launch {_yes(c.launch)}, "
-                  f"checkpoints {_yes(c.checkpoints)}", highlight=False, markup=True)
+    untried = f" (not tried: {user_text(c.prices_untried)})" if c.prices_untried else ""
+    console.print(f"  collect prices {_yes(c.collect_prices)}{untried}, launch "
+                  f"{_yes(c.launch)}, checkpoints {_yes(c.checkpoints)}", highlight=False,
+                  markup=True, soft_wrap=True)
     for note in c.notes:
         console.print(f"  {user_text(note)}", highlight=False, soft_wrap=True)
     for fix in c.fixes[1 if c.problem else 0:]:

@@ -134,12 +134,27 @@ def _nothing_collected(summary, clouds: list[str], regions: list[str],  # noqa: 
     from costsched.clouds.hints import PRICES_WITH, collect_command, lacking
 
     asked = list(summary.clouds)
+    offline = _offline(summary)
+    if offline:
+        return (f"nothing collected: {offline}; check this machine's network, DNS and proxy "
+                "(HTTPS_PROXY), then collect again")
     if not asked or any(not c.error for c in summary.clouds.values()) \
             or lacking(asked, PRICES_WITH) != asked:
         return ""
     named = " or ".join([", ".join(asked[:-1]), asked[-1]] if len(asked) > 1 else asked)
     return (f"nothing collected: no SDK of {named} is installed here; "
             f"`{collect_command(clouds, regions, gpus)}` collects")
+
+
+def _offline(summary) -> str:  # noqa: ANN001 - runner.RunSummary
+    """'no network: prices.azure.com does not resolve (DNS)' (each host once) where nothing
+    was collected and every failure was a host that did not resolve; '' otherwise."""
+    from price_collectors.network import offline
+
+    if any(c.collected for c in summary.clouds.values()):
+        return ""
+    return offline([c.error for c in summary.clouds.values() if c.error]
+                   + [m for c in summary.clouds.values() for m in c.failed.values()]) or ""
 
 
 def _collect_booked(db, request, gpus: list[str]):  # noqa: ANN001, ANN202
@@ -176,8 +191,8 @@ def _print_summary(summary, not_kept: str | None = None) -> None:  # noqa: ANN00
         if c.error:
             err_console.print(f"[red]error:[/red] {user_text(c.error)}", highlight=False,
                               soft_wrap=True)
-        for unit, message in c.failed.items():
-            err_console.print(f"[red]failed:[/red] {user_text(f'{name} {unit}: {message}')}",
+        for message, units in by_cause(c.failed).items():  # each cause said once
+            err_console.print(f"[red]failed:[/red] {user_text(f'{name} {units}: {message}')}",
                               highlight=False, soft_wrap=True)
     for name, read in summary.quotas.items():
         if read.error:
@@ -194,6 +209,24 @@ def _print_summary(summary, not_kept: str | None = None) -> None:  # noqa: ANN00
     console.print(f"Stored {new}, {summary.unchanged:,} unchanged, {summary.rejected:,} "
                   f"rejected; {user_text(not_kept or f'store: {summary.store}')}",
                   highlight=False)
+
+
+UNITS_NAMED = 3  # the failed units a line of one cause names (the rest counted)
+
+
+def by_cause(failed: dict[str, str]) -> dict[str, str]:
+    """The failed units of a cloud by cause (their message): message -> 'H100', 'A100, H100
+    and L4', 'A100, H100, L4 and 3 more'."""
+    grouped: dict[str, list[str]] = {}
+    for unit, message in failed.items():
+        grouped.setdefault(message, []).append(unit)
+    out = {}
+    for message, units in grouped.items():
+        named, more = units[:UNITS_NAMED], len(units) - UNITS_NAMED
+        out[message] = (", ".join(named) + f" and {more} more" if more > 0 else
+                        " and ".join([", ".join(named[:-1]), named[-1]]) if len(named) > 1
+                        else named[0])
+    return out
 
 
 def _status(c) -> str:  # noqa: ANN001 - runner.CloudSummary

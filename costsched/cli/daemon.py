@@ -184,7 +184,7 @@ def _not_armed_line(blocked: Blocked, armed: autostart.Arming, db: str | None) -
     who = armed.watcher.who() if armed.watcher is not None else "the daemon"
     lacks = (f"this shell lacks {names}, and so does the {who} started from it"
              if armed.started else f"the {who} that watches this store lacks {names}")
-    start = START + (f" --db {shlex.quote(db)}" if db else "")
+    start = START + _db_flag(db)
     return (f"Recovery not armed for job {blocked.job_id} ({blocked.name}): {lacks}, so a "
             f"preemption of the job would wait; `costsched daemon stop`, then `{start}` in "
             f"a shell that sets {names}, arms {it} (the other jobs are watched).")
@@ -195,7 +195,7 @@ def _lost_line(blocked: Blocked, db: str | None) -> str:
     a daemon started from a shell that sets it (the value itself is never printed)."""
     names = " and ".join(blocked.secrets)
     it = "it" if len(blocked.secrets) == 1 else "them"
-    start = START + (f" --db {shlex.quote(db)}" if db else "")
+    start = START + _db_flag(db)
     given = " ".join(f"{name}=..." for name in blocked.secrets)
     return (f"Job {blocked.job_id} ({blocked.name}) needs {names} for its recoveries and "
             f"moves, which no daemon holds now and this shell does not set: start the daemon "
@@ -264,9 +264,9 @@ def status(db: DbOption = None, json_out: JsonOption = False) -> None:
     now = datetime.now(timezone.utc)
     log = log_path(store.url, config)
     armed = recovery(store, config, now, db=db, log=str(log))
-    where = install.installed(store.url)
+    where, flags = install.installed(store.url), _db_flag(db)
     if where is not None:
-        where = {**where, **install.runs(where)}
+        where = {**where, **install.runs(where, flags)}
     tasks = scheduled.status(store)
     if json_out:
         print_json({"store": store.where, "running": armed.armed,
@@ -287,8 +287,10 @@ def status(db: DbOption = None, json_out: JsonOption = False) -> None:
             if armed.fix() else " A launch starts one when it starts a job"
             + ("." if config.daemon.autostart else " (not now: daemon.autostart is off).")))
     if where is None:
-        lines.append("Installed: no (`costsched daemon install` keeps one running across "
-                     "reboots).")
+        nowhere = install.Keepers.here().refusal(None, flags)
+        lines.append(f"Installed: no; {nowhere}; {_meanwhile(db, config)}." if nowhere else
+                     f"Installed: no (`costsched daemon install{flags}` keeps one running "
+                     "across reboots).")
     elif where["kind"] == "systemd":
         lines.append(f"Installed: systemd user unit {where['unit']} ({where['path']}): "
                      + (where["note"] or "enabled, running") + ".")
@@ -333,45 +335,45 @@ def install_cmd(
     minutes); the other lines of your crontab are kept."""
     loaded = config_module.load()
     store = open_store(db)
-    plan = install.plan(store.url, loaded, log_path(store.url, loaded.config), kind)
-    enable = " && ".join(" ".join(c) for c in plan.enable())
-    if plan.kind == "systemd":
-        if print_only:
+    keepers, flags = install.Keepers.here(), _db_flag(db)
+    # (where neither kind can keep one here: what cron's would be, shown by --print only)
+    plan = install.plan(store.url, loaded, log_path(store.url, loaded.config),
+                        kind or keepers.kind() or "cron")
+    refused = keepers.refusal(kind, flags)
+    again = f"costsched daemon install --kind {plan.kind} --now{flags}"
+    if print_only:
+        if plan.kind == "systemd":
+            enable = " && ".join(" ".join(c) for c in plan.enable())
             _say(f"Would write {plan.path}:", plan.text,
                  f"Then start it now and at every login: {enable}")
-            return
+        else:
+            _say("Would add to your crontab (its other lines kept):", plan.text.rstrip("\n"))
+        if refused:
+            _say(f"Not written as this machine is: {refused}.")
+        return
+    if refused:  # nothing written: nothing here would run it
+        meanwhile = "" if keepers.kind() else f"; {_meanwhile(db, loaded.config)}"
+        raise typer.Exit(_error(refused + meanwhile))
+    if plan.kind == "systemd":
         assert plan.path is not None
-        code, said = install.run(["systemctl", "--user", "show-environment"])
         plan.path.parent.mkdir(parents=True, exist_ok=True)
         plan.path.write_text(plan.text)
         _say(f"Wrote {plan.path} (the daemon for {plan.store}; log: {plan.log}).")
-        if code != 0:  # --kind systemd where no user manager answers: nothing will run it
-            import shutil
-
-            cron = ("; `costsched daemon uninstall`, then `costsched daemon install --kind "
-                    "cron`, keeps one running from cron instead" if shutil.which("crontab")
-                    else "")
-            raise typer.Exit(_failed(
-                ["systemctl", "--user"], f"{said or 'no answer'}: no systemd user manager "
-                "answers here, so nothing runs the unit until one does (a login session; "
-                f"`loginctl enable-linger` keeps one from boot){cron}"))
         if now:
             for command in plan.enable():
                 code, said = install.run(command)
                 if code != 0:
-                    raise typer.Exit(_failed(command, said))
+                    raise typer.Exit(_error(
+                        f"{' '.join(command)}: {said or 'failed'}; the unit is left in place, "
+                        f"not running (`costsched daemon uninstall{flags}` removes it)"))
             _say(f"Started: {plan.name}.service runs now and at every login "
                  "(`costsched daemon status` shows it).")
         else:
-            _say(f"Start it now and at every login: {enable}  (or: costsched daemon install "
-                 "--now)")
+            enable = " && ".join(" ".join(c) for c in plan.enable())
+            _say(f"Start it now and at every login: {enable}  (or: {again})")
         _say("To keep it running from boot without logging in: loginctl enable-linger")
         return
-    crontab = "" if print_only else install.read_crontab()
-    if print_only:
-        _say("Would add to your crontab (its other lines kept):", plan.text.rstrip("\n"))
-        return
-    install.write_crontab(install.with_block(crontab, plan))
+    install.write_crontab(install.with_block(install.read_crontab(), plan))
     _say(f"Added to your crontab: the daemon for {plan.store} starts at every boot, and a "
          f"keep-alive starts it again within 10 minutes should it stop (log: {plan.log}).")
     if install.cron_runs() is False:
@@ -381,7 +383,7 @@ def install_cmd(
         pid = install.start_now(plan)
         _say(f"Started: installed daemon pid {pid}.")
     else:
-        _say("It starts within 10 minutes; `costsched daemon install --now` starts it now.")
+        _say(f"It starts within 10 minutes; `{again}` starts it now.")
 
 
 @app.command("uninstall")
@@ -431,12 +433,29 @@ def _say(*texts: str) -> None:
             console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
 
 
-def _failed(command: list[str], said: str) -> int:
+def _error(text: str) -> int:
+    """Say `text` as the command's error; its exit code (1)."""
     from costsched.cli.common import err_console
 
-    err_console.print(printable(f"error: {' '.join(command)}: {said or 'failed'}"),
-                      highlight=False, markup=False, soft_wrap=True)
+    err_console.print(printable(f"error: {text}"), highlight=False, markup=False,
+                      soft_wrap=True)
     return 1
+
+
+def _db_flag(db: str | None) -> str:
+    """' --db URL' where the command was given one: the commands it names carry it."""
+    return f" --db {shlex.quote(db)}" if db else ""
+
+
+def _meanwhile(db: str | None, config: config_module.Config) -> str:
+    """What watches this store's running jobs where nothing keeps a daemon across reboots."""
+    start = START + _db_flag(db)
+    if config.daemon.autostart:
+        return ("meanwhile, until the machine restarts, the supervisor a launch starts "
+                f"watches this store's running jobs (`{start}` starts one now)")
+    return (f"meanwhile, until the machine restarts, `{start}` starts a supervisor that "
+            "watches this store's running jobs (a launch starts none: daemon.autostart is "
+            "off)")
 
 
 __all__ = ["START", "app"]

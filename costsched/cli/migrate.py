@@ -109,9 +109,10 @@ def migrate(
         old = {k: v for k, v in (ages.get(a.job_id) or {}).items()
                if v is not None and v > stale_after}
         if old:
+            clouds = sorted({getattr(a.decision, k)[0] for k in old})  # (each: its offering)
             console.print(printable(
                 f"  note: a price compared is {age(max(old.values()) * 3600)} old (more "
-                f"than prices.stale_after): {collect_hint()} brings newer ones"),
+                f"than prices.stale_after): {collect_hint(clouds)} brings newer ones"),
                 highlight=False, markup=False, soft_wrap=True)
         if a.job_id in works:  # its dollars rest on an assumed hour of work
             console.print(printable(f"  note: {_work_note(a, works[a.job_id])}"),

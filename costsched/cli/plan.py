@@ -399,7 +399,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         notes.append(baseline)
     old = stale(shown, result.at, stale_after)
     if old is not None:  # (and which row's, under PRICE_OF where the rows differ)
-        notes.append(figures.stale_note(old.note(), shown, result.at, stale_after))
+        notes.append(figures.stale_note(old, shown, result.at, stale_after))
     notes.extend(_quota_notes(shown))
     paid = quota_cost(p.ranked)
     if paid is not None:

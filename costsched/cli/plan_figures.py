@@ -38,7 +38,7 @@ from costsched.lazy import pandas as pd
 from costsched.optimize.job import Workload
 from costsched.optimize.unmatched_deadline import deadline_said
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, steps_estimated
-from costsched.price_ages import newer
+from costsched.price_ages import Stale, newer
 from costsched.service.plan_explain import RATE_MARK, REAL_RATES, rate_assumed
 from costsched.service.plan_interval import Interval
 from costsched.spec_errors import as_written
@@ -325,12 +325,12 @@ def dated(columns: list[str], rows: list[list[str]], shown: pd.DataFrame, at: ob
             [[*row[:at_], date, *row[at_:]] for row, date in zip(rows, found, strict=True)])
 
 
-def stale_note(said: str, shown: pd.DataFrame, at: object, stale_after: float) -> str:
-    """The note under a table of stale prices (`said`: `price_ages.Stale.note`), naming
-    the PRICE_OF column where the table has it, and what brings newer prices."""
+def stale_note(old: Stale, shown: pd.DataFrame, at: object, stale_after: float) -> str:
+    """The note under a table of stale prices (`old`), naming the PRICE_OF column where the
+    table has it, and what brings newer prices of their clouds."""
     where = (f", each one's date under '{PRICE_OF}'"
              if price_dates(shown, at, stale_after) is not None else "")
-    return f"{said}{where}: {user_text(newer())}"  # (a note is markup: its text escaped)
+    return f"{old.note()}{where}: {user_text(newer(old.clouds))}"  # (markup: text escaped)
 
 
 def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:

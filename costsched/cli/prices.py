@@ -193,7 +193,8 @@ def show(
             ("market", [market] if market else [])) if values]
         console.print(f"No prices match{' ' + user_text('; '.join(asked)) if asked else ''} "
                       f"as of {when:%Y-%m-%d %H:%M} UTC. `costsched prices import` or "
-                      f"{user_text(collect_hint())} adds prices; `costsched catalog` lists the "
+                      f"{user_text(collect_hint(split_csv(cloud)))} adds prices; `costsched "
+                      "catalog` lists the "
                       "known offerings.", highlight=False, soft_wrap=True)
         return
     rows = [
@@ -218,7 +219,8 @@ def show(
         console.print(f"[yellow]note:[/yellow] {counted(len(stale), 'spot price')} "
                       f"{'was' if len(stale) == 1 else 'were'} last observed "
                       f"more than {STALE_SPOT_AGE.days} days before this time (see 'since'); "
-                      f"{user_text(collect_hint())} refreshes them.", highlight=False, markup=True)
+                      f"{user_text(collect_hint(sorted(set(stale['cloud']))))} refreshes them.",
+                      highlight=False, markup=True)
 
 
 @app.command()

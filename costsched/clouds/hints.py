@@ -3,9 +3,10 @@
 clouds' SDKs need where this machine lacks them, so that every hint works as printed. The
 one place that writes them: a command's own lines (`collect`'s "nothing collected") too.
 
-Where a hint names no cloud (the command reads them all), and this machine has the SDKs of
-some clouds only, it names those clouds (`costsched collect --cloud aws`); where it has none,
-the install of every cloud's extra comes first.
+A hint about a price, quota or offering names the clouds it is about (`costsched collect
+--cloud gcp`), never the clouds whose SDKs happen to be here: where those clouds' SDKs are
+missing, their install comes first. A hint about no cloud in particular names none (the
+command reads them all), after the install of every extra this machine lacks.
 """
 
 from __future__ import annotations
@@ -36,17 +37,12 @@ def lacking(clouds: Sequence[str], needs: Mapping[str, tuple[str, ...]] = PRICES
 
 def command(words: str, clouds: Sequence[str] = (), options: str = "",
             needs: Mapping[str, tuple[str, ...]] = PRICES_WITH) -> str:
-    """The command `costsched WORDS` for `clouds` (none: all of them) with `options`,
-    after the `pip install` of the extras it lacks here ("pip install 'costsched[aws]'`,
-    then `costsched collect --cloud aws": the backticks around the whole are the caller's)."""
-    named = list(clouds)
-    if not named:  # all clouds: those this machine can read, where it can read some only
-        missing = lacking(CLOUD_NAMES, needs)  # (each SDK looked for once)
-        ready = [c for c in CLOUD_NAMES if c not in missing]
-        named = ready if ready and len(ready) < len(CLOUD_NAMES) else []
-        extras = sorted(c for c in named or CLOUD_NAMES if c in missing)
-    else:
-        extras = sorted(lacking(named, needs))
+    """The command `costsched WORDS` for `clouds` (the clouds the hint is about; none: all
+    of them) with `options`, after the `pip install` of the extras it lacks here ("pip
+    install 'costsched[aws]'`, then `costsched collect --cloud aws": the backticks around
+    the whole are the caller's)."""
+    named = list(dict.fromkeys(clouds))  # (each cloud once, in the caller's order)
+    extras = sorted(lacking(named or CLOUD_NAMES, needs))
     first = f"pip install 'costsched[{','.join(extras)}]'`, then `" if extras else ""
     return (f"{first}costsched {words}" + "".join(f" --cloud {c}" for c in named)
             + options)

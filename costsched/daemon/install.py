@@ -1,6 +1,7 @@
 """What keeps a daemon running for a store on this machine across reboots: a systemd user
 unit where a systemd user manager answers (`systemctl --user`), else two crontab lines (at
-reboot, and a keep-alive every 10 minutes that exits at once while one runs). The other
+reboot, and a keep-alive every 10 minutes that exits at once while one runs); where neither
+can (`Keepers`), nothing is written. The other
 lines of the user's crontab are kept as they are: costsched's own are between two marker
 comments naming the store, and only those are replaced or removed.
 
@@ -62,21 +63,51 @@ class Install:
         return [["systemctl", "--user", "disable", "--now", f"{self.name}.service"]]
 
 
-def detect() -> str:
-    """"systemd" when a systemd user manager answers here, else "cron"."""
-    if shutil.which("systemctl") is None:
-        return "cron"
-    try:
-        done = subprocess.run(["systemctl", "--user", "show-environment"],
-                              capture_output=True, timeout=CALL_SECONDS)
-    except (OSError, subprocess.TimeoutExpired):
-        return "cron"
-    return "systemd" if done.returncode == 0 else "cron"
+@dataclass(frozen=True)
+class Keepers:
+    """What on this machine can keep a daemon running across reboots: a systemd user
+    manager that answers (`systemd`: None where one does, else why none does), a crontab
+    command on PATH (`cron`)."""
+
+    systemd: str | None
+    cron: bool
+
+    @classmethod
+    def here(cls) -> Keepers:
+        if shutil.which("systemctl") is None:
+            return cls("systemctl: not found on PATH", shutil.which("crontab") is not None)
+        code, said = run(["systemctl", "--user", "show-environment"])
+        return cls(None if code == 0 else f"systemctl --user: {said or 'no answer'}",
+                   shutil.which("crontab") is not None)
+
+    def kind(self) -> str | None:
+        """"systemd" where a user manager answers, else "cron" where crontab is; None:
+        neither keeps one here."""
+        return "systemd" if self.systemd is None else "cron" if self.cron else None
+
+    def refusal(self, kind: str | None, flags: str = "") -> str | None:
+        """Why `kind` (None: either) keeps no daemon here, what would, and the other kind
+        where it can (its command with `flags`, ' --db URL'); None where `kind` can."""
+        why = {"systemd": None if self.systemd is None else (
+                   f"{self.systemd}: no systemd user manager answers here, so nothing would "
+                   "run a unit (a login session starts one, `loginctl enable-linger` one "
+                   f"from boot; then `costsched daemon install --kind systemd{flags}`)"),
+               "cron": None if self.cron else (
+                   "crontab: not found on PATH, so nothing would read crontab lines (install "
+                   "cron, e.g. the cron or cronie package; then `costsched daemon install "
+                   f"--kind cron{flags}`)")}
+        asked, other = kind or self.kind(), self.kind()
+        if asked is not None and why[asked] is None:
+            return None
+        if asked is not None and other is not None:
+            return (f"{why[asked]}; `costsched daemon install --kind {other}{flags}` keeps one "
+                    f"from {other} instead")
+        return ("nothing on this machine keeps a daemon running across reboots: "
+                + "; ".join(filter(None, why.values())))
 
 
-def plan(url: str, loaded: Loaded, log: Path, kind: str | None = None) -> Install:
-    """What to write for the store at `url` (kind: detected when None)."""
-    kind = kind or detect()
+def plan(url: str, loaded: Loaded, log: Path, kind: str) -> Install:
+    """What to write for the store at `url`, for `kind` (systemd or cron)."""
     if kind not in KINDS:
         raise InvalidInput(f"--kind {kind!r}: expected one of {', '.join(KINDS)}"
                            + did_you_mean(kind, KINDS))
@@ -174,8 +205,7 @@ def _cron_block(name: str, where: str, argv: list[str], env: dict[str, str], log
 def read_crontab() -> str:
     """The user's crontab ('' when they have none)."""
     if shutil.which("crontab") is None:
-        raise InvalidInput("crontab: not found on PATH; install cron (e.g. the cron or cronie "
-                           "package), or give --kind systemd where systemd runs")
+        raise InvalidInput(Keepers.here().refusal("cron") or "crontab: not found on PATH")
     done = subprocess.run(["crontab", "-l"], capture_output=True, text=True,
                           timeout=CALL_SECONDS)
     if done.returncode == 0:
@@ -232,26 +262,26 @@ def installed(url: str) -> dict | None:
     return {"kind": "cron", "marker": name} if has_block(crontab, name) else None
 
 
-def runs(where: dict) -> dict:
+def runs(where: dict, flags: str = "") -> dict:
     """Whether what `installed` found runs the daemon: {"enabled", "running": True, False
-    or None (not known), "note": the words `daemon status` shows ('' when it runs)}. A
-    unit no systemd user manager answers for, or crontab lines no cron daemon reads, is
-    written but runs nothing."""
+    or None (not known), "note": the words `daemon status` shows ('' when it runs; the
+    commands it names with `flags`, ' --db URL')}. A unit no systemd user manager answers
+    for, or crontab lines no cron daemon reads, is written but runs nothing."""
     if where["kind"] == "cron":
         cron = cron_runs()
         return {"enabled": cron, "running": None, "note": "" if cron is not False else (
             "written, not run: no cron daemon (cron or crond) runs on this machine, so "
             "nothing runs the lines until one does")}
-    unit = where["unit"]
+    unit, again = where["unit"], f"costsched daemon install --kind systemd --now{flags}"
     code, _ = run(["systemctl", "--user", "show-environment"])
     if code != 0:
         return {"enabled": False, "running": False, "note": (
             "written, not enabled: no systemd user manager answers, so nothing runs it (a "
-            "login session or `loginctl enable-linger` starts one; then `costsched daemon "
-            "install --now`)")}
+            f"login session or `loginctl enable-linger` starts one; then `{again}`; "
+            f"`costsched daemon uninstall{flags}` removes it)")}
     enabled = run(["systemctl", "--user", "is-enabled", unit])[0] == 0
     running = run(["systemctl", "--user", "is-active", unit])[0] == 0
-    note = ("written, not enabled: `costsched daemon install --now` enables and starts it"
+    note = (f"written, not enabled: `{again}` enables and starts it"
             if not enabled else "" if running else
             f"enabled, not running now (`systemctl --user status {unit}` says why)")
     return {"enabled": enabled, "running": running, "note": note}

@@ -67,6 +67,12 @@ def check(config: Any = None, credential: Any = None,
     the SDK's (tests give their own); `asset_tag`: the file that tells an Azure VM."""
     out = CloudCheck("azure", extra_installed=installed("requests"))
     out.collect_prices = out.extra_installed
+    if out.collect_prices:
+        from costsched.clouds.hints import collect_hint
+
+        out.prices_untried = (f"`requests` is installed; prices.azure.com was not called, so "
+                              f"the network is not known to reach it: {collect_hint(['azure'])} "
+                              "tries it")
     out.notes.append("prices come from the public Azure Retail Prices API: no credentials "
                      "needed" + ("" if out.collect_prices else
                                  f", only `requests` (not installed; fix: {AZURE_EXTRA})"))

@@ -9,35 +9,15 @@ import errno
 import os
 import socket
 import stat
-from collections.abc import Iterator
 
 from costsched.redact import redact
+from price_collectors.network import chain, is_dns
+
+__all__ = ["NETWORK_FIX", "chain", "first_line", "network_cause", "unreadable_file"]
 
 NETWORK_FIX = ("check this machine's network, DNS and proxy (HTTPS_PROXY), then run "
                "`costsched check` again")
-_DNS_WORDS = ("name or service not known", "temporary failure in name resolution",
-              "nodename nor servname", "getaddrinfo failed", "name resolution",
-              "no address associated", "failed to resolve", "nameresolutionerror")
 _TIMEOUT_NAMES = ("timeout", "timedout", "readtimeout", "connecttimeout")
-
-
-def chain(exc: BaseException) -> Iterator[BaseException]:
-    """`exc`, its causes and contexts, and the errors wrapped in its attributes (urllib3's
-    `reason`, botocore's `error`), each once."""
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    while todo:
-        current = todo.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        for nested in (current.__cause__, current.__context__, getattr(current, "reason", None),
-                       getattr(current, "kwargs", {}).get("error")
-                       if isinstance(getattr(current, "kwargs", None), dict) else None,
-                       *[a for a in getattr(current, "args", ()) if isinstance(a, BaseException)]):
-            if isinstance(nested, BaseException):
-                todo.append(nested)
 
 
 def network_cause(exc: BaseException, seconds: float) -> str | None:
@@ -45,7 +25,7 @@ def network_cause(exc: BaseException, seconds: float) -> str | None:
     for err in chain(exc):
         name = type(err).__name__.lower()
         text = str(err).lower()
-        if isinstance(err, socket.gaierror) or any(w in text for w in _DNS_WORDS):
+        if is_dns(err):
             return "DNS: the cloud's host name cannot be resolved (no network or no DNS)"
         if isinstance(err, (TimeoutError, socket.timeout)) or any(
                 t in name for t in _TIMEOUT_NAMES) or "timed out" in text:

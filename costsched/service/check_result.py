@@ -29,6 +29,9 @@ class CloudCheck:
     credentials: list[str] = field(default_factory=list)  # where found, never the values
     calls: list[Call] = field(default_factory=list)
     collect_prices: bool = False
+    # Where `collect_prices` rests on what is installed alone, no call having tried it: what
+    # was looked for and what was not tried ('': a call tried it, or it is False).
+    prices_untried: str = ""
     launch: bool = False
     checkpoints: bool = False
     notes: list[str] = field(default_factory=list)

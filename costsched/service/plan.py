@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from costsched.optimize.booked import BookedPlans
     from costsched.optimize.collection import CollectionPlan
     from costsched.optimize.unmatched import Missing
+    from costsched.price_ages import Stale
     from costsched.service.jobs.market import Market
 
 ALL_OBJECTIVES = objectives.ALL
@@ -447,14 +448,13 @@ def _share_rankings(market: Market, resolved: Sequence[ResolvedJob],
             market.plan(job, lambda plan=plan: plan)
 
 
-def _price_age(row: pd.DataFrame, at: datetime) -> str | None:
+def _price_age(row: pd.DataFrame, at: datetime) -> Stale | None:
     """How old the price of an explained offering is, where it is older than the
-    configuration's `prices.stale_after` (`price_ages.Stale.note`), else None."""
+    configuration's `prices.stale_after`, else None."""
     from costsched.price_ages import stale_after_hours
     from costsched.service.staleness import stale
 
-    old = stale(row, at, stale_after_hours()) if "effective_at" in row else None
-    return None if old is None else old.note()
+    return stale(row, at, stale_after_hours()) if "effective_at" in row else None
 
 
 def _step(progress: Progress | None, stage: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from costsched.amounts import MAX_DECIMALS, stored_price
 from costsched.optimize.decision import MovePrice
 from costsched.optimize.job import Workload
-from costsched.price_ages import newer
+from costsched.price_ages import Stale, newer
 from costsched.work import CPU_REFERENCE
 
 
@@ -113,12 +113,12 @@ def assumed_rate_line(row: Mapping[str, Any], where: str = "") -> str:
             f"{where.strip() + ' ' if where else ''}for this offering; {REAL_RATES}")
 
 
-def cost_line(span: str, rate: str, cost: str, old: str | None) -> str:
+def cost_line(span: str, rate: str, cost: str, old: Stale | None) -> str:
     """'expected cost = 0.021 h x $0.07962/h = $0.0017', then where the price is older than
-    `prices.stale_after` (`old`: its `price_ages.Stale.note`), its age and what brings a
-    newer one, in the words of the plan's note."""
+    `prices.stale_after` (`old`), its age and what brings a newer one of its cloud, in the
+    words of the plan's note."""
     line = f"expected cost = {span} h x {rate}/h = {cost}"
-    return line if old is None else f"{line}; {old}: {newer()}"
+    return line if old is None else f"{line}; {old.note()}: {newer(old.clouds)}"
 
 
 def move_line(source: str, move: MovePrice, size_gb: float, size_key: str = "") -> str:

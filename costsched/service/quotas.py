@@ -128,7 +128,7 @@ class QuotaFacts:
             return ""
         why = "; ".join(f"{c}: {_short(_reason(c, reason))}" for c, reason in unknown.items())
         return (f"quotas not known ({why}): offerings there are ranked as if the account's "
-                f"quotas held them; {refresh_line()}")
+                f"quotas held them; {refresh_line(list(unknown))}")
 
     def table(self, at: datetime, *, clouds: Sequence[str] = (), regions: Sequence[str] = (),
               every: bool = False) -> pd.DataFrame:

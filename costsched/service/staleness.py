@@ -55,9 +55,11 @@ def stale(frame: pd.DataFrame, at: datetime, after_hours: float) -> Stale | None
     if not old.any():
         return None
     oldest = ages.idxmax()
+    clouds = tuple(sorted(set(frame.loc[old, "cloud"].astype(str)))) if "cloud" in frame \
+        else ()
     return Stale(int(old.sum()), len(frame),
                  pd.Timestamp(frame.loc[oldest, "effective_at"]).to_pydatetime(),
-                 float(ages[oldest]), after_hours)
+                 float(ages[oldest]), after_hours, clouds)
 
 
 def offering_prices(store: PriceStore, keys: Iterable[tuple], at: datetime) -> pd.DataFrame:

@@ -14,8 +14,8 @@ def test_a_machine_type_the_catalog_has_with_other_gpus_says_what_it_comes_with(
         "task.yaml: field resources.instance_type: n1-standard-8 with T4:1 is not in "
         "costsched's catalog: T4:1 comes on n1-standard-4 (gcp); n1-standard-8 comes with "
         "P100:1, T4:2 or V100:1; change resources.instance_type or resources.accelerators "
-        "(`costsched catalog refresh` adds the clouds' newer types, `sky launch` looks it "
-        "up in SkyPilot's catalog)"), message
+        "(`costsched catalog refresh --cloud gcp` adds the clouds' newer types, `sky launch` "
+        "looks it up in SkyPilot's catalog)"), message
 
 
 def test_a_misspelt_machine_type_still_gets_its_closest_names() -> None:

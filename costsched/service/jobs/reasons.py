@@ -6,6 +6,7 @@ itemised; the amounts of a line at one precision, so that they add up."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from costsched.amounts import (
     apart,
@@ -76,11 +77,12 @@ def move_reason(choice: Decision, margin: float, asked: bool = False, mark: str 
 
 
 # What brings a price for the offering a job runs on, when none is known now.
-def price_hint() -> str:
-    """What brings a price for the offering a job runs on, when none is known now."""
+def price_hint(current: Sequence[str] | None) -> str:
+    """What brings a price for the offering a job runs on (`current`: its key, (cloud,
+    region, ...)), when none is known now: its cloud's collect."""
     from costsched.clouds.hints import collect_hint
 
-    return f"{collect_hint()} or `costsched prices import` brings one"
+    return f"{collect_hint(current[:1] if current else ())} or `costsched prices import` brings one"
 
 
 def _unknown_figure(choice: Decision, asked: bool) -> str:
@@ -89,7 +91,7 @@ def _unknown_figure(choice: Decision, asked: bool) -> str:
     would let them be compared, never an amount written as '-'."""
     why = unpriced(choice.stay_usd, choice.choice_usd)
     if not math.isfinite(choice.stay_usd):
-        why = f"{why} ({price_hint()})"
+        why = f"{why} ({price_hint(choice.current)})"
     if asked:
         return asked_unpriced(choice, why)
     if not choice.moves and choice.choice == choice.current:
@@ -126,7 +128,7 @@ def deadline_dollars(d: Decision) -> str:
         return ""
     why = unpriced(d.stay_usd, d.choice_usd if d.moves else d.stay_usd)
     if why:  # never '- to finish here'
-        hint = f" ({price_hint()})" if not math.isfinite(d.stay_usd) else ""
+        hint = f" ({price_hint(d.current)})" if not math.isfinite(d.stay_usd) else ""
         return f": its rest cannot be priced: {why}{hint}"
     if d.moves:
         places = decimals_kept([d.stay_usd, d.choice_usd, *parts(d)])

@@ -220,6 +220,9 @@ def test_no_cloud_with_the_local_launcher_exits_0_with_the_line_for_each_gap(
     assert "fix: aws configure" in out
     assert "fix: gcloud auth application-default login" in out
     assert "no credentials needed" in out  # Azure's prices are public
+    # that they can be collected rests on what is installed: said, with what tries them
+    assert ("collect prices yes (not tried: `requests` is installed; prices.azure.com was not "
+            "called, so the network is not known to reach it") in " ".join(out.split()), out
     assert out.endswith("Ready to launch on: local (your launcher, launch.launcher); no "
                         "cloud yet: each one's fix is above\n"), out
     data = json.loads(cli("check", "--json").stdout)
@@ -227,6 +230,7 @@ def test_no_cloud_with_the_local_launcher_exits_0_with_the_line_for_each_gap(
     assert (data["launcher"], data["launcher_ready"]) == ("local", True)
     assert [c["cloud"] for c in data["clouds"]] == ["aws", "gcp", "azure"]
     assert data["clouds"][2]["collect_prices"] is True
+    assert "was not called" in data["clouds"][2]["prices_untried"]
 
 
 @pytest.mark.parametrize("launcher", ["aws", "clouds"])

@@ -48,7 +48,7 @@ def test_each_old_price_reads_its_date(cli, mixed: str,  # noqa: ANN001
         "aws us-east-1c p3.2xlarge spot": "2026-01-01"}, result.output
     said = " ".join(result.output.split())
     assert ("2 of the 3 prices are older than 7 days (the oldest from 2026-01-01, 2 mo old), "
-            "each one's date under 'price of': `costsched collect`") in said, said
+            "each one's date under 'price of': `costsched collect --cloud aws`") in said, said
 
     document = json.loads(cli("plan", JOB, "--at", "2026-03-02", "--top", "3", "--db",
                               mixed, "--json").stdout)

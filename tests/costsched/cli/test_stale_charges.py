@@ -30,7 +30,7 @@ def test_status_notes_charges_from_months_old_prices(tmp_path: Path) -> None:
     [note] = [line for line in out.splitlines() if line.startswith("note: the costs above")]
     assert "are estimates" in note and "4 mo old" in note, note
     assert "older than 7 days" in note  # plan's threshold and words
-    assert "`costsched collect`" in note and "`costsched report --billed`" in note
+    assert "`costsched collect --cloud aws`" in note and "`costsched report --billed`" in note
 
 
 def test_no_note_for_fresh_prices(tmp_path: Path) -> None:

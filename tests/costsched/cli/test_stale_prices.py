@@ -100,9 +100,9 @@ def test_explain_says_the_age_of_the_price_it_multiplies_by(cli, db: str) -> Non
     assert old.exit_code == 0, old.output
     [line] = [x for x in old.stdout.splitlines() if x.startswith("expected cost = ")]
     assert line.endswith(
-        "; the price is older than 7 days (from 2026-01-01, 2 mo old): `costsched collect` "
-        "or `costsched prices import` brings newer ones (prices.stale_after in the "
-        "configuration)"), line
+        "; the price is older than 7 days (from 2026-01-01, 2 mo old): `costsched collect "
+        "--cloud aws` or `costsched prices import` brings newer ones (prices.stale_after in "
+        "the configuration)"), line
     explained = json.loads(cli(*argv, "--at", "2026-03-02", "--json").stdout)["explain"]
     assert line in explained
     fresh = cli(*argv, "--at", "2026-01-03")

@@ -51,14 +51,19 @@ def test_without_any_sdk_every_extra_is_installed_first(monkeypatch: pytest.Monk
     assert hints.collect_command(["aws"], installed=True) == "costsched collect --cloud aws"
 
 
-def test_with_some_sdks_only_the_clouds_it_can_read_are_named(
+def test_with_some_sdks_a_hint_names_its_own_clouds_never_those_installed(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hint about all clouds reads them all, after the install of those missing; one
+    about some names them, whichever SDKs are here."""
     if hints.lacking(["gcp", "azure"]):
         pytest.skip("this machine lacks the SDK of gcp or azure")
     without(monkeypatch, "aws")
-    assert hints.collect_hint() == "`costsched collect --cloud gcp --cloud azure`"
+    assert hints.collect_hint() == "`pip install 'costsched[aws]'`, then `costsched collect`"
+    assert hints.collect_hint(["gcp"]) == "`costsched collect --cloud gcp`"
     assert hints.collect_hint(["aws", "gcp"]) == (
         "`pip install 'costsched[aws]'`, then `costsched collect --cloud aws --cloud gcp`")
+    assert hints.quotas_hint(["aws", "aws"]) == (
+        "`pip install 'costsched[aws]'`, then `costsched quotas --refresh --cloud aws`")
 
 
 def test_a_module_is_found_without_importing_it_or_its_package() -> None:

@@ -219,18 +219,22 @@ def test_a_store_url_with_a_password_is_never_written(monkeypatch: pytest.Monkey
 
 def test_a_unit_no_user_manager_will_run_is_said_and_its_removal_too(
         world: World, fakes: Fakes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--kind systemd where `systemctl --user` does not answer: the unit is written, and
-    the command says (exit 1) that nothing runs it, with what would; uninstall says what
-    its failed `systemctl --user disable` leaves, in words, not a bare complaint."""
+    """--kind systemd where `systemctl --user` does not answer: no unit is written, and
+    the command says (exit 1) that nothing would run it, with what would. A unit written
+    while a manager answered: `daemon status` says nothing runs it; uninstall says what its
+    failed `systemctl --user disable` leaves, in words, not a bare complaint."""
     unit = unit_file(world)
     monkeypatch.setenv("FAKE_SYSTEMCTL_EXIT", "1")
     done = CliRunner().invoke(app, ["daemon", "install", "--kind", "systemd"])
-    assert done.exit_code == 1 and unit.exists()
+    assert done.exit_code == 1 and not unit.exists()
     [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
     assert line.startswith("error: systemctl --user: no answer: no systemd user manager "
-                           "answers here, so nothing runs the unit until one does")
-    assert line.endswith("`costsched daemon uninstall`, then `costsched daemon install "
-                         "--kind cron`, keeps one running from cron instead")
+                           "answers here, so nothing would run a unit")
+    assert line.endswith("`costsched daemon install --kind cron` keeps one from cron "
+                         "instead")
+    monkeypatch.delenv("FAKE_SYSTEMCTL_EXIT")
+    invoke("daemon", "install")  # written while a manager answered, not enabled
+    monkeypatch.setenv("FAKE_SYSTEMCTL_EXIT", "1")
     # `daemon status` says so too, not "installed" as a working unit reads.
     status = invoke("daemon", "status").replace("\n", "")
     assert (f"Installed: systemd user unit {unit.name} ({unit}): written, not enabled: no "
@@ -253,8 +257,8 @@ def test_a_misspelt_kind_is_refused_with_the_one_meant(world: World) -> None:
 
 
 @pytest.mark.parametrize(("enabled", "active", "says"), [
-    ("disabled", "inactive", "written, not enabled: `costsched daemon install --now` enables "
-     "and starts it."),
+    ("disabled", "inactive", "written, not enabled: `costsched daemon install --kind systemd "
+     "--now` enables and starts it."),
     ("enabled", "failed", "enabled, not running now (`systemctl --user status "),
 ])
 def test_status_says_whether_the_unit_is_enabled_and_running(

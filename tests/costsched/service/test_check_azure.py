@@ -105,6 +105,10 @@ def test_credentials_that_fail_are_one_line_without_their_text() -> None:
 def test_no_subscription_keeps_the_prices(monkeypatch: pytest.MonkeyPatch) -> None:
     found = check_azure(config=Config(), seconds=5.0)
     assert found.collect_prices and not found.launch
+    # (no call tried the prices: what was looked for is said, and what tries the network)
+    assert found.prices_untried.startswith("`requests` is installed; prices.azure.com was "
+                                           "not called"), found.prices_untried
+    assert found.prices_untried.endswith("`costsched collect --cloud azure` tries it")
     assert found.problem == "no Azure subscription named (launch, checkpoints)"
     assert "az account set" in found.fixes[0]
 
@@ -163,7 +167,7 @@ def test_without_requests_the_prices_note_says_what_is_missing(
 
     monkeypatch.setattr(module, "installed", lambda name: False)
     found = check_azure(config=Config(), seconds=5.0)
-    assert not found.collect_prices
+    assert not found.collect_prices and not found.prices_untried
     assert found.notes[0] == ("prices come from the public Azure Retail Prices API: no "
                               "credentials needed, only `requests` (not installed; fix: pip "
                               "install 'costsched[azure]')")

@@ -45,6 +45,6 @@ def test_a_deadline_line_whose_rest_has_no_price_says_why_not_a_dash() -> None:
     moves = Decision(AT, "spot-hedge", HERE, THERE, None, 0.9, 12.4, nan, move=MOVE)
     assert deadline_dollars(stays) == (
         ": its rest cannot be priced: no price is known now for the offering it runs on "
-        "(`costsched collect` or `costsched prices import` brings one)")
+        "(`costsched collect --cloud aws` or `costsched prices import` brings one)")
     assert deadline_dollars(moves) == (
         ": its rest cannot be priced: the choice cannot run the job's model")
