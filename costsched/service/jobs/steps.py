@@ -204,6 +204,16 @@ def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str
     return blocked, lines
 
 
+def unsay_waits(store: PriceStore, job_ids: Sequence[int], at: datetime | None = None
+                ) -> None:
+    """Clear what a daemon said the jobs `job_ids` wait for (SECRET_NOTE) once it is no
+    longer so: a start begins another run, or the daemon was given their secrets. A
+    daemon that still lacks one says so again at its next pass."""
+    said = store.jobs.last_details(list(job_ids), SECRET_NOTE) if job_ids else {}
+    for job_id in [j for j, line in said.items() if line]:
+        store.jobs.note(job_id, SECRET_NOTE, "", at=at or as_time(None))
+
+
 def _resume_launches(store: PriceStore, launcher: Launcher,
                      at: datetime | None) -> list[JobEvent]:
     """Launches a costsched stopped between storing the job and starting its launch move:
