@@ -23,6 +23,7 @@ from costsched import file_limits
 from costsched.jobspec import JobSpec, parse, refuse_passed_deadline
 from costsched.model import InvalidInput
 from costsched.skypilot import parse_task
+from costsched.smallest_job import SCRIPT_RUNNERS, smallest_job
 from costsched.spec_notes import REFUSED, throughput_notes, unknown_budget
 from costsched.sweeps import expand_sweep, sweep_size, too_many
 from costsched.vocabulary import closest
@@ -194,17 +195,25 @@ _JOB_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
 
 
 def _refuse_other_kind(path: Path) -> None:
-    """InvalidInput for a file of another kind (train.py given as the job file)."""
+    """InvalidInput for a file of another kind (train.py given as the job file): a script,
+    with the smallest job that runs it."""
     suffix = path.suffix.lower()
     if suffix and suffix not in _JOB_SUFFIXES:
-        raise InvalidInput(f"{path}: not a job file (a {path.suffix} file): expected a "
-                           "costsched job file or a SkyPilot task (YAML); see examples/")
+        runner = SCRIPT_RUNNERS.get(suffix)
+        raise InvalidInput(f"{path}: not a job file (a {path.suffix} file): " + (
+            smallest_job(f"{runner} {path.name}", str(path.parent), what="a script")
+            if runner else
+            "expected a costsched job file or a SkyPilot task (YAML); see examples/"))
 
 
 def _not_there(path: Path) -> str:
     """'x: no such file', with the YAML files of its folder whose names are close to the
     one given ('mf-spot.yaml' for 'mf-spt.yaml'), written as the path was; a folder that
-    is not there is named, with the close folders beside it."""
+    is not there is named, with the close folders beside it. A command given as the file
+    ('python train.py', as `sky launch` takes one) is said to be one, with the smallest
+    job that runs it."""
+    if len(str(path).split()) > 1:
+        return f"{path}: no such file: {smallest_job(str(path))}"
     folder = path.parent
     if not folder.is_dir():
         close = _close(folder, [p for p in _listed(folder.parent) if p.is_dir()])

@@ -65,8 +65,32 @@ def _reads_store(db: str | None) -> str | None:
     return _read_store(db, configured_db(db))
 
 
-def _read_store(given: str | None, db: str | None) -> str | None:
-    """`_reads_store` of the store `db`, resolved from --db `given` (`configured_db`)."""
+def launch_store(db: str | None, new_store: bool) -> str | None:
+    """The store a launch uses (`configured_db`). It makes the default store (the one
+    every command uses: $COSTSCHED_DB's, the configuration's db, the user data
+    directory's) if missing, and one --db names only with `new_store`: a --db that does
+    not exist yet is named in one line, as for a command that reads (a typo would split
+    the jobs across stores, each watched by a supervisor of its own)."""
+    if db is None:
+        return configured_db(db)
+    if new_store or _same_store(db, configured_db(None)):
+        return db
+    return _read_store(db, db, makes="add --new-store to make it (unasked, a launch makes "
+                       "only the default store)")
+
+
+def _same_store(db: str, other: str | None) -> bool:
+    """Whether `db` names the store `other` does (None: the default one)."""
+    from costsched.service.store_files import store_file
+
+    mine, theirs = store_file(db), store_file(other)
+    return db == other or (mine is not None and theirs is not None
+                           and mine.resolve() == theirs.resolve())
+
+
+def _read_store(given: str | None, db: str | None, makes: str = "") -> str | None:
+    """`_reads_store` of the store `db`, resolved from --db `given` (`configured_db`);
+    `makes`: what makes it (default: the commands that make a store)."""
     from costsched.service.store_files import ENV_DB, missing_store
 
     missing = missing_store(db)
@@ -79,8 +103,9 @@ def _read_store(given: str | None, db: str | None) -> str | None:
              else "the default store")
     what = ("no costsched store in this database yet" if server else
             f"no such store ({missing.resolve()})" if missing else "")
-    err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; `costsched launch JOB.yaml`, "
-                      f"{user_text(collect_hint())} or `costsched prices import FILE` makes one",
+    makes = makes or (f"`costsched launch JOB.yaml`, {collect_hint()} or "
+                      "`costsched prices import FILE` makes one")
+    err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; {user_text(makes)}",
                       highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
@@ -213,6 +238,10 @@ EmptyDbOption = Annotated[str | None, typer.Option(
     show_default=False)]
 NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                  callback=_writes_store, show_default=False)]
+# `launch`: the store is resolved once --new-store is known (`launch_store`).
+LaunchDbOption = Annotated[str | None, typer.Option(
+    "--db", help=_DB_HELP + " That default is made if missing; a --db that does not exist yet "
+    "is refused as a typo unless --new-store is given.", show_default=False)]
 OpenedDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
                                                     callback=configured_db, show_default=False)]
 ListPricesDbOption = Annotated[str | None, typer.Option(

@@ -19,13 +19,14 @@ from costsched.cli.common import (
     DbOption,
     JobArgument,
     JsonOption,
-    OpenedDbOption,
+    LaunchDbOption,
     announce_new_store,
     at_least,
     console,
     dollars,
     err_console,
     friendly_errors,
+    launch_store,
     live_status,
     options,
     print_json,
@@ -103,11 +104,16 @@ def launch(
         "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
                       "percentile) does not fit what is left of its budgets; with --book, "
                       "buy without asking.")] = False,
-    db: OpenedDbOption = None,
+    db: LaunchDbOption = None,
+    new_store: Annotated[bool, typer.Option(
+        "--new-store", help="Make the store --db names when it does not exist yet; without "
+        "it, such a --db is refused as a typo.")]
+    = False,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
+    db = launch_store(db, new_store)
     at_least("--wait", wait, 0.0)
     if offering is not None:
         from costsched.service.decide import parse_offering

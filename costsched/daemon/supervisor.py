@@ -111,7 +111,9 @@ class Supervisor(Leased):
         running jobs name (a value for anything else is dropped); the jobs held for."""
         if self.stopping.is_set():
             return []
-        held = []
+        from costsched.service.jobs.steps import unsay_waits
+
+        held, whole = [], []  # (whole: those it now holds every secret of)
         with self._holding:
             live = set(live_jobs(self.store))
             for job_id, values in given.items():
@@ -124,6 +126,10 @@ class Supervisor(Leased):
                 redact.remember(kept.values())  # masked in whatever this process logs
                 launch_secrets.keep(job_id, {**launch_secrets.held_for(job_id), **kept})
                 held.append(job_id)
+                if not launch_secrets.missing(job_id, names):
+                    whole.append(job_id)
+            # Unsaid before the launch has its answer: what it shows next is so.
+            unsay_waits(self.store, whole)
         return held
 
     def claim(self) -> bool:

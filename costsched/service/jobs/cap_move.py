@@ -22,7 +22,6 @@ from costsched.service.jobs.runs import (
     JobEvent,
     RunningJob,
     _open_placement,
-    _steps_left_of,
 )
 from costsched.store import PriceStore
 
@@ -89,7 +88,11 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
     from costsched.decide.price import per_instance
     from costsched.service.jobs.checkpoint_seen import reported_steps
     from costsched.service.jobs.decider import BudgetDecider, JobNow, label, market_at
-    from costsched.service.jobs.steps import _start_migration, secret_names
+    from costsched.service.jobs.steps import (
+        _start_migration,
+        secret_names,
+        steps_left_seen,
+    )
 
     job_id = run.record.id
     with store.leases.holding(f"steps:{job_id}", STEP_LEASE_SECONDS) as mine:
@@ -101,9 +104,10 @@ def move_at_cap(store: PriceStore, launcher: Launcher, run: RunningJob, called: 
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
         instance = str(placement["instance"])  # what a move now loses, as it reports it
-        job = paced_so_far(store, run, JobNow.of(
-            run, current, _steps_left_of(store, run, at),
-            reported=reported_steps(launcher, [instance]).get(instance)))
+        seen = reported_steps(launcher, [instance]).get(instance)
+        job = paced_so_far(store, run, JobNow.of(run, current,
+                                                 steps_left_seen(store, run, seen, at),
+                                                 reported=seen))
         try:
             decision = BudgetDecider(left_usd, overheads).decide(job, market_at(store, at),
                                                                  at)

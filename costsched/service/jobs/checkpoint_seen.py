@@ -6,6 +6,7 @@ now loses: `lost_work`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from costsched.passes import memo
@@ -18,10 +19,14 @@ if TYPE_CHECKING:
 class Reported(NamedTuple):
     """What a running job's instance reports: the step the job stands at and the step of
     the newest checkpoint version its agent published (`Instance.step`,
-    `Instance.checkpoint_step`; None: it reports none, as before anything is published)."""
+    `Instance.checkpoint_step`; None: it reports none, as before anything is published);
+    when the job wrote its step and how long the instance's setup took, where it says
+    (`Instance.step_at`, `Instance.setup_seconds`: a reading stored of it is timed so)."""
 
     step: float
     checkpoint_step: float | None
+    step_at: datetime | None = None
+    setup_seconds: float | None = None
 
 
 def reported_steps(launcher: Launcher, instance_ids: Sequence[str]) -> dict[str, Reported]:
@@ -35,7 +40,7 @@ def reported_steps(launcher: Launcher, instance_ids: Sequence[str]) -> dict[str,
     except Exception:  # noqa: BLE001 - unread now: what a move loses is not known
         return {}
     return {i: Reported(float(s.step), None if s.checkpoint_step is None
-                        else float(s.checkpoint_step))
+                        else float(s.checkpoint_step), s.step_at, s.setup_seconds)
             for i, s in found.items() if s.state == "running" and s.step is not None}
 
 

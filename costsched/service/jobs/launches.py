@@ -50,6 +50,7 @@ from costsched.service.jobs.steps import (
     check_checkpoint_root,
     resume_from,
     resume_step,
+    unsay_waits,
 )
 from costsched.service.jobs.unready import unlaunched
 from costsched.service.jobs.watch import close_ended, close_ended_named, settle
@@ -366,6 +367,7 @@ def start(store: PriceStore, launcher: Launcher, job: int | str, *,
                               detail="started again by the user" + (
                                   " for the rest of its steps" if short else
                                   " after it failed" if record.state == "failed" else ""))
+    unsay_waits(store, [job_id], when)  # said of the run before: a daemon says it anew
     if code is not None:  # its code from now on, its recoveries' and moves' too
         keep_repacked(store, record, code, when)
     # Its step until it reports: its checkpoint's, said with its start ('resumes from

@@ -41,11 +41,15 @@ from costsched.service.jobs.runs import (
     _newest_open_rows,
     _placed_offering,
     _runs,
-    _steps_left_of,
     job_ids,
 )
 from costsched.service.jobs.state_said import state_said
-from costsched.service.jobs.steps import _migration_candidates, _run_moves, secret_names
+from costsched.service.jobs.steps import (
+    _migration_candidates,
+    _run_moves,
+    secret_names,
+    steps_left_seen,
+)
 from costsched.service.values import as_time
 from costsched.store import PriceStore
 from costsched.store.decisions import StoredDecision
@@ -295,8 +299,9 @@ def _decide(store: PriceStore, placed: Sequence[tuple[RunningJob, pd.Series]],
     for i, (run, placement) in enumerate(placed):
         current: OfferingKey = tuple(placement[k] for k in (  # type: ignore[assignment]
             "cloud", "region", "zone", "instance_type", "market", "os"))
-        jobs.append(JobNow.of(run, current, _steps_left_of(store, run, ask.when),
-                              reported=reported.get(str(placement["instance"]))))
+        seen = reported.get(str(placement["instance"]))
+        jobs.append(JobNow.of(run, current, steps_left_seen(store, run, seen, ask.when),
+                              reported=seen))
         by_decider.setdefault(_decider(run, ask), []).append(i)
     decisions: dict[int, Decision] = {}
     for decider, rows in by_decider.items():

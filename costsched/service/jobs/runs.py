@@ -109,11 +109,6 @@ def progress(store: PriceStore, run: RunningJob, at: datetime) -> tuple[float | 
     return _progress_of(run, store.jobs.get(run.record.id).steps_done)
 
 
-def _steps_left_of(store: PriceStore, run: RunningJob, at: datetime) -> float | None:
-    """`steps_left` of a job whose record was just read (its step is on the record)."""
-    return _progress_of(run, run.record.steps_done)[0]
-
-
 def done_step(run: RunningJob, reported: float) -> float:
     """The step the job stands at: a stopped job's newest checkpoint's step where it is
     known (where `start` resumes, the step it reported before its stop may be later or

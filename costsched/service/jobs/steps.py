@@ -20,6 +20,7 @@ from costsched.service.jobs.runs import (
     RunningJob,
     _label,
     _placed_offering,
+    _progress_of,
     _running,
     trouble,
 )
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from costsched.jobspec import JobSpec
     from costsched.migration.machine import Mover
     from costsched.service.decide import Decision
+    from costsched.service.jobs.checkpoint_seen import Reported
 
 SECRET_NOTE = "secret"  # the job's log: the secret a daemon lacks to carry its move on
 # The job's log: the step a job stood at when a start took it up again (`resume_from`), the
@@ -204,6 +206,16 @@ def waiting_for_secrets(store: PriceStore, moves: Sequence[tuple[RunningJob, str
     return blocked, lines
 
 
+def unsay_waits(store: PriceStore, job_ids: Sequence[int], at: datetime | None = None
+                ) -> None:
+    """Clear what a daemon said the jobs `job_ids` wait for (SECRET_NOTE) once it is no
+    longer so: a start begins another run, or the daemon was given their secrets. A
+    daemon that still lacks one says so again at its next pass."""
+    said = store.jobs.last_details(list(job_ids), SECRET_NOTE) if job_ids else {}
+    for job_id in [j for j, line in said.items() if line]:
+        store.jobs.note(job_id, SECRET_NOTE, "", at=at or as_time(None))
+
+
 def _resume_launches(store: PriceStore, launcher: Launcher,
                      at: datetime | None) -> list[JobEvent]:
     """Launches a costsched stopped between storing the job and starting its launch move:
@@ -249,6 +261,21 @@ def _record_step(store: PriceStore, record: JobRecord, step: int | None,
         store.jobs.record_steps({record.id: news}, at=when, extend=live,
                                 reported=reported_at({record.id: step_at}, when),
                                 setups={record.id: setup})
+
+
+def steps_left_seen(store: PriceStore, run: RunningJob, seen: Reported | None,
+                    at: datetime | None) -> float | None:
+    """The steps a running job has left as its instance reports its step now (`seen`: read
+    for what a move now loses), that step stored as a pass stores it when it is news: what
+    a decision prices, its lost work and the note of a job that has reported no step
+    (`views.unreported_totals`, read from the store) stand on one step. Without a report,
+    its stored step's."""
+    step = run.record.steps_done
+    if seen is not None:
+        _record_step(store, run.record, int(seen.step), at, step_at=seen.step_at,
+                     setup=seen.setup_seconds)
+        step = _step_news(run.record, int(seen.step)) or step
+    return _progress_of(run, step)[0]
 
 
 def reported_at(said: Mapping[int, datetime | None], when: datetime) -> dict[int, datetime]:

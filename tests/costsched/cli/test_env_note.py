@@ -30,8 +30,8 @@ def launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *options: str):  # n
     path = tmp_path / "task.yaml"
     path.write_text(TASK)
     db = tmp_path / "s.sqlite"
-    result = CliRunner().invoke(app, ["launch", str(path), "--db", str(db), "--wait", "0",
-                                      *options])
+    result = CliRunner().invoke(app, ["launch", str(path), "--db", str(db), "--new-store",
+                                      "--wait", "0", *options])
     assert result.exit_code == 0, result.output
     CliRunner().invoke(app, ["stop", "noted", "--db", str(db)])
     return result

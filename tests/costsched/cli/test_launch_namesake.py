@@ -29,7 +29,7 @@ def test_a_launch_over_a_stopped_namesake_says_it_starts_afresh(
         return CliRunner().invoke(app, [*args, "--db", db])
 
     try:
-        first = cli("launch", str(path), "--wait", "0")
+        first = cli("launch", str(path), "--new-store", "--wait", "0")
         assert first.exit_code == 0, first.output
         assert "note: job" not in first.stderr  # no namesake yet
         assert cli("stop", "fc").exit_code == 0

@@ -29,7 +29,7 @@ def launch(tmp_path: Path, *options: str) -> tuple[int, list[str]]:
     path = tmp_path / "task.yaml"
     path.write_text(TASK)
     result = CliRunner().invoke(app, ["launch", str(path), "--db", str(tmp_path / "s.sqlite"),
-                                      "--wait", "0", *options])
+                                      "--new-store", "--wait", "0", *options])
     return result.exit_code, result.stderr.splitlines()
 
 
@@ -70,8 +70,8 @@ def test_the_options_the_refusal_names_are_taken_by_launch(
         if said == "are not given":
             (tmp_path / "data").mkdir()
         result = CliRunner().invoke(app, ["launch", str(path), "--launcher", "local",
-                                          "--db", str(tmp_path / "s.sqlite"), "--wait", "0",
-                                          *given])
+                                          "--db", str(tmp_path / "s.sqlite"), "--new-store",
+                                          "--wait", "0", *given])
         if not said:
             assert result.exit_code == 0 and "are not given" not in result.output, result.output
             break
@@ -123,11 +123,12 @@ def test_an_env_named_like_a_secret_is_hinted_by_its_name_alone(
     monkeypatch.delenv("WANDB_KEY", raising=False)
     (tmp_path / "task.yaml").write_text("name: w\nresources:\n  accelerators: V100:1\n"
                                         "envs:\n  WANDB_KEY:\nrun: echo done\n")
-    result = CliRunner().invoke(app, ["launch", "task.yaml", "--db", "s.sqlite", "--wait", "0"])
+    result = CliRunner().invoke(app, ["launch", "task.yaml", "--db", "s.sqlite", "--new-store",
+                                      "--wait", "0"])
     assert result.exit_code == 2
     assert "give it at launch with --env WANDB_KEY (NAME=VALUE" in result.stderr, result.stderr
     assert "***" not in result.stderr
     monkeypatch.setenv("WANDB_KEY", "wk-0123456789abcdef")
-    followed = CliRunner().invoke(app, ["launch", "task.yaml", "--db", "s.sqlite", "--wait",
-                                        "0", "--env", "WANDB_KEY"])
+    followed = CliRunner().invoke(app, ["launch", "task.yaml", "--db", "s.sqlite", "--new-store",
+                                        "--wait", "0", "--env", "WANDB_KEY"])
     assert "envs.WANDB_KEY" not in followed.stderr, followed.stderr  # given: not asked again

@@ -114,8 +114,13 @@ def test_a_file_that_is_not_a_job_file_is_said_to_be_so(cli, tmp_path: Path,  # 
     result = cli("plan", path)
     assert result.exit_code == 2, result.output
     suffix = Path(name).suffix
-    assert f"{path}: not a job file (a {suffix} file): expected a costsched job file or a " \
-           "SkyPilot task (YAML); see examples/" in " ".join(result.output.split())
+    said = " ".join(result.output.split())
+    if suffix == ".py":  # a script: the job that runs it (tests/costsched/test_smallest_job.py)
+        assert f"{path}: not a job file (a .py file): a job is a YAML file (a costsched job " \
+               "or a SkyPilot task), not a script; " in said, said
+    else:
+        assert f"{path}: not a job file (a {suffix} file): expected a costsched job file or " \
+               "a SkyPilot task (YAML); see examples/" in said, said
 
 
 def test_a_budget_name_no_budget_has_is_said_as_launch_will_refuse_it(

@@ -39,7 +39,7 @@ def test_start_of_a_finished_sweep_job_says_the_file_launches_them_all(
 
         return {j["name"]: j["state"] for j in json.loads(cli("status", "--json").stdout)["jobs"]}
 
-    assert cli("launch", str(path), "--wait", "0").exit_code == 0
+    assert cli("launch", str(path), "--new-store", "--wait", "0").exit_code == 0
     deadline = time.monotonic() + 60  # a stop for jobs that never end, not a bound
     while set(states().values()) != {"succeeded"} and time.monotonic() < deadline:
         time.sleep(0.3)

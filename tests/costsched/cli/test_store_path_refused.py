@@ -27,7 +27,8 @@ def test_a_path_under_a_file_names_the_file(tmp_path: Path) -> None:
 def _launch(tmp_path: Path, db: Path) -> object:
     task = tmp_path / "task.yaml"
     task.write_text(TASK)
-    return CliRunner().invoke(app, ["launch", str(task), "--db", str(db), "--wait", "0"])
+    return CliRunner().invoke(app, ["launch", str(task), "--db", str(db), "--new-store", "--wait",
+                                      "0"])
 
 
 def test_a_launch_on_a_store_under_a_file_is_one_line(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from costsched.service import jobs as service
 from costsched.store import PriceStore
 from costsched.store.leases import holder_name
 from tests.costsched.migration.test_edges import FakeLauncher
-from tests.costsched.service.test_start_secrets import VALUE, launch_two
+from tests.costsched.service.test_start_secrets import VALUE, launch_two, said_ahead
 
 pytestmark = pytest.mark.skipif(handoff.PEERCRED is None, reason="SO_PEERCRED: Linux only")
 AT = datetime(2026, 11, 29, 13, 0, tzinfo=timezone.utc)
@@ -162,6 +162,18 @@ def test_the_supervisor_keeps_only_its_running_jobs_named_secrets(
     service.stop(store, launcher, sec)
     supervising._end_when_idle()
     assert launch_secrets.held_for(sec) == {}  # an ended job's value is held no longer
+
+
+def test_a_supervisor_given_the_secret_unsays_that_a_recovery_would_wait_for_it(
+        store: PriceStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unsaid before the launch (or start) that gave it has its answer: the table it
+    draws next does not say the job would wait for what was just given."""
+    launcher, sec, plain = launch_two(store, tmp_path, monkeypatch)
+    said_ahead(store, launcher, sec)
+    supervising = Supervisor(store, WATCH, holder=holder_name(), launchers=lambda _: launcher)
+    assert supervising.take_secrets({sec: {"KM_TOKEN": VALUE}}) == [sec]
+    assert {s.record.id: s.waits for s in service.status(store, launcher)} == {sec: "",
+                                                                               plain: ""}
 
 
 def test_a_supervisor_listens_while_it_serves_and_cleans_up(

@@ -249,3 +249,21 @@ def test_a_move_at_a_budget_s_cap_is_decided_with_what_the_instance_reports(
                       "its forecast passes it", 0.01, NOW, OVERHEADS)
     assert seen == [Reported(720.0, 708.0)]
     assert isinstance(why, str)  # nothing finishes it within $0.01: not moved
+
+
+def test_the_step_its_instance_reports_is_the_one_the_figures_and_the_note_stand_on(
+        running: tuple[PriceStore, Instances, int]) -> None:  # noqa: F811
+    """Its instance reports step 600 before any pass stored a step of it (a job that began
+    reporting a moment ago): the rest is priced from that step, as its lost work is, and
+    `migrate` does not say it has reported no step."""
+    from costsched.service import views
+
+    store, launcher, job_id = running
+    _reporting(launcher, job_id, 600, 600)
+    advice = _advice(store, launcher, job_id)
+    assert advice.reason.endswith("; lost work: none since its checkpoint at step 600")
+    assert views.unreported_totals(store, [advice]) == {}
+    assert store.jobs.get(job_id).steps_done == 600  # stored, as a pass stores it
+    # Priced as a store that had the step already prices it: 3,400 steps left, not 4,000.
+    store.jobs.record_steps({job_id: 600}, at=NOW)
+    assert _advice(store, launcher, job_id).stay_usd == pytest.approx(advice.stay_usd)

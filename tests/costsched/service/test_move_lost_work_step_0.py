@@ -70,7 +70,8 @@ def test_a_stored_checkpoint_step_0_with_an_empty_store_is_no_checkpoint_publish
     name = f"m-{job_id}"
     launcher.states[name] = replace(launcher.states[name], step=720, checkpoint_step=None)
     reason, move = _priced(store, launcher, job_id)
-    # measured: 360 steps in the 4 h to its reading, 0.025 steps/s; 720 steps are 8 h
-    assert move.lost_work_usd == pytest.approx(720 / 0.025 / 3600 * WEST_USD_PER_HOUR)
+    # The step its instance reports is stored as the move is priced (as a pass stores it):
+    # one reading, at NOW, measures no speed, so its plan's prices the 720 steps: 20 h.
+    assert move.lost_work_usd == pytest.approx(720 / 0.01 / 3600 * WEST_USD_PER_HOUR)
     assert reason.endswith("; lost work: all 720 steps it made (no checkpoint published): "
-                           "8 h at 0.025 steps/s")
+                           "20 h at its plan's 0.01 steps/s")

@@ -251,3 +251,30 @@ def test_a_start_given_a_secret_too_short_names_only_what_start_takes(
     assert line.endswith(": give the real secret") and "--env" not in line, line
     assert "--env" not in cli("start", "--help").output  # (no option it could name)
     assert store.jobs.get(sec).state == "stopped"
+
+
+_FIX = ("`costsched daemon stop`, then `costsched daemon start` in a shell that sets {names}, "
+        "gives {it}")
+
+
+def said_ahead(store: PriceStore, launcher: FakeLauncher, job: int) -> str:
+    """The job's note as a supervisor without its secret's value says it, before a
+    preemption comes (a pass of that supervisor, running the job)."""
+    with launch_secrets.carried_by("the supervisor", _FIX):
+        service.reconcile(store, launcher)
+    said = {s.record.id: s.waits for s in service.status(store, launcher)}[job]
+    assert said.startswith("a recovery would wait for secret KM_TOKEN")
+    return said
+
+
+def test_a_start_clears_what_a_daemon_said_its_run_before_would_wait_for(jobs) -> None:
+    """The note spoke of the run before: a start begins another, given its secrets, and
+    a daemon that lacks them says so again of this one."""
+    store, launcher, sec, _ = jobs
+    said_ahead(store, launcher, sec)
+    service.stop(store, launcher, sec)
+    service.start(store, launcher, sec, secrets={"KM_TOKEN": VALUE})
+    assert {s.record.id: s.waits for s in service.status(store, launcher)}[sec] == ""
+    launch_secrets.keep_only([])  # a supervisor that lacks it still, passing it again
+    assert said_ahead(store, launcher, sec)
+
