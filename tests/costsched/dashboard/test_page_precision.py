@@ -52,4 +52,4 @@ def test_placements_hours_and_billed_hours_read_alike(store: PriceStore,
     [billed] = re.findall(r"In the report: .*? over ([\d.]+) billed hours", page)
     # One placement: its hours are the job's billed hours, written once at one precision.
     assert hours == billed, (hours, billed)
-    assert _decimals(hours) == 3, hours  # its product makes its cost: 0.072 x $0.1809
+    assert _decimals(hours) == 4, hours  # charged hours' four; its product makes its cost
