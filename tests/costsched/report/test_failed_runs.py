@@ -56,8 +56,8 @@ def test_a_failed_run_counts_though_its_job_finished_after(cli, again_db: Path) 
     runs = [(r["name"], r["usd"]) for r in data["failed_runs"]]
     assert runs == [("again", pytest.approx(1.0)), ("broke", pytest.approx(0.25))]
 
-    said = ("; failed runs cost $1.25 (job 1 (again), failed 2024-06-01 21:00 UTC: $1.00, "
-            "job 2 (broke), failed 2024-06-01 21:15 UTC: $0.25)")
+    said = ("; failed runs cost $1.2500 (job 1 (again), failed 2024-06-01 21:00 UTC: $1.0000, "
+            "job 2 (broke), failed 2024-06-01 21:15 UTC: $0.2500)")
     shown = " ".join(cli("report").output.split())  # (the line wraps at the width)
     assert said + " " in shown, shown
     assert said[2:] + "." in render(report)
