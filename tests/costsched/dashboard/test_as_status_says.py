@@ -54,7 +54,7 @@ def _reads_as(hours: str, rate: str, cost: str) -> bool:
 
 def two_legs(store: PriceStore) -> int:
     """68 s on EAST at $0.07962/h, then 62 s on WEST at $0.0412/h: 0.0189 h and 0.0172 h,
-    where the store's scale (hours at two decimals) reads 0.02 h both."""
+    where hours at two decimals would read 0.02 h both."""
     observe(store, EAST, [(-10, 0.07962)])
     observe(store, WEST, [(-10, 0.0412)])
     spec = {"spec": {"name": "two-legs", "throughputs": {"V100": 2.0}, "steps": 100},
