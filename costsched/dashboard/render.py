@@ -118,7 +118,8 @@ def _job_amounts(job: dict) -> list[float]:
 
 def spent(job: dict, places: dict[str, int]) -> str:
     """A job's spend so far, as `status` writes it: the sum of its placements and egress
-    as written at the store's scale (`places`), so that its legs visibly add up to it."""
+    as written at charged figures' precision (`places`), so that its legs visibly add up
+    to it."""
     parts = _job_amounts(job)
     if not parts or not places.get("charged"):
         return cell("usd", job.get("cost_usd"), places)
@@ -127,7 +128,7 @@ def spent(job: dict, places: dict[str, int]) -> str:
 
 def forecast(job: dict, value: float | None, places: dict[str, int]) -> str:
     """A job's forecast (`value`: its spend so far and what the rest is expected to cost),
-    at the page's precision (`places`: the store's scale) as its spend so far reads
+    at the page's precision (`places`: charged figures') as its spend so far reads
     (`spent`) plus the rest as written: never below it ('$0.01' under '$0.01103')."""
     if value is None or not math.isfinite(float(value)):
         return "-"
@@ -150,8 +151,8 @@ def spent_all(jobs: list[dict], places: dict[str, int]) -> str:
 
 
 def leg_costs(job: dict, places: dict[str, int]) -> list[str]:
-    """The job's placements' costs at the page's precision (`job_places`: the store's
-    scale), each as it reads everywhere (`placed.rows`): they visibly add up to its spend
+    """The job's placements' costs at the page's precision (`job_places`: charged
+    figures'), each as it reads everywhere (`placed.rows`): they visibly add up to its spend
     (`spent`)."""
     return [row.usd for row in placed.rows(job, places)]
 

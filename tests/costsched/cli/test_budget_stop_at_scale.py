@@ -1,7 +1,7 @@
 """A stop at a job's own budget's cap reads its spend at the decimals `status`'s cost
 column reads the job's spend at beside it (four decimals, `amounts.CHARGED`), whatever
-smaller charge another job settled: one figure, one precision, in one output. In-memory launcher, SQLite
-store."""
+smaller charge another job settled: one figure, one precision, in one output.
+In-memory launcher, SQLite store."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def test_a_job_s_figures_keep_their_decimals_when_another_settles_a_smaller_char
                 "0.0100 h x $0.0243/h = $0.0002") in text
     [blip] = [line for line in after.splitlines() if "│ blip" in line]
     assert "<$0.0001 " in blip, after
-    assert CHARGED == Scale(4, 4)
+    assert Scale(4, 4) == CHARGED
 
 
 def test_a_total_is_the_sum_of_its_parts_as_written() -> None:
