@@ -67,3 +67,22 @@ def test_a_period_after_the_failure_counts_no_failed_run(cli, again_db: Path) ->
     data = json.loads(cli("report", "--json", "--since", at(2).isoformat()).stdout)
     assert data["totals"]["failed_usd"] == 0.0 and data["failed_runs"] == []
     assert "failed run" not in cli("report", "--since", at(2).isoformat()).output
+
+
+def test_a_failed_run_of_seconds_reads_as_charged_never_zero(tmp_path: Path) -> None:
+    # A job that failed at once ($0.000022): at four decimals its run, the failed runs'
+    # figure and the spend read '<$0.0001', never 'failed runs cost $0.0000'.
+    from costsched.report.cells import totals_line
+    from costsched.store import PriceStore as Store
+    from tests.costsched.cli.test_status_amounts import ran
+    from tests.costsched.test_costs import EAST_A, observe
+
+    store = Store(str(tmp_path / "store.sqlite"))
+    observe(store, EAST_A, [(0, 0.07962)])
+    ran(store, tmp_path, "blip", [(EAST_A, 0.07962, "launch", 1)], state="failed")
+    built = build(store)
+    store.dispose()
+    line = totals_line(built.totals, built.tables())
+    assert "failed runs cost <$0.0001 (job 1 (blip), failed " in line, line
+    assert line.endswith(": <$0.0001)") and "$0.0000 (" not in line, line
+    assert line.startswith("Spend <$0.0001 (compute <$0.0001, egress $0.0000)"), line
