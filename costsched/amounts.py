@@ -10,30 +10,27 @@ HTML), the dashboard and every message.
   it ('overlap $0.0000' beside 'restart $0.0354'), as does every amount written at a
   line's `places`.
 - Charged figures (what the store says was charged: placements' costs and hours, egress,
-  a job's spend and its parts, totals of them) read at one scale per store (`Scale`,
-  `store_scale`), in `status`, `report` (text and HTML), the dashboard and the lines of
-  `stop`, `start` and `migrate` that state a stored cost: one number of decimals for
-  money and one for hours, those the smallest non-zero settled charge of the store needs
-  (two significant digits, between 2 and FINEST; MAX_DECIMALS while none has settled),
-  read once per command; a placement's hours at more where its hours times its price, as
-  written, would not make its amount as written (`placement_times`, `product_hours`:
-  0.036 h beside $0.03 at $0.9180/h, never 0.04 h), in every view alike. A placement still
-  running (`charging`) does not set the scale (it grows): below the scale's last decimal
-  it reads '<$0.0001' ('-<$0.0001' below zero), never zero, from its first moment. Zero
-  reads at the scale's decimals (`charged_usd`, `charged_hours`: '$0.0000' beside
-  '$0.0092'). A total is the sum of its
+  a job's spend and its parts, totals of them) read at one precision (`CHARGED`) in
+  `status`, `report` (text and HTML), the dashboard, the daemon's log and the lines of
+  `stop`, `start` and `migrate` that state a stored cost: money at MAX_DECIMALS
+  ('$0.0049', '$12.3400') and hours alike ('0.0617'), whatever the store holds, so that a
+  job's figures never change their decimals because another job settled a smaller
+  charge; a placement's hours at more where its hours times its price, as written, would
+  not make its amount as written (`placement_times`, `product_hours`: 0.036 h beside
+  $0.03 at $0.9180/h, never 0.04 h), in every view alike. A charge below the last decimal
+  reads '<$0.0001' ('-<$0.0001' below zero), never zero, a placement still running from
+  its first moment (`charging`). Zero reads at the same decimals (`charged_usd`,
+  `charged_hours`: '$0.0000' beside '$0.0092'). A total is the sum of its
   parts as written (`total_as_written`), so that a line that itemises visibly adds up:
   a job's cost the sum of its charges as written, a report's total the sum of its job
-  rows as written, hours alike. The scale is the store's and nothing more: it does not
-  grow with the number of jobs, and changes only when a smaller charge settles
-  (`report.settled`), so that a job's cost reads alike in `status`, `status JOB`,
+  rows as written, hours alike; a job's cost so reads alike in `status`, `status JOB`,
   `report`, `report --billed` and the dashboard. A total so written may differ from its
   exact figure (JSON's) rounded once by a few units of the last decimal; the report says
   so where it does (a view takes no more decimals for a total of its own, a report of a
-  period). The same scale writes the figures set beside charges: the report's
-  estimate-versus-actual hours and dollars, a budget's spent and forecast (no fewer
-  decimals than the jobs' spend beside it), and a running job's forecast on the dashboard
-  (its spend as written plus the rest as written: never below the spend); JSON's are exact.
+  period). The same precision writes the figures set beside charges: the report's
+  estimate-versus-actual hours and dollars, a budget's cap, spent and forecast
+  ('$5.0000 │ $0.0049'), and a running job's forecast on the dashboard (its spend as
+  written plus the rest as written: never below the spend); JSON's are exact.
 - A cost the user weighs (`decimals_kept`: a job's expected cost at launch, the cost of
   staying against moving): under a dime, at MAX_DECIMALS ('$0.0129', not '$0.01'), so
   that it reads as the plan's table wrote it and two such costs never read alike.
@@ -80,7 +77,7 @@ HTML), the dashboard and every message.
   is (more where its column takes more): '$0.7590' under a column of '$0.759' as of '$0.0123'.
 - Hours (`hours`, `hours_all`): the same rule as money, without the sign ('0.03',
   '1.04', '1,234.50'; '0.0049' for a few seconds), so that 0.03 h never reads as 0.0;
-  charged hours at the store's scale for hours.
+  charged hours at `CHARGED`'s.
 - Ratios (`ratio`: a measured speed against the planned one, a cost ratio): the rule of
   hours with an 'x' ('0.90x', '1.05x', '0.0042x'), a column of them at one precision
   (its caller's `places`: '0.896x' never beside '1.05x').
@@ -108,7 +105,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 MAX_DECIMALS = 4  # amounts read together, and prices per hour
-FINEST = 6  # the most decimals a store's scale takes (its smallest charge under a cent)
+FINEST = 6  # the most decimals figures read together take to add up (`finest`)
 COMPARED_MOST = 8  # the most decimals two amounts compared in words take to differ
 HOURS_MOST = 8  # the most decimals hours take to make a product add up
 PRICE_MOST = 6  # the most decimals a price per hour takes in a product (`price_places`)
@@ -226,7 +223,7 @@ def half_up(value: float, places: int) -> Decimal:
 
 def _figure(value: float, places: int, unit: str = "", zero: int = 2) -> str:
     size = abs(float(value)) if abs(float(value)) >= NOISE else 0.0
-    if not size:  # zero reads at `zero` decimals (a charged figure's: the scale's)
+    if not size:  # zero reads at `zero` decimals (a charged figure's: `CHARGED`'s)
         return f"{unit}{0:.{zero}f}"
     shown = half_up(size, places)
     if shown == 0:  # smaller than the last decimal shown
@@ -324,8 +321,8 @@ def ratio(value: float | None, places: int | None = None) -> str:
 
 
 class Scale(NamedTuple):
-    """A store's scale for charged figures: the decimals of money (`usd`) and of hours
-    (`hours`) every view writes them at (`store_scale`)."""
+    """The precision of charged figures: the decimals of money (`usd`) and of hours
+    (`hours`) every view writes them at (`CHARGED`)."""
 
     usd: int
     hours: int
@@ -335,29 +332,19 @@ class Scale(NamedTuple):
         return {"usd": self.usd, "hours": self.hours}
 
 
-def _scale_decimals(smallest: float | None, money: bool = False) -> int:
-    if not _known(smallest) or abs(float(smallest)) < NOISE:  # type: ignore[arg-type]
-        return MAX_DECIMALS  # nothing settled yet: a running charge reads '<$0.0001'
-    # Under a dime, cents would lose a tenth of it or more (`decimals_kept`).
-    kept = MAX_DECIMALS if money and abs(float(smallest)) < SMALL_USD else 0  # type: ignore[arg-type]
-    return max(decimals([smallest], most=FINEST), kept)
-
-
-def store_scale(smallest_usd: float | None, smallest_hours: float | None) -> Scale:
-    """The scale of a store whose smallest non-zero settled charge is `smallest_usd`
-    dollars over `smallest_hours` hours (each the smallest of its kind; None: none
-    settled): the decimals each needs for two significant digits, between 2 and FINEST
-    (money: MAX_DECIMALS at least under a dime); MAX_DECIMALS while none has settled."""
-    return Scale(_scale_decimals(smallest_usd, money=True), _scale_decimals(smallest_hours))
+# Charged figures' precision, the same in every store, view and call: money at MAX_DECIMALS
+# ('$0.0049', '$12.3400', '<$0.0001' below it), hours alike ('0.0617', '<0.0001'), so that
+# a job's figures never change their decimals because another job settled a smaller charge.
+CHARGED = Scale(MAX_DECIMALS, MAX_DECIMALS)
 
 
 def charged_usd(value: float | None, places: int) -> str:
-    """A charged figure at the scale's `places` decimals: '$0.0092', '$0.0000', '<$0.0001'."""
+    """A charged figure at `places` decimals (`CHARGED.usd`): '$0.0092', '$0.0000', '<$0.0001'."""
     return "-" if not _known(value) else _figure(float(value), places, "$", places)  # type: ignore[arg-type]
 
 
 def charged_hours(value: float | None, places: int) -> str:
-    """Charged hours at the scale's `places` decimals ('0.0172', zero '0.0000')."""
+    """Charged hours at `places` decimals (`CHARGED.hours`) ('0.0172', zero '0.0000')."""
     return "-" if not _known(value) else _figure(float(value), places, "", places)  # type: ignore[arg-type]
 
 
@@ -478,7 +465,7 @@ def _writes(price: float, places: int) -> bool:
 
 
 def steady_hours(usd_per_hour: float, places: int, least: int = 2) -> int:
-    """The decimals from `least` (a store's scale for hours) at which a unit of the hours'
+    """The decimals from `least` (`CHARGED.hours`) at which a unit of the hours'
     last decimal moves their product with the price by no more than a unit of the
     amount's last (`places`): a product then reads as the amount at them (`times`), so
     that a figure that grows (a running placement's hours) keeps its decimals from call
@@ -526,7 +513,7 @@ def times(span: float, usd_per_hour: float, amount: float | None = None,
 def placement_times(span: float, usd_per_hour: float, amount: float, places: int,
                     least: int, live: bool = False) -> tuple[str, str, str] | None:
     """A placement's billed hours x its price = its amount, as every view writes it:
-    `times` from the fewest decimals from the store's hours (`least`) at which its hours
+    `times` from the fewest decimals from `least` (`CHARGED.hours`) at which its hours
     as they read make its amount (`product_hours`: 0.036 h x $0.9180/h = $0.03, never
     0.03 h for 0.0356 h), or while it runs from the decimals at which a product reads as
     the amount whatever its hours (`steady_hours`), call after call."""
@@ -548,7 +535,7 @@ def placement_hours(span: float, amount: float, places: int, least: int,
     """A placement's (or a part of one's) hours as `placement_times` writes them, at its
     price (its `amount` over its hours), as a number: the figure a row made of it adds
     up; `span` itself where no product is written (no price, an average of many digits,
-    a charge under the scale's last decimal)."""
+    a charge under the last decimal)."""
     if not (_known(span) and _known(amount)) or span < NOISE or abs(amount) < NOISE:
         return span
     found = placement_times(span, amount / span, amount, places, least, live)
@@ -575,7 +562,7 @@ def hours_times(span: float, usd_per_hour: float, amount: float | None = None,
 
 def product_hours(charges: Iterable[tuple[Sequence[float], Sequence[float]]],
                   places: int, least: int) -> int:
-    """The decimals, the fewest from `least` (a store's scale for hours) up to HOURS_MOST,
+    """The decimals, the fewest from `least` (`CHARGED.hours`) up to HOURS_MOST,
     at which each of `charges` (the hours and the amounts a figure is made of, each
     written as the sum of its parts as written: `total_as_written`) reads so that its
     hours times its price, as written (`price_places`), make its amount as written at

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from costsched.amounts import (
+    CHARGED,
     NOISE,
     Scale,
     block_hours,
@@ -19,7 +20,6 @@ from costsched.amounts import (
     decimals,
     given,
     placement_times,
-    store_scale,
     stored_price,
     total_as_written,
     usd,
@@ -292,14 +292,9 @@ def _starts_again(job_id: int, at: float | None, inferred: bool = False) -> str:
 
 
 def view_scale(shown: list[service.JobStatus]) -> Scale:
-    """The store's scale the jobs `shown` were read with (`service.status` reads it once
-    per look; jobs read without it: the scale of their own settled charges)."""
-    found = next((s.scale for s in shown if s.scale is not None), None)
-    if found is not None:
-        return found
-    settled = [p for s in shown for p in s.cost.charged if p.end_at is not None]
-    return store_scale(min((p.usd for p in settled if p.usd >= NOISE), default=None),
-                       min((p.hours for p in settled if p.hours >= NOISE), default=None))
+    """The precision the jobs `shown` were read with (`service.status` sets it), else that
+    of charged figures (`amounts.CHARGED`): one for every store and call."""
+    return next((s.scale for s in shown if s.scale is not None), CHARGED)
 
 
 def written_costs(shown: list[service.JobStatus]) -> dict[int, tuple[float, float]]:

@@ -204,16 +204,6 @@ def _log_tail(store: PriceStore, launcher: Any, job_id: int, stored: dict) -> st
         return f"(no output: {redact(str(exc))})"
 
 
-def scale(store: PriceStore) -> dict[str, int]:
-    """The store's scale for charged figures (`costsched.report.settled`), as the pages
-    write them: {"usd": decimals, "hours": decimals}, each job's spend the sum of its parts
-    as written at it, as `status` writes it. Not in the API's documents, which keep the
-    exact figures as `--json` does."""
-    from costsched.report.settled import settled_scale
-
-    return settled_scale(store).places()
-
-
 def spend_document(store: PriceStore, *, since: str | None = None,
                    until: str | None = None, job: str | None = None,
                    shown: bool = False) -> dict:
@@ -228,8 +218,9 @@ def spend_document(store: PriceStore, *, since: str | None = None,
 
 
 def written(built: Any) -> dict:
-    """How the report `built` writes its charges (`Report.tables`): the store's scale
-    under "scale", and what its spend tables' cells are made of under "parts"."""
+    """How the report `built` writes its charges (`Report.tables`): the charged
+    figures' precision under "scale", and what its spend tables' cells are made of under
+    "parts"."""
     return {k: v for k, v in built.tables().items() if k in ("scale", "parts")}
 
 

@@ -43,7 +43,6 @@ async def jobs_page(request: Request) -> Response:
     doc = await dashboard.read(data.jobs_document, states=states,
                                name=name or None, labels=labels, budget=budget or None)
     extra = await dashboard.read(data.forecasts, doc["jobs"])
-    doc = {**doc, "scale": await dashboard.read(data.scale)}  # as `status` writes them
     bars = {"labels": [f'{j["name"]} ({j["id"]})' for j in doc["jobs"]], "series": [
         {"label": "spent", "values": [j["cost_usd"] for j in doc["jobs"]]},
         {"label": "forecast", "values": [extra[j["id"]]["forecast_usd"] for j in doc["jobs"]]},
@@ -57,7 +56,7 @@ async def job_page(request: Request) -> Response:
     dashboard = request.app.state.dashboard
     version = await _version(request)
     doc = await dashboard.read(data.job_document, request.path_params["job"])
-    doc["report"] = {**doc["report"], **doc["report_written"]}  # at the store's scale
+    doc["report"] = {**doc["report"], **doc["report_written"]}  # charges as every view writes them
     placements = doc["job"]["placements"]
     return _page(request, "job.html", doc=doc, job=doc["job"], version=version,
                  timeline=render.timeline(placements),
@@ -72,7 +71,7 @@ async def spend_page(request: Request) -> Response:
     q = request.query_params
     version = await _version(request)
     doc = await dashboard.read(data.spend_document, since=q.get("since"),
-                               until=q.get("until"), shown=True)  # at the store's scale
+                               until=q.get("until"), shown=True)  # as every view writes
     charts = {"days": render.day_series(doc["days"]),
               "clouds": {"labels": [c["cloud"] for c in doc["clouds"]],
                          "series": [{"label": "spend", "values": [c["usd"] for c in

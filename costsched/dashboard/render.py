@@ -10,7 +10,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from costsched.amounts import (
-    MAX_DECIMALS,
+    CHARGED,
     as_written,
     charged_usd,
     charging,
@@ -86,26 +86,25 @@ def due_places(jobs: list[dict], now: datetime | None = None) -> dict[str, int]:
 
 
 def job_places(job: dict, report: dict, now: datetime | None = None) -> dict[str, int]:
-    """One precision for a job's page: the store's scale for its placements' costs and the
+    """One precision for a job's page: that of charged figures for its placements' costs and the
     report's tables and totals on it (`report.cells.spend_places`), as `status` and
     `report` write them; for hours, those its placements' rows read at together
     (`placed.spans`: `status JOB`'s), which its totals line takes too (`totals_line`'s
     `least`); its deadline's hours at their own. `report`: the report's document, with the
-    store's scale (`data.scale`) under "scale"."""
+    charged figures' precision (`amounts.CHARGED`) under "scale"."""
     places = table_places(pd.DataFrame(job.get("placements") or []))
     places["hours"] = max(places["hours"], due_places([job], now)["hours"])
     scale = scale_of(report)
-    if scale is not None:  # the store's, as every view writes charges
+    if scale is not None:  # as every view writes charges
         places = {**places, **scale}
     elif (report or {}).get("jobs"):
         places = {**places, **spend_places(report, places)}
     return {**places, "hours": placed.spans(job.get("placements") or [], places)}
 
 
-def scale_places(doc: dict) -> dict[str, int]:
-    """The precision of a page's charged figures: the store's scale the page was read
-    with (`data.scale`, under "scale"); MAX_DECIMALS where it was not."""
-    return scale_of(doc) or {"usd": MAX_DECIMALS, "hours": MAX_DECIMALS, "charged": 1}
+# The precision of a page's charged figures, as every view writes them (`amounts.CHARGED`;
+# "charged": zero at its decimals, a total the sum of its parts as written).
+CHARGED_PLACES = {**CHARGED.places(), "charged": 1}
 
 
 def _job_amounts(job: dict) -> list[float]:
@@ -119,7 +118,8 @@ def _job_amounts(job: dict) -> list[float]:
 
 def spent(job: dict, places: dict[str, int]) -> str:
     """A job's spend so far, as `status` writes it: the sum of its placements and egress
-    as written at the store's scale (`places`), so that its legs visibly add up to it."""
+    as written at charged figures' precision (`places`), so that its legs visibly add up
+    to it."""
     parts = _job_amounts(job)
     if not parts or not places.get("charged"):
         return cell("usd", job.get("cost_usd"), places)
@@ -128,7 +128,7 @@ def spent(job: dict, places: dict[str, int]) -> str:
 
 def forecast(job: dict, value: float | None, places: dict[str, int]) -> str:
     """A job's forecast (`value`: its spend so far and what the rest is expected to cost),
-    at the page's precision (`places`: the store's scale) as its spend so far reads
+    at the page's precision (`places`: charged figures') as its spend so far reads
     (`spent`) plus the rest as written: never below it ('$0.01' under '$0.01103')."""
     if value is None or not math.isfinite(float(value)):
         return "-"
@@ -151,8 +151,8 @@ def spent_all(jobs: list[dict], places: dict[str, int]) -> str:
 
 
 def leg_costs(job: dict, places: dict[str, int]) -> list[str]:
-    """The job's placements' costs at the page's precision (`job_places`: the store's
-    scale), each as it reads everywhere (`placed.rows`): they visibly add up to its spend
+    """The job's placements' costs at the page's precision (`job_places`: charged
+    figures'), each as it reads everywhere (`placed.rows`): they visibly add up to its spend
     (`spent`)."""
     return [row.usd for row in placed.rows(job, places)]
 
@@ -276,7 +276,7 @@ FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": job_progress, "places": places, "due_places": due_places,
            "job_places": job_places, "leg_costs": leg_costs, "shown": shown,
-           "scale_places": scale_places, "spent": spent, "spent_all": spent_all,
+           "spent": spent, "spent_all": spent_all,
            "price": stored_price, "per_gpu_hour": derived_per_hour, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 FILTERS["in_setup"] = in_setup  # `job | in_setup`: its setup's words ('' past setup)
@@ -285,10 +285,13 @@ FILTERS["whole"] = whole  # a name or a state, never broken at a hyphen
 FILTERS["open_rate"] = placed.open_rate
 FILTERS["placed"] = placed.rows  # `job | placed(places)`: (hours, rate, usd) as `status`'s
 FILTERS["forecast"] = forecast  # `job | forecast(value, places)`: never below its spend
-# `given`: a budget or a cap as the user set it ('$2.00', never '$2.0000').
+# `given`: a budget or a cap as the user set it, alone ('$2.00'); `given(places)` beside
+# charged figures at their precision ('$2.0000' beside '$0.0049').
 # `usd_all(a, b, c)`: amounts read together, at one precision (`costsched.amounts`).
 # `totals_figures(totals, tables)`: the report's totals at its spend tables' precision.
-GLOBALS = {"usd_all": usd_all, "totals_figures": totals_figures, "work_not_known": NOT_KNOWN,
+# `charged_places`: the precision of charged figures (`CHARGED_PLACES`).
+GLOBALS = {"charged_places": CHARGED_PLACES, "usd_all": usd_all,
+           "totals_figures": totals_figures, "work_not_known": NOT_KNOWN,
            "period_words": period_words, "estimated_mark": ESTIMATED_MARK,
            "whole_columns": WHOLE}
 

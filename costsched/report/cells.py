@@ -462,7 +462,9 @@ def shown_totals(tables: object, totals: Mapping[str, float | None] | None = Non
         if cells and c not in cells[0]:
             out[c] = (totals or {}).get(c)
             continue
-        total = sum_as_written([_number(r.get(c)) for r in cells], p)
+        # What was charged is never zero where a row was ('<$0.0001'); a saving may be.
+        add = total_as_written if c in PART_COLUMNS or c == "egress_usd" else sum_as_written
+        total = add([_number(r.get(c)) for r in cells], p)
         out[c] = None if total != total else total
     out["instance_hours"] = round(math.fsum(
         as_written(_number(r.get("billed_hours")), places["hours"]) * _nodes(r)

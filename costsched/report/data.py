@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costsched import checkpoint_sizes, own_budget
-from costsched.amounts import Scale, no_noise
+from costsched.amounts import CHARGED, Scale, no_noise
 from costsched.costs import Move, egress_rows, nodes_of
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
@@ -55,7 +55,6 @@ from costsched.report.pieces import (
     pieces,
     static_stays,
 )
-from costsched.report.settled import settled_scale
 from costsched.report.speeds import speed_table, speeds, trained_readings
 from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES, TABLES
@@ -97,7 +96,7 @@ class Report:
     since: datetime | None
     until: datetime
     rows: Mapping[str, list[dict]] = field(repr=False)
-    # The store's scale for charged figures (`amounts.store_scale`): the text and HTML
+    # The precision of charged figures (`amounts.CHARGED`): the text and HTML
     # write the spend at it (`tables`); JSON keeps the exact figures.
     scale: Scale | None = None
     # What its spend tables' compute and hours are made of (`report.written.row_parts`):
@@ -117,9 +116,9 @@ class Report:
         return "" if self.stale is None else charged_note(self.stale, "the spend and savings")
 
     def tables(self) -> dict[str, Any]:
-        """Its tables by name, with the store's scale under "scale" where it was read and
-        what the spend tables' cells are made of under "parts": what the views write the
-        report from (`report.cells`)."""
+        """Its tables by name, with the charged figures' precision under "scale" where they
+        are written at it and what the spend tables' cells are made of under "parts": what
+        the views write the report from (`report.cells`)."""
         if self.scale is None:
             return dict(self.rows)
         return {**self.rows, "scale": self.scale.places(), "parts": dict(self.parts)}
@@ -299,7 +298,6 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     names = {j.id: j.name for j in jobs}
     by_id = {j.id: j for j in jobs}
     every = store.jobs.placement_rows([jobs[0].id] if len(jobs) == 1 else None)
-    scale = settled_scale(store)  # the store's (`report.settled`), whatever the period
     placed = [p for p in every if p.job_id in names]
     # What ran: a placement whose instance still waits for capacity is not billed yet.
     ran = [p for p in placed if not p.waiting]
@@ -388,7 +386,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     }
     repriced = repriced_rows(spent_on, [got.price_source for got in charged["pieces"]],
                              names, nodes)  # beside the tables: `report.written`
-    scale, parts = scaled_parts(rows, spent_on, scale, [p for p in placed if p.end_at is None])
+    scale, parts = scaled_parts(rows, spent_on, CHARGED,
+                                [p for p in placed if p.end_at is None])
     return Report(since=start, until=end, rows={
         **{name: rows[name] for name in NAMES}, "repriced": repriced,
         "failed_runs": failed_runs(  # each run that failed, with its spend in the period

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from costsched.amounts import as_written, sum_as_written
+from costsched.amounts import total_as_written
 from costsched.model import FINAL_STATES
 from costsched.store.job_rows import EventRow
 
@@ -63,9 +63,10 @@ def failed_said(totals: Mapping[str, float | None], tables: object, places: int,
                 "failed_runs": f"; failed runs cost {money(failed, places)}"} if failed else {}
     if not runs:
         return {}
-    figure = money(sum_as_written([r["usd"] for r in runs], places), places)
+    # (a run charged less than the last decimal reads '<$0.0001', never '$0.0000')
+    figure = money(total_as_written([r["usd"] for r in runs], places), places)
     each = ", ".join(f"job {r['job_id']} ({r['name']}), failed {_when(r['failed_at'])}: "
-                     + money(as_written(float(r["usd"]), places), places) for r in runs)
+                     + money(float(r["usd"]), places) for r in runs)
     return {"failed_usd": figure, "failed_runs": f"; failed runs cost {figure} ({each})"}
 
 

@@ -1,5 +1,5 @@
 """The report's note where a total it writes is not its exact figure rounded once: every
-total is the sum of its rows as written at the store's scale (a job's the sum of its
+total is the sum of its rows as written at four decimals (a job's the sum of its
 charges, the report's the sum of its job rows), which may differ from the exact figure
 rounded by a few units of the last decimal. JSON keeps the exact figures."""
 
@@ -22,7 +22,7 @@ SUMMED_TOTALS = ("usd", "compute_usd", "egress_usd", "billed_hours")
 def rounding_note(tables: Mapping[str, Any], totals: Mapping[str, float | None]) -> str:
     """ROUNDING_NOTE where a total the report writes (a job's in its row, or one of the
     totals line) differs from its exact figure rounded once at its decimals; '' where none
-    does, or where the figures are not written at the store's scale."""
+    does, or where the figures are not written at charged figures' precision."""
     jobs = tables.get("jobs") or []
     if scale_of(tables) is None or not jobs:
         return ""

@@ -6,7 +6,7 @@ import numbers
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
-from sqlalchemy import Connection, Engine, and_, case, func, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, update
 
 from costsched.amounts import stored_price
 from costsched.lazy import pandas as pd
@@ -155,23 +155,6 @@ class JobPlacements:
         return [PlacementRow(*r[:10], _utc(r.start_ts),
                              None if r.end_ts is None else _utc(r.end_ts), float(r[12]),
                              r[13], r[14], bool(r[15])) for r in rows]
-
-    def smallest_settled(self) -> tuple[float | None, float | None]:
-        """The smallest non-zero settled charge of the store, as (USD, hours), each the
-        smallest of its kind (None: none settled), in one small aggregate over the
-        placements that ended after running (the store's scale: `amounts.store_scale`).
-        A placement's USD here is its hours at the price it was placed at, one node's:
-        what its charge needs in decimals, without a read of the price history."""
-        p = placements.c
-        seconds = p.end_ts - p.start_ts
-        query = select(func.min(case((p.usd_per_hour > 0, seconds * p.usd_per_hour))),
-                       func.min(seconds)).where(and_(p.end_ts.is_not(None),
-                                                     p.end_ts > p.start_ts,
-                                                     p.waiting.is_(False)))
-        with self.engine.connect() as conn:
-            usd_seconds, span = conn.execute(query).one()
-        return (None if usd_seconds is None else float(usd_seconds) / 3600,
-                None if span is None else float(span) / 3600)
 
     def newest_open_placement(self, job_id: int) -> int | None:
         """The id of the job's newest open placement (a move has two open for a while, the

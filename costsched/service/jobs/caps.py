@@ -32,6 +32,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from costsched import own_budget
+from costsched.amounts import CHARGED
 from costsched.config import BudgetsConfig, NamedBudget
 from costsched.costs import charge
 from costsched.migration.launcher import Launcher
@@ -55,7 +56,6 @@ from costsched.service.jobs.runs import (
 from costsched.service.jobs.stop_line import (
     charged_per_hour,
     restart_usd,
-    scale_at_stop,
     span_words,
     stop_why,
 )
@@ -325,10 +325,9 @@ def enforce(store: PriceStore, launcher: Launcher, config: BudgetsConfig, at: da
                 run = runs[job_id]
                 left = state.usd - state.spent_usd - claims
                 # Its spend at no fewer decimals than its threshold notices read it at,
-                # nor than the store's scale, at which `status`'s cost column reads it.
+                # nor than charged figures, at which `status`'s cost column reads it.
                 why = stop_why(state, job_id, charged, claims, span, restart,
-                               least=max(said_places(store, job_id, state),
-                                         scale_at_stop(store, job_id, at)))
+                               least=max(said_places(store, job_id, state), CHARGED.usd))
                 assert why is not None  # noqa: S101 - decided above, on the same figures
                 try:
                     said = own_budget.called(None if state.kind == "job" else state.name)

@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from costsched import gang_stalls, launch_secrets
-from costsched.amounts import Scale
+from costsched.amounts import CHARGED, Scale
 from costsched.costs import JobCost, job_costs
 from costsched.job_names import name_matches
 from costsched.lazy import pandas as pd
@@ -19,7 +19,7 @@ from costsched.measured import ShownSpeed
 from costsched.migration.launcher import Instance, Launcher
 from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, recoveries
 from costsched.passes import one_pass
-from costsched.report.settled import booked_upfront, settled_scale
+from costsched.report.settled import booked_upfront
 from costsched.service.glance import few_names
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
@@ -161,8 +161,8 @@ class JobStatus:
     # What kept this look from looking after it (its instance unread, a step that
     # raised), in one line with the fix when one is known; '' when nothing did.
     trouble: str = ""
-    # The store's scale for charged figures (`report.settled`), read once per look: every
-    # job's costs and hours are written at it. None: not read (the view reads it).
+    # The precision of charged figures (`amounts.CHARGED`): every job's costs and hours
+    # are written at it. None: not set (the view sets it).
     scale: Scale | None = None
 
     @property
@@ -399,7 +399,6 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             job_id: run.checkpoint_gb for job_id, run in runs.items()},
             nodes={job_id: run.nodes for job_id, run in runs.items()},
             placements=_lost_ends(placed, asked, when))
-        scale = settled_scale(store)  # the store's, however many jobs it has
         waits = _waits(store, runs, ids)
         shown = []
         for job_id in ids:
@@ -421,7 +420,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or "",
                                  stood_at=stood_of.get(job_id),
-                                 trouble=troubles.get(job_id, ""), scale=scale,
+                                 trouble=troubles.get(job_id, ""), scale=CHARGED,
                                  node_recoveries=tuple(replaced_of.get(job_id, ())),
                                  recovered=tuple(recovered_of.get(job_id, ())),
                                  restarted=tuple(restarted_of.get(job_id, ())),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from costsched.service.jobs.budget_refusal import BudgetShort
     from costsched.service.jobs.budget_state import BudgetState
     from costsched.service.jobs.runs import RunningJob
-    from costsched.store import PriceStore
 
 
 def stop_why(state: BudgetState, job_id: int, charged: float, claims: float, span: str,
@@ -41,20 +39,6 @@ def stop_why(state: BudgetState, job_id: int, charged: float, claims: float, spa
                          charged, least)
     return budget_verdict(state.name, state.spent_usd, charged, state.usd, claims, span,
                           places)
-
-
-def scale_at_stop(store: PriceStore, job_id: int, at: datetime) -> int:
-    """The decimals the store's charged figures read at (`amounts.store_scale`, the scale
-    `status`'s cost column writes a job's spend at) once a stop at `at` has ended job
-    `job_id`'s open placements and settled them: its stop line reads its spend at no fewer,
-    so that the line and the column beside it name the spend alike."""
-    smallest, _ = store.jobs.smallest_settled()
-    ending = [(at - p.start_at).total_seconds() * p.usd_per_hour / 3600
-              for p in store.jobs.placement_rows([job_id])
-              if p.end_at is None and not p.waiting and p.usd_per_hour > 0
-              and at > p.start_at]
-    charges = [c for c in [smallest, *ending] if c is not None]
-    return amounts.store_scale(min(charges, default=None), None).usd
 
 
 def charged_per_hour(state: BudgetState, job_id: int, interval_seconds: float) -> float:

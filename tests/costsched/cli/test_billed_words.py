@@ -77,6 +77,6 @@ def test_with_no_bills_it_says_first_that_nothing_was_compared(tmp_path: Path) -
     lines = out.splitlines()
     assert lines[1] == ("nothing compared: no bills are imported; `costsched bills import` "
                         "imports the clouds' exports"), out
-    assert lines[2] == "not compared: $0.00065 estimated on days no imported export covers", out
-    assert "Spend $0.00065 " in report, report  # the same spend, as the report writes it
+    assert lines[2] == "not compared: $0.0006 estimated on days no imported export covers", out
+    assert "Spend $0.0006 " in report, report  # the same spend, as the report writes it
     assert "estimated $0" not in out and "difference" not in out, out

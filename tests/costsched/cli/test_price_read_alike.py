@@ -23,7 +23,7 @@ def _store(tmp_path: Path) -> tuple[str, int]:
     observe(store, EAST_A, [(0, 0.0243)])
     observe(store, WEST, [(0, 0.0412)])
     observe(store, ON_DEMAND, [(0, 1.005999999993)])  # as charged on average
-    _tiny(store, tmp_path)  # the store's scale: five decimals
+    _tiny(store, tmp_path)  # charges under a thousandth of a dollar
     spec = {"name": "budget", "run": "true", "steps": 10}
     job = store.jobs.create("budget", {"spec": spec, "source": "t", "launcher": "local"},
                             10, at=at(1))

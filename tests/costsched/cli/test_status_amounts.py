@@ -69,16 +69,15 @@ def test_the_hours_of_one_status_read_at_one_precision(tmp_path: Path) -> None:
     ran(store, tmp_path, "second", [(EAST_A, 0.36, "launch", 36), (WEST, 0.36, "start", 3)])
     out = status_text(store, db)
     spans = re.findall(r"spot: billed ([\d.<]+) h x ", out)
-    # At the store's scale for hours: its smallest settled span, 3 s (0.00083 h), takes
-    # five decimals for two significant digits, and every span reads at them.
-    assert spans == ["0.00861", "0.01000", "0.00083"], out
+    # At four decimals for hours, whatever the smallest settled span (3 s, 0.00083 h):
+    # every span reads at them, each still making its amount with its price.
+    assert spans == ["0.0086", "0.0100", "0.0008"], out
 
 
 def test_a_finished_placement_reads_as_it_does_alone(tmp_path: Path) -> None:
-    """Placements of $0.000243 and $0.000412: at the store's scale (five decimals, which
-    its smallest charge needs for two significant digits) each reads as it does alone,
-    never bent to make a total ('$0.0003' by largest remainder at four decimals), and the
-    job's cost is their sum as written."""
+    """Placements of $0.000243 and $0.000412: at four decimals each reads as it does
+    alone, never bent to make a total (the exact $0.000655 would round to $0.0007), and
+    the job's cost is their sum as written."""
     db = str(tmp_path / "store.sqlite")
     store = PriceStore(db)
     observe(store, EAST_A, [(0, 0.0243)])  # 36 s: $0.000243
@@ -86,9 +85,9 @@ def test_a_finished_placement_reads_as_it_does_alone(tmp_path: Path) -> None:
     ran(store, tmp_path, "tiny", [(EAST_A, 0.0243, "launch", 36),
                                   (WEST, 0.0412, "recovery", 36)], state="stopped")
     out = status_text(store, db)
-    assert ("placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.01 h x "
-            "$0.0243/h = $0.00024") in out
-    assert ("placed at its recovery on aws us-west-2b p3.2xlarge spot: billed 0.01 h x "
-            "$0.0412/h = $0.00041") in out
+    assert ("placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.0100 h x "
+            "$0.0243/h = $0.0002") in out
+    assert ("placed at its recovery on aws us-west-2b p3.2xlarge spot: billed 0.0100 h x "
+            "$0.0412/h = $0.0004") in out
     [row] = [line for line in out.splitlines() if "tiny" in line and "│" in line]
-    assert "$0.00065" in row
+    assert "$0.0006 " in row

@@ -43,9 +43,9 @@ def test_a_price_of_five_decimals_reads_as_charged(tmp_path: Path) -> None:
     significant digits, the price at four decimals), which is $0.002388."""
     db = str(tmp_path / "store.sqlite")
     store = PriceStore(db)
-    # A job that failed after 3 s: the store's scale is six decimals of money, five of
-    # hours (two significant digits of $0.000066 and 0.00083 h), and no more: the other
-    # job's parts read $0.001106 and $0.002190, its hours at five decimals make them.
+    # A job that failed after 3 s ($0.000066 over 0.00083 h): money and hours at four
+    # decimals all the same; the other job's parts read $0.0011 and $0.0022, its hours
+    # at four decimals make them.
     ran(store, tmp_path, "fails", [(EAST_A, 0.07962, "launch", 3)], state="failed")
     ran(store, tmp_path, "moons", [(EAST_A, 0.07962, "launch", 50),
                                    (EAST_A, 0.07962, "recovery", 99)], state="stopped")
@@ -57,7 +57,7 @@ def test_a_price_of_five_decimals_reads_as_charged(tmp_path: Path) -> None:
         places = len(amount.partition(".")[2])
         assert f"{as_written(float(hours) * float(price), places):.{places}f}" == amount, \
             (hours, price, amount)
-    assert [h for _, _, h, _, _ in lines] == ["0.00083", "0.01389", "0.02750"], out
+    assert [h for _, _, h, _, _ in lines] == ["0.0008", "0.0139", "0.0275"], out
 
 
 def test_no_product_where_none_adds_up(tmp_path: Path) -> None:

@@ -42,7 +42,9 @@ def _cost_and_parts(output: str, job: int) -> tuple[Decimal, list[Decimal], list
     assert row is not None, output
     lines = [x for x in output.splitlines() if x.startswith(f"  job {job}: ")
              and re.search(r"\$[\d.,]+$", x)]
-    parts = [Decimal(x.rsplit("$", 1)[1].replace(",", "")) for x in lines]
+    # (a part under the last decimal, '<$0.0001', adds nothing as written)
+    parts = [Decimal(0) if x.endswith(f"<${x.rsplit('$', 1)[1]}") else
+             Decimal(x.rsplit("$", 1)[1].replace(",", "")) for x in lines]
     return Decimal(row.group(1).replace(",", "")), parts, lines
 
 

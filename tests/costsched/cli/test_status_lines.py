@@ -236,8 +236,8 @@ def test_a_gangs_placement_line_names_its_nodes(tmp_path: Path) -> None:
     store.jobs.transition(job, "succeeded", at=NOW)
     store.dispose()
     [line] = [x for x in _under(_status(db), job) if x.startswith("placed at its launch on ")]
-    assert line == ("placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.50 h x "
-                    "$0.7200/h for 2 nodes = $0.36"), line
+    assert line == ("placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.5000 h x "
+                    "$0.7200/h for 2 nodes = $0.3600"), line
 
 
 def test_a_cap_reads_as_set_beside_a_small_spend() -> None:

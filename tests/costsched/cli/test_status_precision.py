@@ -53,31 +53,30 @@ def _moved_job(tmp_path: Path, extra_seconds: int = 0, **spec: object) -> tuple[
 
 def test_the_budgets_spend_reads_as_the_jobs_cost_beside_it(tmp_path: Path) -> None:
     # The trial: the Jobs table's '$0.003716' beside the Budgets table's '$0.0037'. At
-    # the store's scale (its smallest charge, $0.000243, takes 5 decimals) the job's cost
-    # is its parts as written, $0.00024 + $0.00041 = $0.00065 (the exact $0.000655 is the
-    # JSON's), and the budget's spend reads so too.
+    # four decimals the job's cost is its parts as written, $0.0002 + $0.0004 = $0.0006
+    # (the exact $0.000655 is the JSON's), and the budget's spend reads so too.
     db, _ = _moved_job(tmp_path, extra_seconds=-1)
     out = _status(db)
     [row] = [line for line in out.splitlines() if "│ tiny" in line]
     [cost] = re.findall(r"\$[\d.]+", row)
-    assert cost == "$0.00065", out
+    assert cost == "$0.0006", out
     [budget] = [line for line in out.splitlines() if "│ job 1 (tiny)" in line]
     cap, spent, committed, forecast = re.findall(r"\$[\d.]+", budget)
     # Committed, and the cap, at the precision of the spent and forecast they are read with
     # (was $0.00, and a cap of $1.00): one row, one precision.
-    assert (cap, spent, committed, forecast) == ("$1.00000", cost, "$0.00000", cost), out
+    assert (cap, spent, committed, forecast) == ("$1.0000", cost, "$0.0000", cost), out
 
 
 def test_a_placement_charged_for_no_time_says_so(tmp_path: Path) -> None:
     # The trial's 'recovery on ...: 0.00 h, $0.00' for a placement that ended in the
-    # second it began: it reads as what it was, its zero at the store's scale.
+    # second it began: it reads as what it was, its zero at four decimals.
     db, _ = _moved_job(tmp_path, extra_seconds=0)
     out = _status(db)
     assert "0.00 h" not in out, out
     assert ("job 1: placed at its recovery on aws us-east-1a p3.2xlarge spot: under a second, "
-            "$0.00000") in out
-    assert ("job 1: placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.01 h x "
-            "$0.0243/h = $0.00024") in out
+            "$0.0000") in out
+    assert ("job 1: placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.0100 h x "
+            "$0.0243/h = $0.0002") in out
 
 
 def test_a_gangs_node_notice_reads_as_a_recovery_once_the_job_ended(tmp_path: Path) -> None:

@@ -1,7 +1,6 @@
 """A finished job's cost reads alike in `status JOB`, `status`, `report`, `report --job`
-and the HTML report, whatever other jobs the store holds or the command shows: the
-decimals of charged money are the store's (every finished job's cost adds up at them), not
-those of the jobs on screen."""
+and the HTML report, whatever other jobs the store holds or the command shows: charged money
+reads at four decimals, whatever the store's smallest charge or the jobs on screen."""
 
 from __future__ import annotations
 
@@ -38,10 +37,9 @@ def _job(store: PriceStore, name: str, legs: list[tuple[tuple, float, int]]) -> 
 
 
 def small_and_big(db: str) -> tuple[int, int]:
-    """'small' costs $0.000243 + $0.000412 = $0.000655: at the store's five decimals its
-    parts would make $0.00065, so it takes six. 'big' costs $0.8202377 (98 s at
-    $30.13118/h), which read '$0.82024' in `status big` and '$0.820238' in `status`
-    beside 'small'. Their ids."""
+    """'small' costs $0.000243 + $0.000412 = $0.000655 ('$0.0006' as its parts read).
+    'big' costs $0.8202377 (98 s at $30.13118/h), which once read '$0.82024' in `status
+    big` and '$0.820238' in `status` beside 'small'. Their ids."""
     store = PriceStore(db)
     observe(store, EAST_A, [(0, 0.0243)])
     observe(store, WEST, [(0, 0.0412)])
@@ -65,7 +63,7 @@ def test_a_jobs_cost_reads_alike_whatever_else_is_shown(tmp_path: Path) -> None:
     every = cost(_run("status", "--db", db, "--no-reconcile"))
     report = cost(_run("report", "--db", db))
     one = cost(_run("report", "--db", db, "--job", str(big)))
-    assert alone == every == report == one, (alone, every, report, one)
+    assert alone == every == report == one == "$0.8202", (alone, every, report, one)
     html = tmp_path / "report.html"
     _run("report", "--db", db, "--job", str(big), "--html", str(html))
     assert set(re.findall(r"\$0\.8202\d*", html.read_text())) == {alone}

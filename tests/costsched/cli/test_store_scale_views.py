@@ -1,7 +1,8 @@
-"""One scale per store for charged figures (`costsched.amounts.store_scale`): the same job
-reads the same in `status`, `report` (text and HTML) and the dashboard's pages; a finished
-placement reads the same at every `status` while another job's running placement grows;
-an itemised line adds up as written; zero reads at the scale's decimals."""
+"""One precision for charged figures (`costsched.amounts.CHARGED`), whatever the store: the
+same job reads the same in `status`, `report` (text and HTML) and the dashboard's pages,
+and at every call, whatever other jobs settle; a finished placement reads the same at every
+`status` while another job's running placement grows; an itemised line adds up as written;
+zero reads at the same decimals."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from costsched.amounts import Scale, store_scale, total_as_written
+from costsched.amounts import CHARGED, Scale, total_as_written
 from costsched.cli import app
 from costsched.cli.status_lines import print_status
 from costsched.service import jobs as service
+from costsched.service.jobs.caps import raise_budget
 from costsched.store import PriceStore
 from tests.costsched.test_costs import EAST_A, WEST, at, observe
 
@@ -54,26 +56,42 @@ def _run(*args: str) -> str:
     return result.stdout
 
 
-def test_the_scale_is_the_smallest_settled_charge_s_and_running_ones_do_not_set_it(
-        tmp_path: Path) -> None:
-    db, _ = _store(tmp_path)
+def _settle_tiny(db: str, tmp_path: Path) -> None:
+    """Another job that ran 1 s at $0.0243/h and stopped: a settled charge of $0.0000068."""
     store = PriceStore(db)
-    usd, hours = store.jobs.smallest_settled()
-    assert usd == pytest.approx(0.000243) and hours == pytest.approx(0.01)
-    assert store_scale(usd, hours) == Scale(5, 2)  # '$0.00024', '0.01'
-    observe(store, EAST_A, [(0, 0.0243)])
-    job = store.jobs.create("live", {"spec": {"name": "live", "run": "true"}, "source": "t",
-                                     "launcher": "local"}, 10, at=at(1))
-    store.jobs.transition(job, "running", at=at(1))
+    spec = {"name": "blip", "run": "true", "steps": 10,
+            "checkpoint": {"location": str(tmp_path / "ckpt"), "size_gb": 0}}
+    job = store.jobs.create("blip", {"spec": spec, "source": "t", "launcher": "local"}, 10,
+                            at=at(2))
+    store.jobs.transition(job, "running", at=at(2))
     store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1, at=at(2),
-                     usd_per_hour=0.0000001, reason="launch", instance="l-9")
-    assert store.jobs.smallest_settled() == (usd, hours)  # it runs: no settled charge
+                     usd_per_hour=0.0243, reason="launch", instance=f"{job}-1")
+    store.jobs.end_placement(job, at(2) + timedelta(seconds=1))
+    store.jobs.transition(job, "stopped", at=at(2) + timedelta(seconds=1))
     store.dispose()
-    assert store_scale(None, None) == Scale(4, 4)  # none settled yet: '<$0.0001'
-    assert store_scale(12.5, 3.0) == Scale(2, 2)
-    # Under a dime, cents would lose a tenth of it or more.
-    assert store_scale(0.0397, 0.012) == Scale(4, 2)  # '$0.0397', never '$0.04'
-    assert store_scale(0.25, 0.5) == Scale(2, 2)
+
+
+def test_a_job_s_figures_keep_their_decimals_when_another_settles_a_smaller_charge(
+        tmp_path: Path) -> None:
+    # The trial: every job's cost, and its budget's cap, went from 4 decimals to 5, then
+    # 6, as other jobs settled smaller charges ('$5.0000', '$5.00000', '$5.000000').
+    db, job = _store(tmp_path)
+    store = PriceStore(db)
+    raise_budget(store, job, 5.0, at=at(3))
+    store.dispose()
+    before = _run("status", "--db", db, "--no-reconcile")
+    _settle_tiny(db, tmp_path)
+    after = _run("status", "--db", db, "--no-reconcile")
+    for text in (before, after):
+        [row] = [line for line in text.splitlines() if "│ tiny" in line and "total" not in line]
+        assert "$0.0006 " in row, text
+        [budget] = [line for line in text.splitlines() if "(tiny)" in line]
+        assert "$5.0000 " in budget and "$0.0006 " in budget, text
+        assert (f"job {job}: placed at its launch on aws us-east-1a p3.2xlarge spot: billed "
+                "0.0100 h x $0.0243/h = $0.0002") in text
+    [blip] = [line for line in after.splitlines() if "│ blip" in line]
+    assert "<$0.0001 " in blip, after
+    assert Scale(4, 4) == CHARGED
 
 
 def test_a_total_is_the_sum_of_its_parts_as_written() -> None:
@@ -89,20 +107,20 @@ def test_the_same_job_reads_alike_in_status_report_and_html(
     html_path = tmp_path / "report.html"
     _run("report", "--db", db, "--html", str(html_path))
     html = html_path.read_text()
-    # At the store's five decimals $0.00024 + $0.00041 = $0.00065 (its exact $0.000655
-    # rounds once to $0.00066): every view writes the sum of its rows as written, at five.
+    # At four decimals $0.0002 + $0.0004 = $0.0006 (its exact $0.000655 rounds once to
+    # $0.0007): every view writes the sum of its rows as written.
     [row] = [line for line in status.splitlines() if "│ tiny" in line]
-    assert "$0.00065 " in row, status  # $0.00024 + $0.00041, as written
-    assert (f"job {job}: placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.01 h "
-            "x $0.0243/h = $0.00024") in status
+    assert "$0.0006 " in row, status  # $0.0002 + $0.0004, as written
+    assert (f"job {job}: placed at its launch on aws us-east-1a p3.2xlarge spot: billed 0.0100 h "
+            "x $0.0243/h = $0.0002") in status
     assert (f"job {job}: placed at its recovery on aws us-west-2b p3.2xlarge spot: billed "
-            "0.01 h x $0.0412/h = $0.00041") in status
+            "0.0100 h x $0.0412/h = $0.0004") in status
     line = next(line for line in report.splitlines() if "│ tiny" in line)  # per job
-    assert line.count("$0.00065 ") == 2 and "0.02" in line, report  # compute and total
-    assert "Spend $0.00065 (compute $0.00065, egress $0.00000)" in report, report
-    assert "Spend $0.00065 (compute $0.00065, egress $0.00000)" in html
+    assert line.count("$0.0006 ") == 2 and "0.0200" in line, report  # compute and total
+    assert "Spend $0.0006 (compute $0.0006, egress $0.0000)" in report, report
+    assert "Spend $0.0006 (compute $0.0006, egress $0.0000)" in html
     for text in (status, report, html):
-        assert "$0.000655" not in text and "$0.00066" not in text and "$0.0006<" not in text
+        assert "$0.00065" not in text and "$0.0007" not in text, text
 
 
 def _dashboard(db: str, *paths: str) -> list[str]:
@@ -123,9 +141,9 @@ def test_the_dashboards_job_and_spend_pages_read_the_job_as_status_does(
     db, job = _store(tmp_path)
     page, spend = _dashboard(db, f"/jobs/{job}", "/spend")  # (the report's scale)
     for text in (page, spend):
-        assert "$0.00065<" in text, text
-        assert "$0.000655" not in text and "$0.00066" not in text
-    assert ">$0.00024<" in page and ">$0.00041<" in page and ">0.01<" in page
+        assert "$0.0006<" in text, text
+        assert "$0.00065" not in text and "$0.0007" not in text
+    assert ">$0.0002<" in page and ">$0.0004<" in page and ">0.0100<" in page
 
 
 def test_the_dashboards_list_of_jobs_reads_the_job_as_status_does(tmp_path: Path) -> None:
@@ -133,9 +151,9 @@ def test_the_dashboards_list_of_jobs_reads_the_job_as_status_does(tmp_path: Path
     [jobs] = _dashboard(db, "/")
     status = _run("status", "--db", db, "--no-reconcile")
     [row] = [line for line in status.splitlines() if "│ tiny" in line]
-    assert "$0.00065 " in row, status
+    assert "$0.0006 " in row, status
     # The job's row and the card of what the jobs spent, as `status` writes the job.
-    assert jobs.count(">$0.00065<") == 2 and "$0.000655" not in jobs, jobs
+    assert jobs.count(">$0.0006<") == 2 and "$0.00065" not in jobs, jobs
 
 
 def _look(db: str, when: datetime, capsys: pytest.CaptureFixture[str]) -> str:
@@ -164,16 +182,16 @@ def test_a_finished_placement_reads_alike_while_another_job_s_running_one_grows(
     late = _look(db, at(8), capsys)
     for out in (early, late):
         assert f"job {job}: placed at its launch on aws us-east-1a p3.2xlarge spot: billed " \
-            "0.01 h x $0.0243/h = $0.00024" \
+            "0.0100 h x $0.0243/h = $0.0002" \
             in out, out
         assert f"job {job}: placed at its recovery on aws us-west-2b p3.2xlarge spot: billed " \
-            "0.01 h x $0.0412/h = $0.00041" \
+            "0.0100 h x $0.0412/h = $0.0004" \
             in out, out
         [row] = [line for line in out.splitlines() if "│ tiny" in line]
-        assert "$0.00065" in row, out
+        assert "$0.0006 " in row, out
     [early_live] = [line for line in early.splitlines() if "│ live" in line]
     [late_live] = [line for line in late.splitlines() if "│ live" in line]
-    assert "$0.00005" in early_live and "$0.17010" in late_live, (early, late)
+    assert "$0.0001" in early_live and "$0.1701" in late_live, (early, late)
 
 
 def test_an_itemised_line_adds_up_as_written(tmp_path: Path,

@@ -1,8 +1,8 @@
-"""A job's cost reads as the sum of its rows as written at the store's scale, and nothing
+"""A job's cost reads as the sum of its rows as written at four decimals, and nothing
 more: in `status`, `report` and the HTML file alike, while `status --json` and `report
---json` keep the exact figure. Two placements of $0.000755 and $0.000749 read $0.00076 and
-$0.00075 at the store's five decimals, the job $0.00151 (its exact $0.001504 rounds to
-$0.00150): the report says once that its totals are the sums of the rows as shown."""
+--json` keep the exact figure. Two placements of $0.00755 and $0.00749 read $0.0076 and
+$0.0075, the job $0.0151 (its exact $0.01504 rounds to $0.0150): the report says once
+that its totals are the sums of the rows as shown."""
 
 from __future__ import annotations
 
@@ -20,21 +20,21 @@ from tests.costsched.test_costs import EAST_A, WEST, at, observe
 
 
 def _store(tmp_path: Path) -> tuple[str, int]:
-    """A job that ran 36 s on EAST_A at $0.0755/h ($0.000755) and 36 s on WEST at
-    $0.0749/h ($0.000749), stopped."""
+    """A job that ran 36 s on EAST_A at $0.755/h ($0.00755) and 36 s on WEST at
+    $0.749/h ($0.00749), stopped."""
     db = str(tmp_path / "store.sqlite")
     store = PriceStore(db)
-    observe(store, EAST_A, [(0, 0.0755)])
-    observe(store, WEST, [(0, 0.0749)])
+    observe(store, EAST_A, [(0, 0.755)])
+    observe(store, WEST, [(0, 0.749)])
     spec = {"name": "pair", "run": "true", "steps": 10,
             "checkpoint": {"location": str(tmp_path / "ckpt"), "size_gb": 0}}
     job = store.jobs.create("pair", {"spec": spec, "source": "t", "launcher": "local"}, 10,
                             at=at(1))
     store.jobs.transition(job, "running", at=at(1))
     store.jobs.place(job, EAST_A, gpu_model="V100", gpu_count=1, at=at(1),
-                     usd_per_hour=0.0755, reason="launch", instance=f"{job}-1")
+                     usd_per_hour=0.755, reason="launch", instance=f"{job}-1")
     t = at(1) + timedelta(seconds=36)
-    store.jobs.place(job, WEST, gpu_model="V100", gpu_count=1, at=t, usd_per_hour=0.0749,
+    store.jobs.place(job, WEST, gpu_model="V100", gpu_count=1, at=t, usd_per_hour=0.749,
                      reason="start", instance=f"{job}-2")
     store.jobs.end_placement(job, t + timedelta(seconds=36))
     store.jobs.transition(job, "stopped", at=t + timedelta(seconds=36))
@@ -53,13 +53,13 @@ def test_a_jobs_cost_reads_alike_in_status_report_and_html_json_exact(
     db, job = _store(tmp_path)
     status = _run("status", "--db", db, "--no-reconcile")
     [doc] = json.loads(_run("status", "--db", db, "--no-reconcile", "--json"))["jobs"]
-    assert abs(doc["cost_usd"] - 0.001504) < 1e-12  # JSON: exact
+    assert abs(doc["cost_usd"] - 0.01504) < 1e-12  # JSON: exact
     [row] = [line for line in status.splitlines() if "│ pair" in line]
     [cost] = re.findall(r"\$[\d.]+", row)
     parts = re.findall(rf"job {job}: placed .* = (\$[\d.]+)$", status, re.M)
-    assert parts == ["$0.00076", "$0.00075"], status
-    assert sum(half_up(float(p[1:]), 5) for p in parts) == half_up(float(cost[1:]), 5)
-    assert cost == "$0.00151", status
+    assert parts == ["$0.0076", "$0.0075"], status
+    assert sum(half_up(float(p[1:]), 4) for p in parts) == half_up(float(cost[1:]), 4)
+    assert cost == "$0.0151", status
 
     report = _run("report", "--db", db)
     [row_doc] = json.loads(_run("report", "--db", db, "--json"))["jobs"]
@@ -75,7 +75,7 @@ def test_a_jobs_cost_reads_alike_in_status_report_and_html_json_exact(
     assert f"Spend {cost} (compute {cost}," in html
     assert "sums of the rows as shown" in html
     for text in (status, report, html):
-        assert "$0.001504" not in text and "$0.00150 " not in text, text
+        assert "$0.01504" not in text and "$0.0150 " not in text, text
 
 
 def test_no_note_where_every_total_is_its_exact_figure_rounded(tmp_path: Path) -> None:
@@ -84,5 +84,5 @@ def test_no_note_where_every_total_is_its_exact_figure_rounded(tmp_path: Path) -
     db = str(tmp_path / "store.sqlite")
     small_and_big(db)
     report = _run("report", "--db", db, "--job", "big")
-    assert "Spend $0.82024 " in report, report
+    assert "Spend $0.8202 " in report, report
     assert "sums of the rows as shown" not in report, report

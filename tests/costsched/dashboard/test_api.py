@@ -349,10 +349,10 @@ def test_a_task_without_work_shows_its_step_not_a_share(
 
 def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
         store: PriceStore, client: TestClient) -> None:
-    """Two jobs of $0.00417 and $0.01583 (15 s and 57 s at $1/h): at the store's scale
-    (its smallest charge takes four decimals) the rows read $0.0042 and $0.0158 and the
-    cards over them their sum as written, $0.0200, not $0.02. A smaller charge settled
-    ($0.00056: 2 s at $1/h) moves the scale to five decimals on every page alike."""
+    """Two jobs of $0.00417 and $0.01583 (15 s and 57 s at $1/h): at four decimals the
+    rows read $0.0042 and $0.0158 and the cards over them their sum as written, $0.0200,
+    not $0.02. A smaller charge settled ($0.00056: 2 s at $1/h) reads at four decimals
+    too, and moves no other figure to five, on every page alike."""
     from tests.costsched.report.scenario import observe
 
     observe(store, EAST, [(-10, 1.0)])
@@ -374,12 +374,12 @@ def test_the_cards_are_written_at_the_precision_of_the_rows_below_them(
     store.jobs.end_placement(tiny, at(2 / 3600))
     store.jobs.transition(tiny, "succeeded", at=at(2 / 3600))
     page = client.get(f"/jobs/{tiny}").text
-    assert '<span class="figure">$0.00056</span><span>spent so far</span>' in page
-    assert '<td class="num">$0.00056</td>' in page and "$0.0006<" not in page
+    assert '<span class="figure">$0.0006</span><span>spent so far</span>' in page
+    assert '<td class="num">$0.0006</td>' in page and "$0.00056" not in page
     spend = client.get("/spend", params={"until": until}).text
-    assert '<span class="figure">$0.02056</span><span>spent</span>' in spend
-    assert "$0.00417" in spend and "$0.01583" in spend
-    assert '<span class="figure">$0.02056</span><span>spent so far</span>' in \
+    assert '<span class="figure">$0.0206</span><span>spent</span>' in spend
+    assert "$0.0042" in spend and "$0.0158" in spend and "$0.00417" not in spend
+    assert '<span class="figure">$0.0206</span><span>spent so far</span>' in \
         client.get("/").text
 
 

@@ -26,7 +26,7 @@ from tests.costsched.dashboard.test_browser import (  # noqa: F401 - fixtures
 from tests.costsched.dashboard.test_short_exit_listed import ended_job
 from tests.costsched.report.scenario import EAST, WEST, at, observe
 
-# status's line of a placement: 'billed 0.0189 h x $0.07962/h = $0.00150'
+# status's line of a placement: 'billed 0.0189 h x $0.07962/h = $0.0015'
 BILLED = re.compile(r"billed ([\d.,]+) h(?: so far)? x (\$[\d.,]+)/h = (\$[\d.,]+)")
 # The cells of the job page's placements table, as a user reads them.
 PLACEMENT_CELLS = """
@@ -54,7 +54,7 @@ def _reads_as(hours: str, rate: str, cost: str) -> bool:
 
 def two_legs(store: PriceStore) -> int:
     """68 s on EAST at $0.07962/h, then 62 s on WEST at $0.0412/h: 0.0189 h and 0.0172 h,
-    where the store's scale (hours at two decimals) reads 0.02 h both."""
+    where hours at two decimals would read 0.02 h both."""
     observe(store, EAST, [(-10, 0.07962)])
     observe(store, WEST, [(-10, 0.0412)])
     spec = {"spec": {"name": "two-legs", "throughputs": {"V100": 2.0}, "steps": 100},
@@ -76,7 +76,7 @@ def test_placement_rows_read_as_status_writes_them(store: PriceStore, db_path: P
                                                    ) -> None:
     job = two_legs(store)
     said = BILLED.findall(cli("status", str(job), "--no-reconcile").output)
-    assert said == [("0.0189", "$0.07962", "$0.00150"), ("0.0172", "$0.0412", "$0.00071")]
+    assert said == [("0.0189", "$0.07962", "$0.0015"), ("0.0172", "$0.0412", "$0.0007")]
     server = Server(str(db_path), tmp_path / "instances")
     try:
         browser.open(f"{server.url}jobs/{job}", *WIDTHS["desktop"])
@@ -159,7 +159,7 @@ def test_the_spend_page_marks_an_estimated_baseline_as_the_report_does(
         browser.open(server.url + "spend", *WIDTHS["desktop"])
         text = browser.js("document.querySelector('main').innerText")
         assert line in text  # the report's own words
-        assert browser.js(KEPT) == {"char-moved": "$3.50*"}  # the figure it speaks of
+        assert browser.js(KEPT) == {"char-moved": "$3.5000*"}  # the figure it speaks of
         assert browser.problems == []
     finally:
         browser.leave()

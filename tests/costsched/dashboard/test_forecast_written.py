@@ -1,4 +1,4 @@
-"""A running job's forecast on the dashboard reads at the store's scale, as its spend so
+"""A running job's forecast on the dashboard reads at four decimals, as its spend so
 far does beside it, and never below it: its spend as written plus the rest as written
 (not '$6.00' beside a spend of '$6.0003')."""
 

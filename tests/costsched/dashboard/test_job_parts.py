@@ -42,10 +42,9 @@ def test_a_jobs_placements_add_up_to_its_spend_as_written(store: PriceStore,
     legs = re.findall(r'<td class="num">(\$[\d.]+)</td></tr>', table)
     assert len(legs) == 3, table
     assert sum(Decimal(v[1:]) for v in legs) == Decimal(spent[1:]), (spent, legs)
-    # Each as `status` writes it: at the store's scale (five decimals, which its smallest
-    # charge needs, and no more), the spend their sum as written: $0.00024 + $0.00041 +
-    # $0.00024 = $0.00089 (the exact $0.000898 is in the JSON).
-    assert spent == "$0.00089" and legs == ["$0.00024", "$0.00041", "$0.00024"]
+    # Each as `status` writes it: at four decimals, the spend their sum as written:
+    # $0.0002 + $0.0004 + $0.0002 = $0.0008 (the exact $0.000898 is in the JSON).
+    assert spent == "$0.0008" and legs == ["$0.0002", "$0.0004", "$0.0002"]
 
 
 def test_the_spend_is_its_legs_as_written() -> None:

@@ -50,13 +50,15 @@ def test_a_placement_at_one_price_reads_it_alone(store: PriceStore,
     assert "<td class=\"num\">$1.0000</td>" in page and "on average" not in page
 
 
-def test_a_budget_reads_as_set_beside_a_spend_of_four_decimals(
+def test_a_budget_reads_at_the_four_decimals_of_the_spend_beside_it(
         store: PriceStore, client: TestClient) -> None:
+    # The trial: '$5.00' in the list of jobs, '$5.00000' on the job's page and '$5.0000'
+    # in `status`, for one cap. It reads as `status`'s budgets table writes it.
     observe(store, EAST, [(-10, 1.0)])
-    _ended(store, "brief", 10 / 3600, budget=2.0)  # ten seconds: $0.0028
-    page = client.get("/").text
-    assert "$0.0028" in page
-    assert "$2.00<" in page and "$2.0000" not in page
+    job = _ended(store, "brief", 10 / 3600, budget=2.0)  # ten seconds: $0.0028
+    for page in (client.get("/").text, client.get(f"/jobs/{job}").text):
+        assert "$0.0028" in page
+        assert "$2.0000<" in page and "$2.00<" not in page
 
 
 def test_a_move_is_priced_at_the_prices_of_its_time(store: PriceStore,

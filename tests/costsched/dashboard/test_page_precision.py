@@ -14,8 +14,8 @@ from tests.costsched.report.scenario import EAST, at, observe
 
 
 def _budgeted(store: PriceStore) -> int:
-    """258 s at $0.1809/h with a $1 budget: $0.01296, whose hours take three decimals
-    (0.072 h x $0.1809/h = $0.0130) where the store's scale of hours takes two."""
+    """258 s at $0.1809/h with a $1 budget: $0.01296, whose hours read at four decimals
+    (0.0717 h x $0.1809/h = $0.0130), never 0.07 h."""
     observe(store, EAST, [(-10, 0.1809)])
     spec = {"spec": {"name": "capped", "throughputs": {"V100": 2.0}, "steps": 100,
                      "constraints": {"budget": 1.0}}, "launcher": "local"}
@@ -52,4 +52,4 @@ def test_placements_hours_and_billed_hours_read_alike(store: PriceStore,
     [billed] = re.findall(r"In the report: .*? over ([\d.]+) billed hours", page)
     # One placement: its hours are the job's billed hours, written once at one precision.
     assert hours == billed, (hours, billed)
-    assert _decimals(hours) == 3, hours  # its product makes its cost: 0.072 x $0.1809
+    assert _decimals(hours) == 4, hours  # charged hours' four; its product makes its cost

@@ -68,7 +68,7 @@ def test_a_failed_run_saves_nothing_and_its_spend_is_said(cli, mixed_db: Path) -
     assert broke["saved_vs_on_demand_usd"] is None and broke["state"] == "failed"
 
     shown = cli("report").output
-    said = "; failed runs cost $1.00 (job 2 (broke), failed 2024-06-01 21:00 UTC: $1.00)"
+    said = "; failed runs cost $1.0000 (job 2 (broke), failed 2024-06-01 21:00 UTC: $1.0000)"
     assert said + " " in " ".join(shown.split()), shown  # (the line wraps at the width)
     assert said[2:] + "." in render(report)
     store.dispose()
@@ -91,5 +91,5 @@ def test_the_spend_page_says_what_failed_runs_cost(mixed_db: Path) -> None:
     page = TestClient(create_app(store)).get("/spend", params={"until": at(5).isoformat()})
     store.dispose()
     assert page.status_code == 200
-    assert ('<span class="figure">$1.00</span><span>spent on failed runs (no saving)</span>'
+    assert ('<span class="figure">$1.0000</span><span>spent on failed runs (no saving)</span>'
             in " ".join(page.text.split())), page.text

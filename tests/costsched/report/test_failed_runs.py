@@ -56,8 +56,8 @@ def test_a_failed_run_counts_though_its_job_finished_after(cli, again_db: Path) 
     runs = [(r["name"], r["usd"]) for r in data["failed_runs"]]
     assert runs == [("again", pytest.approx(1.0)), ("broke", pytest.approx(0.25))]
 
-    said = ("; failed runs cost $1.25 (job 1 (again), failed 2024-06-01 21:00 UTC: $1.00, "
-            "job 2 (broke), failed 2024-06-01 21:15 UTC: $0.25)")
+    said = ("; failed runs cost $1.2500 (job 1 (again), failed 2024-06-01 21:00 UTC: $1.0000, "
+            "job 2 (broke), failed 2024-06-01 21:15 UTC: $0.2500)")
     shown = " ".join(cli("report").output.split())  # (the line wraps at the width)
     assert said + " " in shown, shown
     assert said[2:] + "." in render(report)
@@ -67,3 +67,22 @@ def test_a_period_after_the_failure_counts_no_failed_run(cli, again_db: Path) ->
     data = json.loads(cli("report", "--json", "--since", at(2).isoformat()).stdout)
     assert data["totals"]["failed_usd"] == 0.0 and data["failed_runs"] == []
     assert "failed run" not in cli("report", "--since", at(2).isoformat()).output
+
+
+def test_a_failed_run_of_seconds_reads_as_charged_never_zero(tmp_path: Path) -> None:
+    # A job that failed at once ($0.000022): at four decimals its run, the failed runs'
+    # figure and the spend read '<$0.0001', never 'failed runs cost $0.0000'.
+    from costsched.report.cells import totals_line
+    from costsched.store import PriceStore as Store
+    from tests.costsched.cli.test_status_amounts import ran
+    from tests.costsched.test_costs import EAST_A, observe
+
+    store = Store(str(tmp_path / "store.sqlite"))
+    observe(store, EAST_A, [(0, 0.07962)])
+    ran(store, tmp_path, "blip", [(EAST_A, 0.07962, "launch", 1)], state="failed")
+    built = build(store)
+    store.dispose()
+    line = totals_line(built.totals, built.tables())
+    assert "failed runs cost <$0.0001 (job 1 (blip), failed " in line, line
+    assert line.endswith(": <$0.0001)") and "$0.0000 (" not in line, line
+    assert line.startswith("Spend <$0.0001 (compute <$0.0001, egress $0.0000)"), line

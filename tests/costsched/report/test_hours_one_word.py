@@ -18,12 +18,12 @@ def test_a_single_node_job_s_hours_read_billed_hours_in_every_view(tmp_path: Pat
     _run("report", "--db", db, "--html", str(html_path))
     page, spend = _dashboard(db, f"/jobs/{job}", "/spend")
     row = next(line for line in report.splitlines() if "│ tiny" in line)  # per job
-    assert "billed hours" in report and "0.02" in row, report
+    assert "billed hours" in report and "0.0200" in row, report
     for text in (report, html_path.read_text(), page):
-        assert "over 0.02 billed hours;" in text, text
+        assert "over 0.0200 billed hours;" in text, text
     for text in (report, html_path.read_text(), page, spend):
         assert "instance-hours" not in text, text
-    assert re.search(r">0\.02</span><span>billed hours<", spend), spend
+    assert re.search(r">0\.0200</span><span>billed hours<", spend), spend
 
 
 def test_a_gang_s_hours_name_both_quantities() -> None:

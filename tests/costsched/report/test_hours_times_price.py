@@ -1,8 +1,8 @@
 """A placement's hours where `status` multiplies them by its price read at the decimals
-at which the product makes its amount as written (0.0356 h at $0.918/h: 0.036 h x $0.9180/h
-= $0.03, never 0.04 h nor 0.03 h); the report, which states no product, writes its billed
-hours at the store's scale for hours, rounded as they read (0.04 at two decimals), its
-totals the sums of its rows as written, in the text and the HTML file."""
+at which the product makes its amount as written (0.0356 h at $0.918/h: 0.0356 h x
+$0.9180/h = $0.0327); the report, which states no product, writes its billed hours at
+charged hours' four decimals, rounded as they read, its totals the sums of its rows as
+written, in the text and the HTML file."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _multiplies_out(hours: str, money: str) -> None:
     assert f"${as_written(float(hours) * PRICE, places):.{places}f}" == money, (hours, money)
 
 
-def test_the_reports_billed_hours_read_at_the_stores_decimals(tmp_path: Path) -> None:
+def test_the_reports_billed_hours_read_at_four_decimals(tmp_path: Path) -> None:
     db = _store(tmp_path)
     html = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["report", "--db", db, "--wide", "--html", str(html)],
@@ -42,14 +42,14 @@ def test_the_reports_billed_hours_read_at_the_stores_decimals(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     rows = re.findall(r"│ +([0-9.]+) │ +(\$[0-9.]+) │", result.stdout)  # hours, compute
     assert len(rows) == 3, result.stdout  # per job, per cloud, per day
-    assert all(hours == "0.04" for hours, _ in rows), result.stdout
+    assert all(hours == "0.0356" for hours, _ in rows), result.stdout
     total = re.search(r"compute (\$[0-9.]+),.* over ([0-9.]+) billed hours", result.stdout)
-    assert total is not None and total[2] == "0.04", result.stdout
+    assert total is not None and total[2] == "0.0356", result.stdout
 
     page = html.read_text()
     cells = re.findall(r'<td class="num">([0-9.]+)</td><td class="num">(\$[0-9.]+)</td>',
                        page)
-    assert cells and all(h == "0.04" for h, _ in cells), cells
+    assert cells and all(h == "0.0356" for h, _ in cells), cells
 
 
 def test_status_multiplies_out_the_placements_hours(tmp_path: Path) -> None:

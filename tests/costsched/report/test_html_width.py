@@ -1,6 +1,6 @@
 """The HTML report and the dashboard's Spend page in a real headless Chromium at 1280
 pixels, on a store with long offering names, a gang of two nodes and moves between them,
-its charges at six decimals:
+its charges at four decimals and a charge under their last:
 every table fits the window (none wider, no column one has to scroll to), no word is
 broken inside, and the columns left out by default are under their table, folded."""
 
@@ -62,7 +62,7 @@ def gang_moving(store: PriceStore) -> None:
     advance(store, moving, "g-3", [("target_launched", 4.5), ("target_running", 5),
                                    ("source_terminated", 5), ("done", 5)])
     store.jobs.record_step(gang, 5 * 3600, at=at(NOW))
-    # A job of seconds: the store's scale writes every charge at 6 decimals ('$2.500000').
+    # A job of one second: a charge of $0.000167 ('$0.0002' at four decimals).
     tiny = store.jobs.create("tiny", {"spec": {**spec, "name": "tiny", "num_nodes": 1},
                                       "source": "test"}, 1e6, at=at(-1))
     store.jobs.place(tiny, LONG_B, gpu_model="T4", gpu_count=1, at=at(1), usd_per_hour=0.6,

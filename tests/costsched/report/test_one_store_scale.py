@@ -1,7 +1,7 @@
-"""Charged figures at the store's scale and nothing more (`amounts.store_scale`: the
-decimals of the smallest settled charge), whatever the store's size: every view writes a
-store of many finished jobs of varied costs at those decimals, every total is the sum of
-its rows as written, and money and hours alike."""
+"""Charged figures at one precision (`amounts.CHARGED`: four decimals), whatever the
+store's size and its smallest charge: every view writes a store of many finished jobs of
+varied costs, the smallest under a ten-thousandth of a dollar's tenth, at those decimals,
+every total is the sum of its rows as written, and money and hours alike."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from costsched.amounts import Scale, store_scale
 from costsched.store import PriceStore
 from tests.costsched.cli.test_store_scale_views import _dashboard, _run
 from tests.costsched.test_costs import EAST_A, WEST, at, observe
@@ -22,7 +21,7 @@ JOBS = 30
 
 def _many(tmp_path: Path) -> str:
     """JOBS finished jobs, each 37+13i s at $0.0243/h then 29+7i s at $0.9180/h (every
-    fifth on two nodes): the smallest settled charge is $0.00024975 (37 s), five decimals."""
+    fifth on two nodes): the smallest settled charge is $0.00024975 (37 s)."""
     db = str(tmp_path / "many.sqlite")
     store = PriceStore(db)
     observe(store, EAST_A, [(0, 0.0243)])
@@ -42,7 +41,6 @@ def _many(tmp_path: Path) -> str:
         end = moved + timedelta(seconds=29 + 7 * i)
         store.jobs.end_placement(job, end)
         store.jobs.transition(job, "stopped", at=end)
-    assert store_scale(*store.jobs.smallest_settled()) == Scale(5, 4)  # $0.00025, 0.0081 h
     store.dispose()
     return db
 
@@ -67,18 +65,17 @@ def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return _many(tmp_path)
 
 
-def test_every_view_writes_the_smallest_charge_s_decimals_and_no_more(many: str) -> None:
+def test_every_view_writes_four_decimals_whatever_the_smallest_charge(many: str) -> None:
     status = _run("status", "--db", many, "--no-reconcile")
     one = _run("status", "3", "--db", many, "--no-reconcile")
     report = _run("report", "--db", many)
     job = _run("report", "--db", many, "--job", "j7")
     page, jobs = _dashboard(many, "/jobs/3", "/")
     for text in (status, one, report, job):
-        cells = [c for c in _money(text) if len(c) > 4]  # (prices per hour: four)
-        assert cells and {len(c) for c in cells} == {5}, text
+        assert {len(c) for c in _money(text)} == {4}, text  # (prices per hour too)
     for text in (page, jobs):
-        assert not re.search(r"\$[\d,]+\.\d{6,}<", text), text
-        assert re.search(r">\$[\d,]+\.\d{5}<", text)
+        assert not re.search(r"\$[\d,]+\.\d{5,}<", text), text
+        assert re.search(r">\$[\d,]+\.\d{4}<", text)
 
 
 def test_a_job_reads_alike_in_status_report_and_the_dashboard(many: str) -> None:
@@ -105,13 +102,13 @@ def test_totals_are_the_sums_of_the_rows_as_written(many: str) -> None:
     assert compute == pytest.approx(sum(_figure(r[6]) for r in rows), abs=1e-12)
     assert hours == pytest.approx(sum(_figure(r[5]) for r in rows), abs=1e-12)
     assert instance == pytest.approx(sum(_figure(r[5]) * int(r[4]) for r in rows), abs=1e-12)
-    assert len(spend.group(4).split(".")[1]) == 4  # the store's hours: 0.01 h, two decimals
+    assert len(spend.group(4).split(".")[1]) == 4  # hours at four decimals
     # The exact total rounded once differs from the rows' sum: said once, under the totals.
     assert report.count("sums of the rows as shown") == 1
     assert "--json" in report
 
 
-def test_the_scale_does_not_grow_as_jobs_finish(tmp_path: Path,
+def test_the_precision_does_not_grow_as_jobs_finish(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(name, str(tmp_path / "home"))
@@ -124,7 +121,7 @@ def test_the_scale_does_not_grow_as_jobs_finish(tmp_path: Path,
     _tiny(store, tmp_path, "again")
     store.dispose()
     second = _run("status", "--db", db, "--no-reconcile")
-    assert "$0.00065" in _row(first, "tiny") and "$0.00065" in _row(second, "tiny")
+    assert "$0.0006" in _row(first, "tiny") and "$0.0006" in _row(second, "tiny")
 
 
 def test_report_and_report_billed_read_the_same_figure_for_a_job(tmp_path: Path) -> None:

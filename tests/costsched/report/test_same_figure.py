@@ -102,21 +102,21 @@ def test_the_dashboards_deadline_lines_read_their_hours_alike() -> None:
 
 
 def test_a_jobs_page_writes_its_legs_at_the_reports_precision() -> None:
-    """Two legs of 0.0149 h on a job's page read at the store's scale, as the report's
-    totals line does, and the job's hours and spend beneath them are their sums as
-    written (0.01 + 0.01 = 0.02 h, never 0.03 beneath them): the smallest settled charge,
-    $0.000712 over 0.0149 h, takes five decimals of money and two of hours."""
-    from costsched.amounts import store_scale
+    """Two legs of 0.01494 h on a job's page read at the charged figures' precision, as
+    the report's totals line does, and the job's hours and spend beneath them are their
+    sums as written (0.0149 + 0.0149 = 0.0298 h, never 0.0299 beneath them): four
+    decimals of money and of hours, whatever the store's smallest charge."""
+    from costsched.amounts import CHARGED
     from costsched.dashboard.render import cell, job_places
 
-    leg = dict(hours=0.0149, usd=0.000712)
-    other = dict(hours=0.0149, usd=0.06)
-    report = {"jobs": [job(1, 0.0298, 0.060712)], "clouds": [], "days": [],
-              "scale": store_scale(0.000712, 0.0149).places(),
+    leg = dict(hours=0.01494, usd=0.000712)
+    other = dict(hours=0.01494, usd=0.06)
+    report = {"jobs": [job(1, 0.02988, 0.060712)], "clouds": [], "days": [],
+              "scale": CHARGED.places(),
               "parts": {"jobs": [{"compute_usd": [0.000712, 0.06],
-                                  "billed_hours": [0.0149, 0.0149]}]}}
+                                  "billed_hours": [0.01494, 0.01494]}]}}
     page = job_places({"placements": [leg, other]}, report)
     line = totals_line(totals(report["jobs"]), report, page)
-    assert cell("hours", leg["hours"], page) == cell("hours", other["hours"], page) == "0.01"
-    assert cell("usd", leg["usd"], page) == "$0.00071"
-    assert "over 0.02 billed hours" in line and "Spend $0.06071 " in line, line
+    assert cell("hours", leg["hours"], page) == cell("hours", other["hours"], page) == "0.0149"
+    assert cell("usd", leg["usd"], page) == "$0.0007"
+    assert "over 0.0298 billed hours" in line and "Spend $0.0607 " in line, line

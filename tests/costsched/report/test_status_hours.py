@@ -17,10 +17,9 @@ from tests.costsched.report.scenario import EAST, GCP, at, job, observe
 def averaged(db_path: Path) -> Path:
     """Launched on EAST for 67 s, charged $0.0796/h for its first 36 s and $0.0801/h
     after (an average of $0.079831/h); moved to GCP for 33 s at $0.05/h ($0.0014857 and
-    $0.00045833: at the store's five decimals, and no more, $0.00149 + $0.00046 =
-    $0.00195). 67 s is 0.018611 h: status writes 0.0187 h x $0.079831/h = $0.00149, at
-    the store's four decimals of hours (its smallest span, 33 s, is 0.0092 h) those at
-    which the product reads as the amount."""
+    $0.00045833: at four decimals $0.0015 + $0.0005 = $0.0020). 67 s is 0.018611 h:
+    status writes 0.0186 h x $0.079831/h = $0.0015, the hours as they read, at which the
+    product reads as the amount."""
     store = PriceStore(str(db_path))
     observe(store, EAST, [(-10, 0.0796), (0.01, 0.0801)])
     observe(store, GCP, [(-10, 0.05)])
@@ -50,7 +49,7 @@ def test_a_placements_hours_read_as_status_reads_them(averaged: Path, cli) -> No
     launch = re.search(r"placed at its launch on .*: billed ([0-9.]+) h x", status)
     moved = re.search(r"placed by its migration on .*: billed ([0-9.]+) h x", status)
     assert launch and moved, status
-    assert launch[1] == "0.0187"
+    assert launch[1] == "0.0186"
     shown = cli("report", "--wide").output
     days = [_cells(line, "2024-06-01") for line in shown.splitlines()
             if line.strip("│ ").startswith("2024-06-01")]
@@ -59,4 +58,4 @@ def test_a_placements_hours_read_as_status_reads_them(averaged: Path, cli) -> No
     assert _cells(shown, "aws")[1] == launch[1]  # Spend per cloud
     # The job's hours: its placements' as written, added up.
     job_hours = _cells(shown, "1")[4]
-    assert job_hours == f"{float(launch[1]) + float(moved[1]):.4f}" == "0.0279"
+    assert job_hours == f"{float(launch[1]) + float(moved[1]):.4f}" == "0.0278"

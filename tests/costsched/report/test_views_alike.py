@@ -62,12 +62,12 @@ def frugal(db: Path, minutes: float, usd_per_hour: float, budget: float | None =
 
 def test_a_budgets_spend_reads_as_the_jobs_spend(db_path: Path, cli) -> None:  # noqa: ANN001
     frugal(db_path, 1, 0.111)  # $0.00185
-    frugal(db_path, 0.25, 0.111, None, "tiny")  # $0.00046: the store's scale, 5 decimals
+    frugal(db_path, 0.25, 0.111, None, "tiny")  # $0.00046: four decimals all the same
     text = cli("report", "--until", (T0 + timedelta(hours=1)).isoformat()).output
     spend, _, budgets = text.partition("Budgets now")
-    assert "$0.00185" in spend
+    assert "$0.0019" in spend and "$0.00185" not in spend
     [row] = [line for line in budgets.splitlines() if "frugal" in line]
-    assert "$0.00185" in row and "$0.0019" not in row.replace("$0.00185", "")
+    assert "$0.0019" in row and "$0.00185" not in row
 
 
 def estimate(job_id: int, hours: float, expected: float, usd: float) -> dict:
