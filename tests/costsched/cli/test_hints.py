@@ -134,7 +134,10 @@ def check_hint(text: str) -> list[str]:
     """What is wrong with `costsched TEXT` ('' parts: nothing)."""
     problems = []
     for alternative in re.split(r"\s+\|\s+", text):
-        words = [w.strip("[]") for w in alternative.replace("{}", "X").split()]
+        # A placeholder is a word ('--cloud {}'), or the options a word is followed by
+        # where it is glued to one ('daemon install{}': ' --db URL' or nothing).
+        filled = re.sub(r"(?<=\w)\{\}", " X", alternative).replace("{}", "X")
+        words = [w.strip("[]") for w in filled.split()]
         words = [w for w in words if w and w != "..."]
         # 'throughput set/import': either subcommand.
         if len(words) >= 2 and "/" in words[1] and not words[1].startswith("-"):

@@ -101,14 +101,15 @@ def test_a_mistyped_name_given_alone_gets_the_close_name_before_not_set(
     for name in ("HF_TOKN", "EPOCH"):
         monkeypatch.delenv(name, raising=False)
     path = tmp_path / "task.yaml"
-    for option, typed, close, noun in (("--secret", "HF_TOKN", "HF_TOKEN", "secret"),
-                                       ("--env", "EPOCH", "EPOCHS", "env")):
+    for option, typed, close, noun, fix in (
+            ("--secret", "HF_TOKN", "HF_TOKEN", "secret", "HF_TOKEN"),
+            ("--env", "EPOCH", "EPOCHS", "env", "EPOCHS=VALUE")):
         code, lines = launch(tmp_path, option, typed)
         assert code == 2
         assert lines == [
-            f"error: {path}: field {noun}s: {typed!r} is given by {option} but the task has "
-            f"no such {noun}; did you mean {close!r}? (for a new {noun}, write it under "
-            f"{noun}s in the task)"]
+            f"error: {path}: field {noun}s.{close} is given no value, and {option} gives "
+            f"{typed!r}, which the task has not; did you mean {close!r}? ({option} {fix} "
+            "gives it)"]
     made = sorted(p.name for p in tmp_path.iterdir() if p.name != "user-dirs")  # caches aside
     assert made == ["task.yaml"]  # no store made
 

@@ -181,7 +181,7 @@ def test_the_on_demand_market_is_written_one_way(store: PriceStore, cli) -> None
     store.jobs.end_placement(job, at + timedelta(hours=1))
     store.jobs.transition(job, "failed", at=at + timedelta(hours=1))
     shown = cli("status", "--no-reconcile").output
-    assert "launch on gcp us-central1 a2-highgpu-1g on-demand: billed 1.00 h" in shown, shown
+    assert "launch on gcp us-central1 a2-highgpu-1g on-demand: billed 1.0000 h" in shown, shown
     refused = cli("migrate", "odjob", "--to", "gcp us-central1 a2-highgpu-1g ondemand")
     assert refused.exit_code == 2
     assert "expected one of on-demand, spot; did you mean 'on-demand'?" in refused.output
