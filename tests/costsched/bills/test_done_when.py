@@ -104,4 +104,4 @@ def test_the_command_line_shows_the_same(s3, cli, db_path: Path) -> None:  # noq
     result = cli("report", "--billed", "--until", "2024-06-01T10:00Z")
     assert result.exit_code == 0, result.output
     assert "Billed against estimated, per job" in result.output
-    assert "aws-job" in result.output and "$0.21" in result.output
+    assert "aws-job" in result.output and "$0.2051" in result.output
