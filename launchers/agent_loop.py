@@ -198,9 +198,10 @@ class Agent:
             argv = self.container.run_argv(command, self.code_dir, env,
                                            self.container.starting(phase),
                                            keep=phase == "setup", first=first)
-        if self.container is None and first:
+        said = fallback_said(shell) if self.container is None and first else b""
+        if said:
             with (self.workdir / JOB_LOG).open("ab") as out:  # before its first command
-                out.write(fallback_said(shell))
+                out.write(said)
         masked = log_masking.values_of(self.masked, env)
         if masked:
             return log_masking.start(argv, env, self.code_dir, self.workdir / JOB_LOG, masked)
