@@ -20,6 +20,7 @@ plan names them, and `launch` refuses, in one line, until they are given (`TaskS
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
@@ -425,6 +426,11 @@ def _mounts(value: Any, location: Any, values: Mapping[str, str | None], cloud_d
         where = f"file_mounts.{raw_path}"
         if not isinstance(path, str) or not path.strip():
             raise fail("file_mounts", f"{written(raw_path)}: expected a path on the instance")
+        # Refused here, not at the instance's start: the local launcher places every
+        # mount under a folder of its own, which '..' would leave.
+        if ".." in PurePosixPath(path).parts:
+            raise fail(where, f"{written(raw_path)}: expected a path on the instance "
+                       "without '..'")
         uri, mode = fields.bucket_of(source, path, cloud_default, fail)
         bucket = fields.is_bucket(uri)
         mount = {"path": path, "source": uri, "mode": mode if bucket else "COPY"}

@@ -159,6 +159,8 @@ def test_a_bucket_mount_is_the_checkpoint_location() -> None:
      "low, medium"),
     ("file_mounts: {/a: r2://bucket}\nresources: {accelerators: V100}\nrun: x",
      "file_mounts./a", "`sky launch`"),
+    ("file_mounts: {/data/../etc: ./configs}\nresources: {accelerators: V100}\nrun: x",
+     "file_mounts./data/../etc", "expected a path on the instance without '..'"),
     ("resources: {job_recovery: {strategy: FAILOVER, max_restarts_on_errors: -1}}\nrun: x",
      "resources.job_recovery.max_restarts_on_errors", "expected a whole number of restarts"),
     ("resources: {job_recovery: {max_restarts_on_errors: two}}\nrun: x",
