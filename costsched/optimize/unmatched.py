@@ -60,7 +60,7 @@ from costsched.optimize.unmatched_words import (
     where_words,
 )
 from costsched.throughput import GPU_SPECS
-from costsched.vocabulary import ALTERNATIVE_DROPPED, did_you_mean, word
+from costsched.vocabulary import ALTERNATIVE_DROPPED, ORDER_DROPPED, did_you_mean, word
 
 # A plan of a time older than this is of the past: today's prices would not fill it.
 RECENT = timedelta(days=2)
@@ -138,6 +138,7 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
     """Why no alternative of a task (`Constraints.alternatives`) has an offering, each
     named with what it asks (`alternative_said`); None when one has."""
     c, cpu, said = job.job.constraints, isinstance(job.table, CpuWork), []
+    numbers = _numbers_in_task(job, len(c.alternatives))
     kept = [(i, own) for i, alt in enumerate(c.alternatives, 1)
             if (own := within(c, alt)) is not None]
     for i, own in kept or [(0, replace(c, alternatives=()))]:
@@ -148,9 +149,17 @@ def _each_alternative(job: Workload, market: pd.DataFrame, at: datetime,
             return missing
         if missing is None:
             return None
-        said.append(alternative_said(i, own, missing, market, cpu))
+        said.append(alternative_said(numbers[i - 1], own, missing, market, cpu))
     return Missing(said[0] if len(said) == 1 else
                    "none of its alternatives has an offering: " + "; ".join(said))
+
+
+def _numbers_in_task(job: Workload, kept: int) -> list[int]:
+    """The number (from 1) each of a job's `kept` alternatives has in its task: its place
+    in the task's `ordered:` list, those dropped as the task was read counted, as every
+    line of a plan numbers them (`unmatched_order.PassedOver`); else its place among them."""
+    places = [j for j, item in enumerate(job.order, 1) if not item.get(ORDER_DROPPED)]
+    return places if len(places) == kept else list(range(1, kept + 1))
 
 
 def alternative_said(i: int, own: Constraints, missing: Missing, market: pd.DataFrame,

@@ -214,6 +214,21 @@ def test_no_plan_names_the_alternative_and_what_it_lacks(tmp_path: Path) -> None
         "in us-east-1" in plan.reason
 
 
+def test_no_plan_numbers_ordered_alternatives_as_the_task_does(tmp_path: Path) -> None:
+    # The first alternative is dropped as the task is read (a cloud costsched does not run
+    # on): the others keep their numbers in the task, as a plan with a choice names them.
+    text = ("name: none\nresources:\n  ordered:\n"
+            "    - {accelerators: H100:1, infra: lambda}\n"
+            "    - {accelerators: L4:1, infra: gcp/asia-south1, use_spot: true}\n"
+            "    - {accelerators: A10G:1, infra: aws/af-south-1}\nrun: x\n")
+    plan = service.plan(str(tmp_path / "empty.sqlite"), task(text), at=NOW).jobs[0]
+    assert plan.best is None
+    assert plan.reason.startswith("job none: none of its alternatives has an offering: "
+                                  "alternative 2 (L4:1 spot in gcp, asia-south1): "), plan.reason
+    assert "; alternative 3 (A10G:1 on-demand in aws, af-south-1): " in plan.reason
+    assert "alternative 1 (" not in plan.reason
+
+
 def test_an_ordered_alternative_of_one_zone_is_first_in_that_zone_only(
         tmp_path: Path) -> None:
     from costsched.store import PriceStore
