@@ -41,6 +41,7 @@ from costsched.optimize.unmatched_order import (
     in_alternative,
     passed_over,
 )
+from costsched.rest_cost import of_row
 
 BASELINE_GPU = "V100"
 # The job a plan is of: a `Workload`, or one with more said of it (the job spec's
@@ -388,8 +389,9 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
 
 def budget_short_said(job: Workload, row: pd.Series, raise_to: str = "") -> str:
     """'job NAME: budget $0.012 is $0.0721 short: the cheapest offering it allows, OFFERING,
-    costs $0.0841 ($0.0838 of it to start it; first start 0.08333 h: ... + 5 min warm-up
-    ([migration] warmup_minutes)); raise constraints.budget in job.yaml to 0.10'. The
+    costs $0.0841 ($0.0003 for 0.0004 h of work + $0.0838 for 0.0833 h to start it, each at
+    $1.0060/h; first start 0.08333 h: ... + 5 min warm-up ([migration] warmup_minutes));
+    raise constraints.budget in job.yaml to 0.10': its cost itemised (`rest_cost`). The
     figures at the plan's table's precision (under a dime at four decimals: '$0.0125', not
     '$0.01'); `row`: the offering priced (`planner.budget_short`); `raise_to`: the budget
     that launches it, as `launch` reckons it ('' when not known here:
@@ -406,11 +408,17 @@ def budget_short_said(job: Workload, row: pd.Series, raise_to: str = "") -> str:
     which = ("offering that meets the deadline" if c.deadline_hours is not None
              else "offering it allows")  # a job without a deadline is not told of one
     mark, said = estimate_said(job, row)  # as the plan's table marks its figures
-    # the start rests on no estimated speed: its hours are the restart model's
-    start = (f" ({usd(start_usd, places)} of it to start it; {job.start_said()})"
-             if start_usd > 0 else f" (its {job.start_said()})" if job.start_left_out
-             else "")
+    # Its parts (work, preemptions, start: `rest_cost`) where the row is the decision
+    # model's; after them, in the same brackets, what its mark means and where its start
+    # hours come from (they rest on no estimated speed).
+    rest = of_row(row)
+    of_it = f"{usd(start_usd, places)} of it to start it; " if rest is None else ""
+    start = (of_it + job.start_said() if start_usd > 0 else
+             f"its {job.start_said()}" if job.start_left_out else "")
+    words = "; ".join(filter(None, [said.strip().removeprefix("(").removesuffix(")"), start]))
+    priced = (rest.said(places, mark, f"; {words}" if words else "") if rest is not None
+              else f"{cost}{mark} ({words})" if words else f"{cost}{mark}")
     fix = change(job, ["budget"], "raise")
     return (f"job {job.name}: budget {budget} is {short}{mark} short: the cheapest {which}, "
-            f"{row['offering']}, costs {cost}{mark}{said}{start}; {fix}"
+            f"{row['offering']}, costs {priced}; {fix}"
             + (f" to {raise_to}" if raise_to else ""))

@@ -34,8 +34,8 @@ def test_a_budget_refusal_on_an_estimated_speed_is_marked_and_names_the_key(
     out = cli("plan", job, "--at", AT)
     assert out.exit_code == 1, out.output
     line = _refusal(out)
-    assert re.search(r"budget \$1\.00 is \$[\d.,]+\* short: .* costs \$[\d.,]+\* \(\* from an "
-                     r"estimated speed on 1xA100", line), line
+    assert re.search(r"budget \$1\.00 is \$[\d.,]+\* short: .* costs \$[\d.,]+\* \([^;]+ h of work "
+                     r"at \$[\d.]+/h; \* from an estimated speed on 1xA100", line), line
     assert "`throughputs: {A100: STEPS_PER_S}` in " in line and str(job.name) in line, line
 
 
@@ -54,8 +54,8 @@ def test_estimated_steps_mark_the_refusal_and_name_the_reference(
                reference_gpu="T4",
                constraints={"gpu_models": ["A100"], "gpu_counts": [1], "budget": 1.0})
     line = _refusal(cli("plan", job, "--at", AT))
-    assert re.search(r"costs \$[\d.,]+\* \(\* from the steps of 200 h of work on 1xT4 at an "
-                     r"estimated speed", line), line
+    assert re.search(r"costs \$[\d.,]+\* \([^;]+ h of work at \$[\d.]+/h; \* from the "
+                     r"steps of 200 h of work on 1xT4 at an estimated speed", line), line
     assert "`throughputs: {T4: STEPS_PER_S}`" in line, line
 
 

@@ -131,11 +131,15 @@ def _reason(tmp_path: Path, text: str) -> tuple[str, str]:
 def test_a_budget_short_names_its_start_and_the_budget_that_launches_it(
         tmp_path: Path, cloud_launcher: str) -> None:
     reason, path = _reason(tmp_path, BUDGET)
-    found = re.search(r"costs \$(\d+\.\d+) \(\$(\d+\.\d+) of it to start it; first start "
-                      r"(\d+\.\d+) h: .*5 min warm-up \(\[migration\] warmup_minutes\)\)",
+    # its cost itemised (work and start, each at the offering's price), then where the
+    # start's hours come from
+    found = re.search(r"costs \$(\d+\.\d+) \(\$(\d+\.\d+) for [\d.]+ h of work \+ "
+                      r"\$(\d+\.\d+) for [\d.]+ h to start it, each at \$1\.0060/h; first "
+                      r"start (\d+\.\d+) h: .*5 min warm-up \(\[migration\] warmup_minutes\)\)",
                       reason)
     assert found is not None, reason
-    cost, start, start_hours = (float(v) for v in found.groups())
+    cost, work, start, start_hours = (float(v) for v in found.groups())
+    assert round(work + start, 4) == cost, reason  # the parts add up as written
     assert start < cost and start > cost / 2, reason  # most of it is the start
     # the start multiplies out: its hours at the offering's price
     assert re.search(r"g5\.xlarge on-demand", reason), reason

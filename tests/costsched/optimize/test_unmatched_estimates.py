@@ -34,7 +34,8 @@ def test_a_budget_short_on_an_estimated_speed_is_marked(offerings) -> None:  # n
     job = _job(throughputs={"V100": 5.0}, steps=400_000,
                constraints={"gpu_models": ["K80"], "budget": 0.5})
     reason = plan_job(job, offerings).reason
-    assert re.search(r"is \$[\d.,]+\* short: .* costs \$[\d.,]+\* \(\* from an estimated speed "
+    assert re.search(r"is \$[\d.,]+\* short: .* costs \$[\d.,]+\* \([^;]+, each at \$[\d.]+/h; "
+                     r"\* from an estimated speed "
                      r"on \d+xK80: `throughputs: \{(\"K80:\d+\"|K80): STEPS_PER_S\}` in "
                      r"fit\.yaml",
                      reason), reason
