@@ -7,7 +7,7 @@ ranking, the policy's decision) and let the machine carry them out. A launcher i
 (`launchers.make_launcher`), so the core never imports a backend.
 
 One module a job: `launches` (launch, start), `watch` (reconcile, recover), `move`
-(migrate), `statuses` (status, logs, follow), `stopping`, `budgets` (alarms), `caps`
+(migrate), `statuses` (status), `job_logs` (logs, follow), `stopping`, `budgets` (alarms), `caps`
 (budgets that stop spending, at every watch), `budget_launch` (budgets at launch) and
 `sweep` (ending the instances that run for no job, at the daemon's watch);
 beneath them `steps` (carrying moves out), `candidates` (the offerings to try) and `runs`
@@ -32,7 +32,7 @@ _MODULES = {
     "namesakes": "runs",
     "progress": "runs", "steps_left": "runs",
     "Failure": "statuses", "JobStatus": "statuses",
-    "every_log": "statuses", "follow": "statuses", "logs": "statuses", "status": "statuses",
+    "every_log": "job_logs", "follow": "job_logs", "logs": "job_logs", "status": "statuses",
     "stop": "stopping",
     "advance_moves": "watch", "reconcile": "watch", "settle": "watch",
 }
@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from costsched.service.jobs.budgets import budgets_now
     from costsched.service.jobs.caps import BudgetState, budget_states, raise_budget
     from costsched.service.jobs.decider import measured_rates
+    from costsched.service.jobs.job_logs import every_log, follow, logs
     from costsched.service.jobs.launches import (
         NotLaunched,
         launch,
@@ -75,14 +76,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         progress,
         steps_left,
     )
-    from costsched.service.jobs.statuses import (
-        Failure,
-        JobStatus,
-        every_log,
-        follow,
-        logs,
-        status,
-    )
+    from costsched.service.jobs.statuses import Failure, JobStatus, status
     from costsched.service.jobs.stopping import stop
     from costsched.service.jobs.watch import advance_moves, reconcile, settle
 

@@ -19,7 +19,7 @@ from costsched.service import jobs as service
 from costsched.service import views
 from costsched.service.jobs import caps, over_cap
 from costsched.service.jobs.caps import raise_budget
-from costsched.service.jobs.statuses import every_log
+from costsched.service.jobs.job_logs import every_log
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices

@@ -18,7 +18,6 @@ import yaml
 
 from costsched.model import InvalidInput
 from costsched.service import jobs as service
-from costsched.service.jobs import statuses as status_module
 from costsched.store import PriceStore
 from launchers.checkpoints import open_store
 from launchers.local import LocalLauncher
@@ -96,15 +95,6 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     assert refused.exit_code != 0
     assert ("has succeeded: only a stopped or failed job, or one that ended short of its "
             "steps, can be started again") in " ".join(refused.output.split())
-
-
-def test_new_lines_after_a_scrolled_window() -> None:
-    seen = ["a\n", "b\n", "c\n"]
-    assert status_module._new_lines(seen, ["b\n", "c\n", "d\n"]) == ["d\n"]
-    assert status_module._new_lines(seen, ["a\n", "b\n", "c\n", "d\n"]) == ["d\n"]
-    assert status_module._new_lines(seen, ["a\n", "b\n", "c\n"]) == []
-    assert status_module._new_lines([], ["x\n"]) == ["x\n"]
-    assert status_module._new_lines(seen, ["x\n", "y\n"]) == ["x\n", "y\n"]
 
 
 def test_a_workdir_above_the_limit_is_refused_before_anything_is_stored(
