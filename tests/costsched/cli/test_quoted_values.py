@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import yaml
 
-from costsched.cli.status_lines import _short_next
+from costsched.cli.status_next import short_next
 from costsched.work import as_in_file, declared_steps
 
 
@@ -27,11 +27,11 @@ def _quoted(line: str) -> dict:
 
 def test_the_ended_short_hint_quotes_the_steps_as_the_file_takes_them() -> None:
     sky = {"source": "short.yaml", "spec": {"task": {"sky": True}}}
-    line = _short_next(_went_nowhere(sky, 2000.0))
+    line = short_next(_went_nowhere(sky, 2000.0))
     assert line.endswith("(check its `run` against costsched.steps: 2000 in short.yaml)"), line
     assert _quoted(line) == {"costsched.steps": 2000}
     own = {"source": "job.yaml", "spec": {"name": "x"}}
-    assert _quoted(_short_next(_went_nowhere(own, 1_500_000.0))) == {"steps": 1_500_000}
+    assert _quoted(short_next(_went_nowhere(own, 1_500_000.0))) == {"steps": 1_500_000}
 
 
 def test_a_value_is_quoted_as_yaml_reads_it() -> None:

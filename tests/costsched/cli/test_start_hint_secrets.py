@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from costsched import launch_secrets
-from costsched.cli.status_lines import _secrets_for_start
+from costsched.cli.status_next import secrets_for_start
 from costsched.redact import redact
 
 HINT = "stopped at its own budget: ...; give it enough: `costsched start houses --budget 0.01`"
@@ -30,18 +30,18 @@ def new_shell(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_secret_this_shell_lacks_is_said_under_the_start_hint() -> None:
-    [line] = _secrets_for_start(job(["HF_TOKEN"]), [HINT])
+    [line] = secrets_for_start(job(["HF_TOKEN"]), [HINT])
     assert line == ("a start takes its secret HF_TOKEN from your shell, which has no value "
                     "for it: set HF_TOKEN first, or add --secret NAME=VALUE for each to the "
                     "command")
     assert redact(line) == line  # nothing in it reads as a value to mask
-    [two] = _secrets_for_start(job(["HF_TOKEN", "WANDB_API_KEY"]), [HINT])
+    [two] = secrets_for_start(job(["HF_TOKEN", "WANDB_API_KEY"]), [HINT])
     assert "secrets HF_TOKEN, WANDB_API_KEY" in two and "set HF_TOKEN and WANDB_API_KEY" in two
 
 
 def test_nothing_more_where_the_shell_has_them_or_no_hint_names_start(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _secrets_for_start(job(["HF_TOKEN"]), ["resumes from step 600"]) == []
-    assert _secrets_for_start(job([]), [HINT]) == []
+    assert secrets_for_start(job(["HF_TOKEN"]), ["resumes from step 600"]) == []
+    assert secrets_for_start(job([]), [HINT]) == []
     monkeypatch.setenv("HF_TOKEN", "x" * 24)
-    assert _secrets_for_start(job(["HF_TOKEN"]), [HINT]) == []
+    assert secrets_for_start(job(["HF_TOKEN"]), [HINT]) == []

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from costsched import launch_secrets
-from costsched.cli.status_lines import _next_to_start, _secrets_for_start
+from costsched.cli.status_next import next_to_start, secrets_for_start
 
 AHEAD = ("it will be stopped at its budget at between about 31% and 53%: give it more: "
          "`costsched start capped --budget USD` after its stop")
@@ -31,17 +31,17 @@ def new_shell(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("state", ["running", "succeeded", "pending", "recovering"])
 def test_no_secret_line_under_a_job_no_start_applies_to(state: str) -> None:
-    assert _secrets_for_start(job(state), [AHEAD]) == []  # was: the secret line
+    assert secrets_for_start(job(state), [AHEAD]) == []  # was: the secret line
 
 
 @pytest.mark.parametrize(("state", "short"), [("stopped", ""), ("failed", ""),
                                               ("succeeded", "exited 0 at step 1,000 ...")])
 def test_the_secret_line_under_a_job_a_start_applies_to(state: str, short: str) -> None:
-    [line] = _secrets_for_start(job(state, short), [HINT])
+    [line] = secrets_for_start(job(state, short), [HINT])
     assert line.startswith("a start takes its secret WANDB_API_KEY from your shell")
 
 
 def test_the_secret_line_stands_next_to_the_start_hint() -> None:
     said = ["instance local-12", HINT, "throughput: ok"]
-    added = _secrets_for_start(job("stopped"), said)
-    assert _next_to_start(said, added) == ["instance local-12", HINT, *added, "throughput: ok"]
+    added = secrets_for_start(job("stopped"), said)
+    assert next_to_start(said, added) == ["instance local-12", HINT, *added, "throughput: ok"]

@@ -4,7 +4,7 @@ time the checkpoint was saved; and the start hint of a failed job in the same te
 
 from __future__ import annotations
 
-from costsched.cli.status_lines import _starts_again
+from costsched.cli.status_next import starts_again
 from costsched.service.jobs.resumed_words import inferred, resumed_words
 
 
@@ -39,12 +39,12 @@ def test_a_checkpoint_at_its_last_step_lost_none_however_its_step_is_known() -> 
 
 
 def test_a_failed_job_s_start_hint_says_about_a_step_read_off_the_time() -> None:
-    assert _starts_again(5, 60) == ("`costsched start 5` starts it again from step 60, its "
+    assert starts_again(5, 60) == ("`costsched start 5` starts it again from step 60, its "
                                     "newest verified checkpoint's")
-    assert _starts_again(5, 398, True) == (
+    assert starts_again(5, 398, True) == (
         "`costsched start 5` starts it again from about step 398, its newest verified "
         "checkpoint's, read off the time it was saved")
-    assert _starts_again(5, 0, True).endswith("from step 0: it published no checkpoint")
+    assert starts_again(5, 0, True).endswith("from step 0: it published no checkpoint")
 
 
 def test_a_restart_on_errors_says_about_a_step_read_off_the_time() -> None:

@@ -4,7 +4,7 @@ resumes from the start, as none would, in a recovery's words and a start's hint 
 
 from __future__ import annotations
 
-from costsched.cli.status_lines import _starts_again
+from costsched.cli.status_next import starts_again
 from costsched.service.jobs.resumed_words import resumed_words, resumes_from_checkpoint
 
 
@@ -21,7 +21,7 @@ def test_a_recovery_and_a_start_from_step_0_say_no_checkpoint() -> None:
     for inferred in (False, True):
         assert resumed_words(0.0, 55, True, inferred=inferred) == (
             "resumes from step 0 (no checkpoint: from the start): 55 steps lost")
-    assert _starts_again(7, 0.0, True) == (
+    assert starts_again(7, 0.0, True) == (
         "`costsched start 7` starts it again from step 0: it published no checkpoint")
-    assert _starts_again(7, 1.0) == (
+    assert starts_again(7, 1.0) == (
         "`costsched start 7` starts it again from step 1, its newest verified checkpoint's")
