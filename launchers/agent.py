@@ -22,7 +22,8 @@ progress file. SIGTERM to the agent, or a notice, becomes SIGTERM for the job.
 WORKDIR/status.json (written atomically)
 says {"state": "running", "step", "step_at", "checkpoint_version", "checkpoint_step",
 "checkpoint_step_inferred", "checkpoint_error"} while the job runs (with "no_step_after":
-60 once its command has run that many seconds without writing its step, `launchers.unseen`),
+s once its command has run that many seconds without writing its step: a minute, or three
+of its checkpoint intervals when shorter, `launchers.unseen`),
 and once it has exited
 (after a last publish) {"state": "stopped" | "succeeded" | "failed", "exit_code",
 "checkpoint_version", "checkpoint_step", "checkpoint_step_inferred", "detail", "step",

@@ -37,7 +37,7 @@ from launchers.procfs import group_members, has_proc
 from launchers.progress_readings import INFERRED, ProgressReadings, read_progress
 from launchers.publisher import Publisher, restore, settle_seconds
 from launchers.status_file import NO_STEP, write_status
-from launchers.unseen import AFTER_SECONDS, overdue
+from launchers.unseen import overdue, wait_seconds
 
 log = logging.getLogger("costsched.agent")
 
@@ -399,7 +399,8 @@ class Agent:
 def no_step(began: float | None, step: int | None) -> dict:
     """{"no_step_after": seconds} once the command has run that long past its setup
     without writing its step to its progress file (`launchers.unseen`), else {}."""
-    return {NO_STEP: AFTER_SECONDS} if overdue(began, step is not None) else {}
+    wait = wait_seconds()
+    return {NO_STEP: wait} if overdue(began, step is not None, wait) else {}
 
 
 # What the agent's own environment holds only for the agent (`local_env.ENV_AGENT_ONLY`,

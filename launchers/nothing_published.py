@@ -8,27 +8,9 @@ of the job contract not seen)."""
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Mapping
+from launchers.unseen import overdue, took, wait_seconds
 
-from launchers.unseen import AFTER_SECONDS, overdue, took
-
-INTERVALS = 3  # ...or this many of its checkpoint intervals, when they are shorter
-INTERVAL_ENV = "COSTSCHED_CHECKPOINT_MINUTES"  # `optimize.checkpoint_interval.ENV`
 DOC = "docs/checkpoints.md#nothing-published"
-
-
-def wait_seconds(environ: Mapping[str, str] = os.environ) -> float:
-    """How long the command runs with nothing published before it is said: AFTER_SECONDS,
-    or INTERVALS checkpoint intervals when the job was given a shorter one."""
-    try:
-        minutes = float(environ.get(INTERVAL_ENV, ""))
-    except ValueError:
-        return AFTER_SECONDS
-    if not math.isfinite(minutes) or minutes <= 0:
-        return AFTER_SECONDS
-    return min(AFTER_SECONDS, INTERVALS * minutes * 60)
 
 
 def note(began: float | None, published: bool, now: float | None = None,

@@ -56,7 +56,8 @@ def set_prices(store: PriceStore, prices: dict[str, float], at: datetime) -> Non
     store.ingest(pd.DataFrame([offer(z, p, at) for z, p in prices.items()]))
 
 
-def write_spec(tmp_path: Path, name: str = "train", run: str | None = None) -> Path:
+def write_spec(tmp_path: Path, name: str = "train", run: str | None = None,
+               envs: dict[str, str] | None = None) -> Path:
     spec = {
         "name": name,
         # A slow job in the model's eyes (0.01 steps/s: 40 hours), so that a cheaper zone
@@ -66,6 +67,7 @@ def write_spec(tmp_path: Path, name: str = "train", run: str | None = None) -> P
         "run": run or f"{sys.executable} {TRAIN} {TRAIN_ARGS}",
         "constraints": {"regions": ["us-east-1"], "markets": ["spot"]},
         "checkpoint": {"interval_minutes": 30, "size_gb": 1.0},
+        **({"envs": envs} if envs else {}),
     }
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(spec))
@@ -112,14 +114,16 @@ def wait_for(predicate: Callable[[], T], seconds: float = SETTLE, poll: float = 
         time.sleep(poll)
 
 
-def launch(world: World, script: str, *args: object, name: str = "job.py") -> tuple[Any, str]:
+def launch(world: World, script: str, *args: object, name: str = "job.py",
+           envs: dict[str, str] | None = None) -> tuple[Any, str]:
     """The job that runs `script` (written as `name` in the test's folder) with `args`,
-    launched with its checkpoints under the test's folder: (the job, its instance)."""
+    launched with its checkpoints under the test's folder (and `envs` in its spec): (the
+    job, its instance)."""
     store, launcher, tmp = world
     path = tmp / name
     path.write_text(script)
     run = " ".join([sys.executable, str(path), *(str(a) for a in args)])
-    [job] = service.launch(store, write_spec(tmp, run=run), launcher=launcher,
+    [job] = service.launch(store, write_spec(tmp, run=run, envs=envs), launcher=launcher,
                            wait_seconds=SETTLE, checkpoint_root=str(tmp / "checkpoints"))
     return job, instance_of(store, job.id)
 

@@ -99,7 +99,8 @@ def test_a_job_that_reports_no_step_and_saves_elsewhere_is_told_its_work_is_lost
 
 def test_a_job_that_publishes_nothing_is_told_so_while_it_runs(world) -> None:  # noqa: F811
     """Its status says, once its command ran three of its checkpoint intervals (or a
-    minute), that nothing was published and where its checkpoints must go; not before."""
+    minute), that nothing was published and where its checkpoints must go, and that it
+    reports no step; not before."""
     store, launcher, tmp = world
     script = tmp / "elsewhere.py"
     script.write_text(ELSEWHERE)
@@ -113,10 +114,16 @@ def test_a_job_that_publishes_nothing_is_told_so_while_it_runs(world) -> None:  
     wait_for(lambda: "training" in launcher.logs(first, tail=5))
     [s] = service.status(store, launcher, job.id, reconcile_first=False)
     assert not any("nothing published" in line for line in problems(s))
-    wait_for(lambda: launcher.status(first).checkpoint_error, seconds=120)
+    # (both: the agent reads its clock for each, moments apart)
+    wait_for(lambda: launcher.status(first).checkpoint_error and
+             launcher.status(first).no_step_after, seconds=120)
     [s] = service.status(store, launcher, job.id, reconcile_first=False)
     assert problems(s) == [
         "checkpoints not published: nothing published from $CHECKPOINT_DIR in the first 9 s "
         "of its run: a recovery now starts it over from step 0; write its checkpoints under "
         "$CHECKPOINT_DIR (what it writes anywhere else is not kept; see "
-        "docs/checkpoints.md#nothing-published)"]
+        "docs/checkpoints.md#nothing-published)",
+        # it writes no step either: said at the same time, under the same rule
+        "no step reported in 9 s of its run: write the step to $COSTSCHED_PROGRESS_FILE "
+        "(docs/job-contract.md); until then its forecast and moves assume none of its "
+        "1,500 steps done"]
