@@ -21,7 +21,8 @@ from costsched import daemon as scheduled
 from costsched.cli.common import (
     DbOption,
     JsonOption,
-    NewDbOption,
+    OpenedDbOption,
+    announce_new_store,
     console,
     friendly_errors,
     print_json,
@@ -44,6 +45,7 @@ from costsched.daemon.supervisor import Installed, Supervisor
 from costsched.model import InvalidInput
 from costsched.redact import redact
 from costsched.service.stores import open_store
+from costsched.store.database import default_url, resolve_url
 from costsched.store.leases import holder_name, process_gone
 from costsched.vocabulary import counted
 
@@ -323,7 +325,7 @@ KindOption = Annotated[str | None, typer.Option(
 @app.command("install")
 @friendly_errors
 def install_cmd(
-    db: NewDbOption = None,
+    db: OpenedDbOption = None,
     print_only: Annotated[bool, typer.Option(
         "--print", help="Only show what would be written, and where.")] = False,
     now: Annotated[bool, typer.Option(
@@ -333,13 +335,20 @@ def install_cmd(
     """Keep a daemon running for this store on this machine across reboots: a systemd
     user unit where systemd runs, else crontab lines (at reboot, and a keep-alive every 10
     minutes); the other lines of your crontab are kept."""
-    loaded = config_module.load()
-    store = open_store(db)
+    kind, loaded = install.checked_kind(kind), config_module.load()
     keepers, flags = install.Keepers.here(), _db_flag(db)
-    # (where neither kind can keep one here: what cron's would be, shown by --print only)
-    plan = install.plan(store.url, loaded, log_path(store.url, loaded.config),
-                        kind or keepers.kind() or "cron")
     refused = keepers.refusal(kind, flags)
+    if refused and not print_only:  # said before anything is made: no store, log or unit
+        meanwhile = "" if keepers.kind() else f"; {_meanwhile(db, loaded.config)}"
+        raise typer.Exit(_error(refused + meanwhile))
+    if print_only:  # what would be written makes nothing: not the store, nor its folder
+        url = resolve_url(db, make_folder=False) if db else default_url(make_folder=False)
+    else:
+        announce_new_store(db)
+        url = open_store(db).url
+    # (where neither kind can keep one here: what cron's would be, shown by --print only)
+    plan = install.plan(url, loaded, log_path(url, loaded.config, make_folder=not print_only),
+                        kind or keepers.kind() or "cron")
     again = f"costsched daemon install --kind {plan.kind} --now{flags}"
     if print_only:
         if plan.kind == "systemd":
@@ -351,9 +360,6 @@ def install_cmd(
         if refused:
             _say(f"Not written as this machine is: {refused}.")
         return
-    if refused:  # nothing written: nothing here would run it
-        meanwhile = "" if keepers.kind() else f"; {_meanwhile(db, loaded.config)}"
-        raise typer.Exit(_error(refused + meanwhile))
     if plan.kind == "systemd":
         assert plan.path is not None
         plan.path.parent.mkdir(parents=True, exist_ok=True)

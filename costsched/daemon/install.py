@@ -106,11 +106,17 @@ class Keepers:
                 + "; ".join(filter(None, why.values())))
 
 
-def plan(url: str, loaded: Loaded, log: Path, kind: str) -> Install:
-    """What to write for the store at `url`, for `kind` (systemd or cron)."""
-    if kind not in KINDS:
+def checked_kind(kind: str | None) -> str | None:
+    """`kind` (None: not given) when it is one of KINDS; else the one line naming them."""
+    if kind is not None and kind not in KINDS:
         raise InvalidInput(f"--kind {kind!r}: expected one of {', '.join(KINDS)}"
                            + did_you_mean(kind, KINDS))
+    return kind
+
+
+def plan(url: str, loaded: Loaded, log: Path, kind: str) -> Install:
+    """What to write for the store at `url`, for `kind` (systemd or cron)."""
+    checked_kind(kind)
     env = _environment(url, loaded)
     argv = [*_costsched(), "daemon", "--installed", "--log", str(log)]
     name = unit_name(url)

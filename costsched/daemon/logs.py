@@ -19,8 +19,9 @@ from costsched.store.database import describe
 MAX_BYTES = 10_000_000  # a log this large is kept as <log>.1 when a daemon starts on it
 
 
-def log_path(url: str, config: Config) -> Path:
-    """Where the daemons of the store at `url` log (its folder is made)."""
+def log_path(url: str, config: Config, make_folder: bool = True) -> Path:
+    """Where the daemons of the store at `url` log (its folder is made, unless not
+    `make_folder`)."""
     if config.daemon.log_file:
         path = Path(config.daemon.log_file).expanduser().resolve()
     else:
@@ -34,6 +35,8 @@ def log_path(url: str, config: Config) -> Path:
             tag = hashlib.sha256(where.encode()).hexdigest()[:10]
             name = f"daemon-{parsed.host or 'local'}-{Path(database).name or 'db'}-{tag}.log"
             path = Path(platformdirs.user_state_dir("costsched")) / name
+    if not make_folder:
+        return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -80,23 +80,25 @@ class StoreBusy(StoreUnavailable):
     failure): running it again may succeed."""
 
 
-def default_url() -> str:
+def default_url(make_folder: bool = True) -> str:
     """COSTSCHED_DB if set, else a SQLite file in the platform's user data directory."""
     if os.environ.get(ENV_DB):
-        return resolve_url(os.environ[ENV_DB])
+        return resolve_url(os.environ[ENV_DB], make_folder)
     data_dir = Path(platformdirs.user_data_dir("costsched"))
-    return resolve_url(str(data_dir / "prices.sqlite"))
+    return resolve_url(str(data_dir / "prices.sqlite"), make_folder)
 
 
-def resolve_url(db: str) -> str:
+def resolve_url(db: str, make_folder: bool = True) -> str:
     """A SQLAlchemy URL as is; a plain path becomes a SQLite file URL (its directory is
-    created)."""
+    created, unless not `make_folder`: only named)."""
     if "://" in db:
         return db
     path = Path(db).expanduser().resolve()
     if path.is_dir():
         raise StoreError(f"store {path}: is a directory; expected a SQLite file path "
                          "(e.g. prices.sqlite) or a SQLAlchemy URL")
+    if not make_folder:
+        return f"sqlite:///{path}"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

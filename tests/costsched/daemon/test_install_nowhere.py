@@ -121,3 +121,29 @@ def test_a_unit_that_fails_to_enable_is_said_to_be_left_and_how_to_remove_it(
     assert unit.exists()
     _runs("costsched daemon uninstall")
     assert not unit.exists()
+
+
+def _files(root: Path) -> set[Path]:
+    """The files and folders under `root`, but the fakes' record of their calls and the
+    user cache (what a command keeps to start faster: the configuration it read)."""
+    cache = root / "user-dirs" / "xdg_cache_home"
+    return {p for p in root.rglob("*") if p.name != "calls.txt" and
+            p not in (cache.parent, cache) and cache not in p.parents}
+
+
+def test_a_refused_install_and_a_print_make_nothing_not_even_a_store(
+        world: World, fakes: Fakes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused where nothing keeps a daemon, or only shown (--print): no store made for a
+    --db that names none yet (nor for the default one), no log or its folder, no unit."""
+    monkeypatch.setenv("FAKE_SYSTEMCTL_EXIT", "1")
+    _no_crontab(world, monkeypatch)
+    new = world.tmp / "project" / "own.sqlite"  # (its folder does not exist either)
+    before = _files(world.tmp)
+    _refused("daemon", "install", "--db", str(new))
+    monkeypatch.delenv("COSTSCHED_DB")
+    _refused("daemon", "install")  # the default store, in the user data directory
+    assert _files(world.tmp) == before
+    said = invoke("daemon", "install", "--print", "--db", str(new))
+    assert f"for {new}" in said and "Not written as this machine is" in said, said
+    invoke("daemon", "install", "--print")
+    assert _files(world.tmp) == before
