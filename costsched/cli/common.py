@@ -103,8 +103,10 @@ def _read_store(given: str | None, db: str | None, makes: str = "") -> str | Non
              else "the default store")
     what = ("no costsched store in this database yet" if server else
             f"no such store ({missing.resolve()})" if missing else "")
-    makes = makes or (f"`costsched launch JOB.yaml`, {collect_hint()} or "
-                      "`costsched prices import FILE` makes one")
+    # (a launch makes a store --db names only when told to: `launch_store`)
+    launch = "costsched launch JOB.yaml" + (" --new-store" if given is not None else "")
+    makes = makes or (f"`{launch}`, {collect_hint()} or `costsched prices import FILE` "
+                      "makes one")
     err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; {user_text(makes)}",
                       highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)

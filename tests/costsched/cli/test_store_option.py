@@ -32,6 +32,8 @@ def test_a_reader_given_a_missing_store_names_it_and_creates_nothing(name: str,
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and str(typo) in lines[0] and "no such store" in lines[0]
+    # what makes it, as it works with that --db: a launch makes it only when told to
+    assert "`costsched launch JOB.yaml --new-store`" in lines[0], lines[0]
     assert not typo.exists()
 
 
