@@ -174,13 +174,23 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
     if missing is None and server is None:
         return db
     where = server if server is not None else str(missing.resolve()) if missing else ""
-    err_console.print(f"no store at {user_text(where)} yet: bundled list prices only "
-                      f"({user_text(collect_hint())} or `costsched prices import FILE` makes one)",
-                      highlight=False, soft_wrap=True)
+    _LIST_PRICES["where"] = where
     return IN_MEMORY
 
 
 IN_MEMORY = "sqlite://"  # an empty store that lives as long as the command
+_LIST_PRICES: dict[str, str] = {}  # the store `say_list_prices` names, once the input is read
+
+
+def say_list_prices(db: str | None) -> None:
+    """Say once, on stderr, that the command answers from the bundled list prices where
+    there is no store yet (`ListPricesDbOption`): called once its input is read, so that
+    input it refuses gets its one line and nothing more."""
+    where = _LIST_PRICES.pop("where", None) if db == IN_MEMORY else None
+    if where is not None:
+        err_console.print(f"no store at {user_text(where)} yet: bundled list prices only "
+                          f"({user_text(collect_hint())} or `costsched prices import FILE` "
+                          "makes one)", highlight=False, soft_wrap=True)
 
 
 def _writes_store(db: str | None) -> str | None:

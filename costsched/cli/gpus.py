@@ -25,6 +25,7 @@ from costsched.cli.common import (
     future_note,
     options,
     print_json,
+    say_list_prices,
     split_csv,
 )
 from costsched.clouds.hints import catalog_refresh_hint, collect_hint
@@ -71,6 +72,7 @@ def gpus(
         return
     with options(cloud="--cloud", at="--at"):
         future_note(at)
+        say_list_prices(db)
         rows = _rows(db, model, at, split_csv(cloud))
     if count is not None:
         rows = _of_count(rows, model or "", count)

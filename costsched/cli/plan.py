@@ -24,6 +24,7 @@ from costsched.cli.common import (
     future_line,
     options,
     print_json,
+    say_list_prices,
     stream_json,
     table,
     user_text,
@@ -114,6 +115,7 @@ def plan(
             # A file's deadline that has passed is refused as the file is read (--deadline
             # replaces it): before the catalog, the throughputs or the prices are.
             specs = read_jobs(jobs, report, at=None if deadline is not None else as_time(at))
+            say_list_prices(db)
             from costsched.service import plan as plan_jobs
             from costsched.service.stores import using
 

@@ -27,6 +27,7 @@ from costsched.cli.common import (
     options,
     parse_time,
     print_json,
+    say_list_prices,
     split_csv,
     table,
     user_text,
@@ -178,6 +179,7 @@ def show(
 ) -> None:
     """Offerings sorted by price per GPU-hour, with the spot discount against on-demand."""
     when = parse_time(at)
+    say_list_prices(db)
     with options(cloud="--cloud", market="--market", region="--region"):
         frame = prices(db, when, gpu_models=split_csv(gpu), clouds=split_csv(cloud),
                        regions=split_csv(region), markets=[market] if market else [],
@@ -243,6 +245,7 @@ def history(
     if since and until and parse_time(since, "--since") >= parse_time(until, "--until"):
         raise InvalidInput(f"--since {since}: expected a time before --until {until} (the end "
                            "of the period)")
+    say_list_prices(db)
     with options(since="--since", until="--until", market="--market", region="--region"):
         frame = price_history(db, instance, regions=split_csv(region),
                               markets=[market] if market else [], since=since or None,

@@ -115,6 +115,21 @@ def test_plan_and_gpus_without_a_store_use_the_list_prices_and_create_nothing(
     assert json.loads(result.stdout) and not db.exists()
 
 
+@pytest.mark.parametrize("argv", [["plan", "nothere.yaml"], ["gpus", "A10O"],
+                                  ["prices", "history", "--instance", "g4dn.xlarge",
+                                   "--since", "2026-02-01", "--until", "2026-01-01"]])
+def test_input_refused_without_a_store_is_its_one_line_not_the_list_prices_note(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The note that the bundled list prices answer comes once the input is read: a
+    refusal is the one line naming what is wrong."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COSTSCHED_DB", str(tmp_path / "not-yet.sqlite"))
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    [line] = result.output.splitlines()
+    assert line.startswith("error: ") and "bundled list prices" not in line, line
+
+
 def test_importing_a_path_that_does_not_exist_is_one_line_and_makes_no_store(
         tmp_path: Path) -> None:
     db, typo = tmp_path / "new.sqlite", tmp_path / "prices-befor.csv"
