@@ -112,13 +112,14 @@ def no_such_name(job: str, names: list[str]) -> str:
 
 def no_such_id(job_id: int, ids: list[int]) -> str:
     """The line that refuses a job id no job has, with the ids the store's jobs have
-    (`ids`, sorted): 'job 999: no such job in the store; its jobs: 1 to 18'."""
+    (`ids`, sorted): 'job 999: no such job in the store; it holds jobs 1 to 18'."""
     if not ids:
         return f"job {job_id}: no such job in the store; it holds no job yet"
-    held = (f"its job: {ids[0]}" if len(ids) == 1
-            else f"its jobs: {ids[0]} to {ids[-1]}" if ids[-1] - ids[0] == len(ids) - 1
-            else f"its jobs: {few_names([str(i) for i in ids])}")
-    return f"job {job_id}: no such job in the store; {held} (`costsched status` lists them)"
+    held = (f"it holds job {ids[0]} (`costsched status` shows it)" if len(ids) == 1
+            else f"it holds jobs {ids[0]} to {ids[-1]}" if ids[-1] - ids[0] == len(ids) - 1
+            else f"it holds jobs {few_names([str(i) for i in ids])}")
+    lists = "" if len(ids) == 1 else " (`costsched status` lists them)"
+    return f"job {job_id}: no such job in the store; {held}{lists}"
 
 
 def few_names(names: list[str], limit: int = 5) -> str:

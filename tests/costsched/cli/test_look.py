@@ -214,5 +214,5 @@ def test_an_id_the_store_does_not_hold_names_the_ids_it_does(
     job = finished_job(env["COSTSCHED_DB"], tmp_path / "instances")
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 2
-    assert result.stderr == (f"error: job 99: no such job in the store; its job: {job} "
-                             "(`costsched status` lists them)\n")
+    assert result.stderr == (f"error: job 99: no such job in the store; it holds job {job} "
+                             "(`costsched status` shows it)\n")
