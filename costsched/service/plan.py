@@ -119,7 +119,9 @@ class PlanResult:
     @property
     def table(self) -> pd.DataFrame:
         """One row per job: its best offering, expected hours and cost (its first start
-        counted once: `start_hours`, `start_cost`), and the reason when it has none."""
+        counted once: `start_hours`, `start_cost`), and the reason when it has none.
+        `work_assumed`: the job's file gives no work, so its hours and cost are those of an
+        hour of work (`JobPlan.job.work`), not a total."""
         rows = []
         best_of: dict[int, dict] = {}  # identical jobs share their ranking: read it once
         for i, p in enumerate(self.jobs):
@@ -130,7 +132,7 @@ class PlanResult:
                     c: None if ranked.empty else ranked[c].iloc[0]
                     for c in (*BEST_COLUMNS, "vs_on_demand_v100")}
             rows.append({"job": p.job.name, "model": p.job.job.model, "steps": p.job.job.steps,
-                         **best, "reason": p.reason})
+                         "work_assumed": bool(p.job.work_assumed), **best, "reason": p.reason})
         return pd.DataFrame(rows)
 
     def launch_of(self, index: int) -> LaunchPlacement | None:
