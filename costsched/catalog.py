@@ -278,3 +278,9 @@ def _retired_days() -> dict[tuple[str, str], pd.Timestamp]:
     gone = types[types["retired"].notna()]
     return dict(zip(zip(gone["cloud"], gone["instance_type"], strict=True), gone["retired"],
                     strict=True))
+
+
+def gpu_family(gpu: str) -> str:
+    """The family of a GPU model as the catalog names its variants: the name before its
+    variant's suffix ('A100' of 'A100-80GB', 'H100' of 'H100-MEGA')."""
+    return gpu.split("-", 1)[0].upper()

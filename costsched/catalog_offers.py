@@ -1,8 +1,11 @@
 """What the catalog offers instead of GPUs a job's clouds do not have at the count asked:
-the counts those clouds have the GPU at, and the clouds that have it at that count.
+the counts those clouds have the GPU at, a close model (of its family) they have at that
+count, and the clouds that have it at that count.
 
     offered_instead([("A100", 1)], {"aws"})
     # ['on aws A100 comes as 8 GPUs (p4d.24xlarge)', 'A100:1 is offered on gcp (a2-highgpu-1g)']
+    offered_instead([("A100", 1)], {"azure"})
+    # ['on azure a close model is offered: A100-80GB:1 (Standard_NC24ads_A100_v4)', ...]
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ TYPES_SHOWN = 3  # instance types named beside a count or a cloud
 
 
 def offered_instead(gpus: Sequence[tuple[str, int]], clouds: Collection[str]) -> list[str]:
-    """For each (GPU model, count) asked: the counts `clouds` have the model at, and the
-    other clouds that have it at that count, each with its instance types (types their
-    cloud retired are left out). No `clouds`: every cloud's counts."""
+    """For each (GPU model, count) asked: the counts `clouds` have the model at, the close
+    models (`catalog.gpu_family`) they have at that count, and the other clouds that have
+    it at that count, each with its instance types (types their cloud retired are left
+    out). No `clouds`: every cloud's counts."""
     types = catalog.instance_types()
     types = types[types["retired"].isna()]
     clouds = clouds or set(types["cloud"])
@@ -30,6 +34,14 @@ def offered_instead(gpus: Sequence[tuple[str, int]], clouds: Collection[str]) ->
                                if len(counts) > 1 else [str(counts[0])])
             out.append(f"on {cloud} {gpu} comes as {said} GPU{'s' * (counts != [1])}"
                        f"{_named(rows['instance_type'])}")
+        close = types[(types["gpu_model"] != gpu) & (types["gpu_count"] == count)
+                      & types["cloud"].isin(list(clouds))]
+        close = close[close["gpu_model"].astype(str).map(catalog.gpu_family)
+                      == catalog.gpu_family(gpu)]
+        for (cloud, other_gpu), rows in close.groupby(["cloud", "gpu_model"], sort=True):
+            if cloud not in set(model["cloud"][model["gpu_count"] == count]):
+                out.append(f"on {cloud} a close model is offered: {other_gpu}:{count}"
+                           f"{_named(rows['instance_type'])}")
         other = model[(model["gpu_count"] == count) & ~model["cloud"].isin(list(clouds))]
         if not other.empty:
             places = [f"{cloud}{_named(rows['instance_type'])}"

@@ -183,12 +183,6 @@ def _cheapest_each(rows: pd.DataFrame, by_name: bool) -> list[str]:
                 ["gpu_model", "gpu_count"], sort=by_name)]
 
 
-def family(gpu: str) -> str:
-    """The family of a GPU model as the catalog names its variants: the name before its
-    variant's suffix ('A100' of 'A100-80GB', 'H100' of 'H100-MEGA')."""
-    return gpu.split("-", 1)[0].upper()
-
-
 def close_models(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
     """The other models of the families of the GPU models asked (A100-80GB for A100, A100
     for A100-80GB), at the counts asked, in the market and place asked, cheapest first:
@@ -196,9 +190,9 @@ def close_models(c: Constraints, market: pd.DataFrame, cpu: bool) -> list[str]:
     (A task's instance types are of the models it asks: a close model's are others.)"""
     if cpu or not c.gpu_models:
         return []
-    families = {family(g) for g in c.gpu_models}
+    families = {catalog.gpu_family(g) for g in c.gpu_models}
     models = market["gpu_model"].astype(str)
-    close = models.map(family).isin(families) & ~models.isin(list(c.gpu_models))
+    close = models.map(catalog.gpu_family).isin(families) & ~models.isin(list(c.gpu_models))
     if c.gpu_counts:
         close &= market["gpu_count"].isin(list(c.gpu_counts))
     rows = market[close & in_place(market, c) & in_market(market, c)]

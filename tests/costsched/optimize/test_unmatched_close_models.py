@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
+from costsched.catalog import gpu_family as family
 from costsched.model import Constraints, Job
 from costsched.optimize.job import Workload
 from costsched.optimize.unmatched import unmatched
-from costsched.optimize.unmatched_prices import family
 from costsched.throughput import ThroughputTable
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
