@@ -25,10 +25,13 @@ def setup_took(done: Path) -> float | None:
 
 
 def last_line(path: Path, limit: int = 200) -> str:
+    """The last line of the file at `path` ('' when none), of at most `limit` characters:
+    a longer one is cut, and ends in '...' to say so."""
     try:
         with path.open("rb") as handle:
             handle.seek(max(0, path.stat().st_size - 4096))
             lines = handle.read().decode(errors="replace").strip().splitlines()
     except OSError:
         return ""
-    return lines[-1].strip()[:limit] if lines else ""
+    line = lines[-1].strip() if lines else ""
+    return line if len(line) <= limit else line[:limit - 3] + "..."
