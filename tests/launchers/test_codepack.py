@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -254,7 +255,8 @@ def test_the_agent_unpacks_runs_setup_once_then_the_job(tmp_path: Path) -> None:
     packed = pack(project(tmp_path / "p"), tmp_path / "out")
     uri = codepack.publish(packed, str(tmp_path / "store"))
     setup = "echo setting up; echo ran >> ../setup-runs"
-    command = "python -c \"import tiny.model; print('W', tiny.model.W)\""
+    # (this interpreter: a machine's PATH may have no `python`)
+    command = f"{shlex.quote(sys.executable)} -c \"import tiny.model; print('W', tiny.model.W)\""
     status = run_agent(tmp_path, "i1", command, setup, packed, uri)
     assert status["state"] == "succeeded", status
     log = (tmp_path / "i1" / "job.log").read_text()
