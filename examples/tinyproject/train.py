@@ -4,6 +4,8 @@ Checkpoints go to $CHECKPOINT_DIR (costsched sets it; ./checkpoints otherwise) e
 --checkpoint-every seconds and on SIGTERM (a preemption notice or a move), written to a
 temporary name and renamed. Started again with that checkpoint it carries on, and the final
 weights (result.npy beside the checkpoint) are the same bytes as an uninterrupted run's.
+The step it is at goes to $COSTSCHED_PROGRESS_FILE (where costsched sets it) as often,
+which is what `costsched status` shows and measures its speed from.
 
     python train.py --steps 600
 """
@@ -44,9 +46,14 @@ def main() -> int:
     else:
         print("started at step 0", flush=True)
 
+    progress = os.environ.get("COSTSCHED_PROGRESS_FILE")
+
     def checkpoint() -> None:
         np.savez(folder / "state.tmp.npz", step=step, w=w)
         os.replace(folder / "state.tmp.npz", folder / "state.npz")
+        if progress:  # the step, written whole: a temporary file, then renamed
+            Path(progress + ".tmp").write_text(f"{step}\n")
+            os.replace(progress + ".tmp", progress)
 
     last = time.monotonic()
     for x, y in batches(start=step, stop=args.steps):

@@ -34,7 +34,7 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     project = tmp_path / "tinyproject"
     shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("checkpoints", "__pycache__"))
     spec = yaml.safe_load((project / "costsched.yaml").read_text())
-    spec.update(run=RUN, setup="echo set up >> ../../setups")
+    spec.update(run=RUN, steps=500, setup="echo set up >> ../../setups")  # (its own total)
     (project / "job.yaml").write_text(yaml.safe_dump(spec))
     store = PriceStore(f"sqlite:///{db_path}")
     store.ingest(pd.DataFrame([dict(
