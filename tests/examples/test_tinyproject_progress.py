@@ -12,22 +12,22 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[2] / "examples" / "tinyproject"
 
 
-def _train(tmp_path: Path, env: dict[str, str]) -> None:
+def _train(tmp_path: Path, progress: Path | None) -> None:
+    """40 steps of the project in `tmp_path`, its step to `progress` (None: not set)."""
+    env = {k: v for k, v in os.environ.items() if k != "COSTSCHED_PROGRESS_FILE"}
+    env["CHECKPOINT_DIR"] = str(tmp_path / "ckpt")
+    if progress is not None:
+        env["COSTSCHED_PROGRESS_FILE"] = str(progress)
     subprocess.run([sys.executable, str(PROJECT / "train.py"), "--steps", "40"], cwd=tmp_path,
-                   env={**os.environ, "CHECKPOINT_DIR": str(tmp_path / "ckpt"), **env},
-                   check=True, capture_output=True, timeout=120)
+                   env=env, check=True, capture_output=True, timeout=120)
 
 
 def test_the_step_is_written_to_the_progress_file_whole(tmp_path: Path) -> None:
-    progress = tmp_path / "progress"
-    _train(tmp_path, {"COSTSCHED_PROGRESS_FILE": str(progress)})
-    assert progress.read_text() == "40\n"
+    _train(tmp_path, tmp_path / "progress")
+    assert (tmp_path / "progress").read_text() == "40\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt", "progress"]  # no .tmp left
 
 
 def test_without_the_variable_nothing_is_written_beside_the_checkpoints(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "COSTSCHED_PROGRESS_FILE"}
-    subprocess.run([sys.executable, str(PROJECT / "train.py"), "--steps", "40"], cwd=tmp_path,
-                   env={**env, "CHECKPOINT_DIR": str(tmp_path / "ckpt")}, check=True,
-                   capture_output=True, timeout=120)
+    _train(tmp_path, None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
