@@ -18,14 +18,16 @@ from tests.costsched.service.test_budget_moves import _offer, _watch
 
 __all__ = ["local"]  # the fixture, shared with the cap tests
 
-# Within what is left, or, where the run's last interval passed the cap on a loaded
-# machine's slow pass, within a budget already passed (no amount left: None).
+# Its lost work: assumed, or, where its checkpoint's step is known by the stop, counted from
+# it ('lost work: none since its checkpoint at step 671'). Within what is left, or, where
+# the run's last interval passed the cap on a loaded machine's slow pass, within a budget
+# already passed (no amount left: None).
 LEFT = r"(?:the \$([0-9.]+) left|its budget, already over by \$[0-9.]+)"
 NOT_MOVED = re.compile(r"; not moved: no offering finishes it within " + LEFT + r" "
                        r"\(the cheapest: aws us-east-1b p3\.2xlarge spot, \$([0-9.]+) to "
                        r"finish there including the move of \$([0-9.]+) \(egress "
                        r"\$([0-9.]+), restart \$([0-9.]+), lost work \$([0-9.]+), overlap "
-                       r"\$([0-9.]+)\)\); (restart left out: .+; lost work .+)$")
+                       r"\$([0-9.]+)\)\); (restart left out: .+; lost work(?: assumed)?: .+)$")
 
 # Where the stored price of its own zone has come down to zone b's by its stop (a loaded
 # machine's slow run), no offering is cheaper by the hour: said so, with what is left.
