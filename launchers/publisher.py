@@ -298,12 +298,17 @@ class Publisher:
 
     def _settled_new_names(self, seen: Look, before: dict[str, tuple[int, int, int]] | None,
                            tidy_before: bool, changed: list[str],
-                           links_before: dict[str, str] | None) -> set[str] | None:
-        """The new-names rule (the module's doc): the complete files that stayed unchanged
-        since the last look, and the logs as this look saw them, when the change only adds
-        files under new names (and removes others), moves links, and appends to logs, no
-        temp file was there at either look, and no link moved since the last look; else
-        None."""
+                           links_before: dict[str, str] | None
+                           ) -> tuple[set[str], set[str]] | None:
+        """The new-names rule (the module's doc): (the files here of the version, those
+        of it the job has deleted since the last look) when the change only adds files
+        under new names (and removes others), moves links, and appends to logs, no temp
+        file was there at either look, and no link moved since the last look; else None.
+        The version is the directory as the last look found it, the logs as this look
+        does: the files that stayed unchanged since, and those deleted since that the last
+        version holds as that look found them (the older checkpoint a save kept; one
+        added since is the next version's). A file deleted since that no version holds
+        was never seen whole: nothing is published at this look."""
         if self._marked or self._in_place or before is None or not tidy_before \
                 or not seen.tidy or seen.links != links_before:
             return None
@@ -314,7 +319,12 @@ class Publisher:
         saves = {n for n in unchanged & set(changed) if not is_log(n) or n not in self._seen}
         if not saves and seen.links == self._links:  # only logs grew: no save since
             return None
-        return unchanged | {n for n in seen.complete if is_log(n)}
+        held = {p.name: p.sha256 for p in self._last.parts} if self._last else {}
+        gone = {n for n in before if n not in seen.complete
+                and n in held and self._seen.get(n) == (*before[n][:2], held[n])}
+        if any(n not in gone and n not in seen.complete and not is_log(n) for n in before):
+            return None
+        return unchanged | {n for n in seen.complete if is_log(n)}, gone
 
     def _state_and_logs(self, changed: list[str]) -> bool:
         """The state-and-logs rule (the module's doc; launchers.state_logs): the state file,
@@ -416,14 +426,16 @@ class Publisher:
             return 0, ""
         why = self._whole(seen, before, final, now)
         logs: set[str] = set()  # logs taken as this look saw them (state-and-logs rule)
+        gone: set[str] = set()  # files of the version deleted since (new-names rule)
         if why and self._state_and_logs(changed):
             logs = {n for n in paths if is_log(n)}
         elif why:
             settled = self._settled_new_names(seen, before, tidy_before, changed,
                                               links_before)
             if settled is not None:  # those added since: the next version's
-                paths = {n: paths[n] for n in settled}
-                changed = [n for n in changed if n in settled]
+                paths = {n: paths[n] for n in settled[0]}
+                gone = settled[1]
+                changed = [n for n in changed if n in paths]
                 logs = {n for n in paths if is_log(n)}
             elif not ((verdict.whole or last.whole) and not self._marked):
                 if not self._marked and self.settle > 0 and not final:  # (looked at then)
@@ -432,6 +444,8 @@ class Publisher:
             else:  # replaced together, or renamed last: the logs as this look saw them
                 logs = {n for n in paths if n in self._logs()}
         held = {p.name: p for p in self._base_parts()}
+        if any(n not in held for n in gone):  # pruned by another publisher meanwhile
+            return 0, ""
         staged: dict[str, Path] = {}
         try:
             # hard links pin these versions of the files while the job may rename newer in
@@ -467,7 +481,7 @@ class Publisher:
             # a file whose bytes the version it builds on holds is named, not uploaded
             new = {n: path for n, path in staged.items()
                    if n not in held or held[n].sha256 != shas[n][2]}
-            carried = [held[n] for n in [*paths, *({LINKS} & set(staged))]
+            carried = [held[n] for n in [*paths, *gone, *({LINKS} & set(staged))]
                        if n not in new and n in held]
             checkpoint = self.store.publish_files(new, carried)
         finally:
