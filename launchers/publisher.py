@@ -320,9 +320,13 @@ class Publisher:
         if not saves and seen.links == self._links:  # only logs grew: no save since
             return None
         held = {p.name: p.sha256 for p in self._last.parts} if self._last else {}
-        gone = {n for n in before if n not in seen.complete
-                and n in held and self._seen.get(n) == (*before[n][:2], held[n])}
-        if any(n not in gone and n not in seen.complete and not is_log(n) for n in before):
+        # a folder the job was deleting at the last look (a file of it that the last
+        # version holds gone by then): left out, never carried half
+        torn = {_folder(n) for n in held if n not in before} - {""}
+        deleted = {n for n in before if n not in seen.complete}
+        gone = {n for n in deleted - {n for n in deleted if _folder(n) in torn}
+                if n in held and self._seen.get(n) == (*before[n][:2], held[n])}
+        if any(n not in gone and _folder(n) not in torn and not is_log(n) for n in deleted):
             return None
         return unchanged | {n for n in seen.complete if is_log(n)}, gone
 
@@ -533,6 +537,11 @@ class Publisher:
             self._last = None
             return ()
         return self._last.parts
+
+
+def _folder(name: str) -> str:
+    """The top folder of a file below the checkpoint directory ('' for one at its top)."""
+    return name.split("/", 1)[0] if "/" in name else ""
 
 
 def _soonest(*times: float | None) -> float | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from launchers.checkpoints.local import LocalStore
 from launchers.progress_readings import named_step
 from launchers.publisher import Publisher, restore
-from tests.launchers.test_publish_whole import BASE, Clock, sets, work  # noqa: F401
+from tests.launchers.test_publish_whole import BASE, Clock, work  # noqa: F401
 
 
 def folders(directory: Path) -> set[str]:
@@ -27,8 +27,10 @@ def save(directory: Path, step: int, at: float, keep: int = 2) -> None:
     staged = directory / f"tmp-checkpoint-{step}"
     staged.mkdir()
     ns = int((BASE + at) * 1e9)
-    for name, text in (("weights.npy", f"w{step}"),
-                       ("trainer_state.json", json.dumps({"global_step": step}))):
+    for name, text in (
+        ("weights.npy", f"w{step}"),
+        ("trainer_state.json", json.dumps({"global_step": step})),
+    ):
         (staged / name).write_text(text)
         os.utime(staged / name, ns=(ns, ns))
     staged.rename(directory / f"checkpoint-{step}")
@@ -42,7 +44,9 @@ def version_folders(store: LocalStore) -> set[str]:
 
 
 def test_each_version_holds_both_folders_the_save_left(
-        work: tuple[Path, LocalStore, Clock], tmp_path: Path) -> None:  # noqa: F811
+    work: tuple[Path, LocalStore, Clock],  # noqa: F811
+    tmp_path: Path,
+) -> None:
     folder, store, clock = work
     publisher = Publisher(store, folder, clock=clock)
     on_disk: list[set[str]] = []  # what each look found
@@ -65,7 +69,7 @@ def test_each_version_holds_both_folders_the_save_left(
     for held in published[1:]:
         newest = max(int(n.split("-")[1]) for n in held)
         assert held == {f"checkpoint-{newest - 50}", f"checkpoint-{newest}"}, published
-    assert len(published) >= 6, published  # nearly every save of the 12, a look later
+    assert len(published) == 11, published  # every save of the 12 but the last, a look later
 
     # a recovery brings the directory back as the job left it: both folders, whole
     restored = tmp_path / "restored"
@@ -84,3 +88,28 @@ def test_each_version_holds_both_folders_the_save_left(
 def test_a_folder_name_gives_the_step_as_a_file_name_does() -> None:
     assert named_step(["checkpoint-50/trainer_state.json", "checkpoint-50/weights.npy"]) == 50
     assert named_step(["checkpoint-100/weights.npy", "checkpoint-50/weights.npy"]) == 100
+
+
+def test_a_folder_seen_half_deleted_is_left_out_of_the_version(
+    work: tuple[Path, LocalStore, Clock],  # noqa: F811
+) -> None:
+    folder, store, clock = work
+    publisher = Publisher(store, folder, clock=clock)
+    save(folder, 50, 0)
+    save(folder, 100, 0.5)
+    for clock.now in (1, 2):
+        publisher.publish_changed()
+    assert version_folders(store) == {"checkpoint-50", "checkpoint-100"}
+    save(folder, 150, 2.5, keep=3)
+    (folder / "checkpoint-50" / "weights.npy").unlink()  # a look while it is removed
+    clock.now = 3
+    publisher.publish_changed()
+    shutil.rmtree(folder / "checkpoint-50")
+    clock.now = 4
+    assert publisher.publish_changed() == 1
+    assert sorted(p.name for p in store.list()[-1].parts) == [
+        "checkpoint-100/trainer_state.json",
+        "checkpoint-100/weights.npy",
+        "checkpoint-150/trainer_state.json",
+        "checkpoint-150/weights.npy",
+    ]
