@@ -33,14 +33,19 @@ published only when the job's set is whole:
   logs, no temp file or temp link was there at this look or the one before, no link
   moved since the last look, and the job was never seen changing a complete file that is
   not a log between two looks (a file renamed over one of the same name, or written in
-  place and seen growing: the settle rule is its from then on), the files that stayed
-  unchanged since the last look are published with the links and each log as this look
-  saw it (`_settled_new_names`); one added since waits for the next look (one look of
-  patience: a file written in place without a rename is not taken half-written, nor a
-  file whose link is not moved yet). Only logs grown since is no save: nothing is
-  published for it. Not covered: a save of several new files (a look between their
-  renames could take one without the other: the marker is for it), and a file the job
-  deletes before two looks have seen it;
+  place and seen growing: the settle rule is its from then on), the directory as the last
+  look found it is published, with the links and each log as this look saw it
+  (`_settled_new_names`): the files that stayed unchanged since, and those the job deleted
+  since, named from the last version, which holds them as that look found them (a save
+  that keeps the newest two, `checkpoint-600/` renamed in whole, then `checkpoint-500/`
+  removed, is published as it left the directory: `checkpoint-550/` too, never the newer
+  alone; a folder that look found half deleted is left out). One added since waits for
+  the next look (one look of patience: a file written in place without a rename is not
+  taken half-written, nor a file whose link is not moved yet). Only logs grown since is
+  no save: nothing is published for it. Not covered: a save of several new files each
+  renamed in on its own (a look between their renames could take one without the other:
+  the marker is for it; a folder renamed in whole is one), and a file the job deletes
+  before two looks have seen it (nothing is published at the look that finds it gone);
 - else, with no wait, when the job keeps one state file, replaced whole by a rename at each
   save (`state.pkl`, written as `state.pkl.tmp`), beside logs it only appends to
   (`metrics.jsonl`; a log is named `*.log`, `*.jsonl`, `*.csv`, `*.tsv`, `*.txt` or
