@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 from launchers.checkpoints.local import LocalStore
-from launchers.progress_readings import named_step
 from launchers.publisher import Publisher, restore
 from tests.launchers.test_publish_whole import BASE, Clock, work  # noqa: F401
 
@@ -83,11 +82,6 @@ def test_each_version_holds_both_folders_the_save_left(
         assert (restored / f"checkpoint-{kept}" / "weights.npy").read_text() == f"w{kept}"
     assert publisher.named_step == newest  # the version's step: its new folder's name
     assert publisher.error == ""
-
-
-def test_a_folder_name_gives_the_step_as_a_file_name_does() -> None:
-    assert named_step(["checkpoint-50/trainer_state.json", "checkpoint-50/weights.npy"]) == 50
-    assert named_step(["checkpoint-100/weights.npy", "checkpoint-50/weights.npy"]) == 100
 
 
 def test_a_folder_seen_half_deleted_is_left_out_of_the_version(
