@@ -38,16 +38,17 @@ _LAST_NUMBER = re.compile(r"(\d{1,20})(?!.*\d)")
 
 def named_step(names: Iterable[str]) -> int | None:
     """The step a save's new files are named by: the last number in the name of each one's
-    top folder or file under the checkpoint directory, its suffix left out
-    (`checkpoint-600/model.npz`, `ckpt-000600.npz`, `epoch=3-step=600.ckpt`: 600), the
-    largest of them; None where no name holds a number."""
+    topmost folder or file under the checkpoint directory that holds one, a file's suffix
+    left out (`checkpoint-600/model-00001-of-00002.safetensors`, `output/checkpoint-600/`,
+    `ckpt-000600.npz`, `checkpoints/epoch=3-step=600.ckpt`: 600), the largest of them;
+    None where no name holds a number."""
     found = []
     for name in names:
-        top = name.split("/", 1)[0]
-        stem = top if "/" in name else top.rsplit(".", 1)[0]
-        match = _LAST_NUMBER.search(stem)
-        if match:
-            found.append(int(match[1]))
+        *folders, file = name.split("/")
+        for part in [*folders, file.rsplit(".", 1)[0]]:
+            if match := _LAST_NUMBER.search(part):
+                found.append(int(match[1]))
+                break
     return max(found) if found else None
 
 
