@@ -325,13 +325,15 @@ class Publisher:
         if not saves and seen.links == self._links:  # only logs grew: no save since
             return None
         held = {p.name: p.sha256 for p in self._last.parts} if self._last else {}
-        # a folder the job was deleting at the last look (a file of it that the last
-        # version holds gone by then): left out, never carried half
-        torn = {_folder(n) for n in held if n not in before} - {""}
-        deleted = {n for n in before if n not in seen.complete}
-        gone = {n for n in deleted - {n for n in deleted if _folder(n) in torn}
+        # a folder the job was deleting at the last look (a file in it that the last
+        # version holds gone by then, none left now): left out, never carried half
+        torn = {f for n in held if n not in before for f in _folders(n)} \
+            - {f for n in seen.complete for f in _folders(n)}
+        deleted = {n for n in before if n not in seen.complete
+                   and torn.isdisjoint(_folders(n))}
+        gone = {n for n in deleted
                 if n in held and self._seen.get(n) == (*before[n][:2], held[n])}
-        if any(n not in gone and _folder(n) not in torn and not is_log(n) for n in deleted):
+        if any(n not in gone and not is_log(n) for n in deleted):
             return None
         return unchanged | {n for n in seen.complete if is_log(n)}, gone
 
@@ -544,9 +546,10 @@ class Publisher:
         return self._last.parts
 
 
-def _folder(name: str) -> str:
-    """The top folder of a file below the checkpoint directory ('' for one at its top)."""
-    return name.split("/", 1)[0] if "/" in name else ""
+def _folders(name: str) -> list[str]:
+    """The folders a file below the checkpoint directory lies in (`a/b/c.npy`: `a`, `a/b`)."""
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
 
 
 def _soonest(*times: float | None) -> float | None:
