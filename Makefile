@@ -16,15 +16,25 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# Stamps re-run the install whenever pyproject.toml changes. The demo's install carries
-# what the README's next commands need without a cloud account (DEMO_EXTRAS: the dashboard).
+# Stamps re-run the install whenever pyproject.toml or this file changes. The demo's
+# install carries what the README's next commands need without a cloud account
+# (DEMO_EXTRAS: the dashboard).
 DEMO_EXTRAS := dashboard
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[$(DEMO_EXTRAS)]'
+# The checkout goes on the venv's path (editable_mode=compat) rather than behind an import
+# hook: a script beside the checkout's folder, itself named costsched, then still imports
+# the package, not the folder. The modules are compiled once here, as pip compiles an
+# installed package's: where the environment says not to write bytecode
+# (PYTHONDONTWRITEBYTECODE, as many images set it), every command would compile them again.
+EDITABLE := --config-settings editable_mode=compat -e
+COMPILE := $(BIN)/python -m compileall -q costsched launchers price_collectors > /dev/null
+$(VENV)/.installed: pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/pip install -q $(EDITABLE) '.[$(DEMO_EXTRAS)]'
+	$(COMPILE)
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+$(VENV)/.installed-dev: pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/pip install -q $(EDITABLE) '.[dev]'
+	$(COMPILE)
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
