@@ -20,20 +20,24 @@ $(BIN)/python:
 # install carries what the README's next commands need without a cloud account
 # (DEMO_EXTRAS: the dashboard).
 DEMO_EXTRAS := dashboard
-# The checkout goes on the venv's path (editable_mode=compat) rather than behind an import
-# hook: a script beside the checkout's folder, itself named costsched, then still imports
-# the package, not the folder. The modules are compiled once here, as pip compiles an
-# installed package's: where the environment says not to write bytecode
-# (PYTHONDONTWRITEBYTECODE, as many images set it), every command would compile them again.
-EDITABLE := --config-settings editable_mode=compat -e
+# The checkout's folder goes on the venv's path (a .pth file) besides pip's import hook: a
+# script beside the checkout's folder, itself named costsched, then still imports the
+# package, not the folder (the hook comes after the script's folder). The modules are
+# compiled once here, as pip compiles an installed package's: where the environment says
+# not to write bytecode (PYTHONDONTWRITEBYTECODE, as many images set it), every command
+# would compile them again.
+ON_PATH = $(BIN)/python -c 'import pathlib, sysconfig; \
+	pathlib.Path(sysconfig.get_paths()["purelib"], "costsched-checkout.pth").write_text("$(CURDIR)\n")'
 COMPILE := $(BIN)/python -m compileall -q costsched launchers price_collectors > /dev/null
 $(VENV)/.installed: pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/pip install -q $(EDITABLE) '.[$(DEMO_EXTRAS)]'
+	$(BIN)/pip install -q -e '.[$(DEMO_EXTRAS)]'
+	$(ON_PATH)
 	$(COMPILE)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/pip install -q $(EDITABLE) '.[dev]'
+	$(BIN)/pip install -q -e '.[dev]'
+	$(ON_PATH)
 	$(COMPILE)
 	touch $@ $(VENV)/.installed
 
