@@ -463,7 +463,7 @@ def start(job: JobArgument,
     the rest of them. The job's cost so far is kept and the new run's charges add to it.
     Its secrets' values come from --secret or your environment, as at launch."""
     from costsched.cli.launch_given import given
-    from costsched.service.jobs.start_code import code_line
+    from costsched.service.jobs.start_code import code_line, edited_since_launch
 
     at_least("--wait", wait, 0.0)
     at_least("--budget", budget, 0.0, above=True)
@@ -473,10 +473,12 @@ def start(job: JobArgument,
     record = service.start(store, launcher, job, secrets=secrets, budget=budget,
                            repack=repack)
     said = printable(f"job {record.id} ({record.name}): {code_line(record, repack)}")
-    if json_out:  # (its standard output is the document)
-        typer.echo(said, err=True)
-    else:
-        console.print(said, highlight=False, markup=False, soft_wrap=True)
+    edited = edited_since_launch(record.id, record.name, record.spec)
+    for line in (said, edited) if edited else (said,):
+        if json_out:  # (its standard output is the document)
+            typer.echo(printable(line), err=True)
+        else:
+            console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
     armed = _arm(store, launcher, [record], command="`costsched start`")
     if wait > 0:
         service.settle(store, launcher, wait)

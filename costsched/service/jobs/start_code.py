@@ -1,10 +1,13 @@
 """The code a `start` runs: the archive packed at the job's launch (every instance of the
 job runs it, recoveries and moves included), or with `--repack` the job's workdir packed
 again as it is now (a bug fixed since), stored beside its checkpoints before the job is
-started and its code from then on; and the one line that says which."""
+started and its code from then on; the one line that says which; and the note that the
+job's file now gives other commands than its launch stored (which a start runs all the
+same: `--repack` packs the workdir's files, not the file's `setup` and `run`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from costsched import launch_secrets
@@ -64,3 +67,31 @@ def code_line(record: JobRecord, repack: bool) -> str:
 
 def _minute(iso: str) -> str:
     return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M")
+
+
+COMMANDS = ("setup", "run")  # what a job's file gives that a start takes from its launch
+
+
+def edited_since_launch(job_id: int, name: str, stored: Mapping) -> str:
+    """A note when the job's file (`stored`: its stored spec) now gives another `setup` or
+    `run` than its launch stored: a start runs the stored ones, `--repack` or not; '' when
+    they are the same, or when the file is gone or no longer reads as a job of that name
+    (nothing to compare)."""
+    from costsched.taskfile import load
+
+    path = str(stored.get("source_path") or "")
+    then = stored.get("spec") or {}
+    if not path:
+        return ""
+    try:
+        now = {spec.name: spec for spec in load(path)}.get(name)
+    except (InvalidInput, OSError):
+        return ""
+    changed = [key for key in COMMANDS
+               if now is not None and (getattr(now, key) or "") != (then.get(key) or "")]
+    if not changed:
+        return ""
+    return (f"note: {path} now gives another {' and '.join(f'`{k}`' for k in changed)} "
+            f"than job {job_id}'s launch stored; a start runs the stored one (--repack packs "
+            f"the workdir's files, not the file's commands); `costsched launch {path}` runs "
+            "the file as it is now, as a new job")
