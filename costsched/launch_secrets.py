@@ -51,9 +51,13 @@ def check(names: Sequence[str], given: Mapping[str, str], where: str,
     else naming the first secret given empty."""
     extra = sorted(set(given) - set(names))
     if extra:
+        if not names:
+            raise InvalidInput(f"{where}: field secrets: {extra[0]!r} is given at launch but "
+                               "the task names no secrets: name it under `secrets:` in the "
+                               "task, or give its value as an env (--env NAME=VALUE)")
         raise InvalidInput(f"{where}: field secrets: {extra[0]!r} is given at launch but "
                            "the task names no such secret; expected one of "
-                           + (", ".join(names) or "(none)") + did_you_mean(extra[0], names))
+                           + ", ".join(names) + did_you_mean(extra[0], names))
     missing = [n for n in names if n not in given]
     if missing or envs:
         raise InvalidInput(not_given(where, envs, missing))
@@ -73,8 +77,12 @@ def check_given(where: str, names: Sequence[str], given: Mapping[str, str | None
     empty. Worded with no ':' or '=' after a name (a secret's would be masked)."""
     extra = sorted(set(given) - set(names))
     if extra:
+        if not names:
+            raise InvalidInput(f"{where} has no secrets (its task names none under "
+                               f"`secrets:`), so --secret {extra[0]} gives it nothing: give "
+                               "the command without --secret")
         raise InvalidInput(f"--secret {extra[0]} is not a secret of {where}; expected one of "
-                           f"{', '.join(names) or '(none)'}" + did_you_mean(extra[0], names))
+                           f"{', '.join(names)}" + did_you_mean(extra[0], names))
     unset = [f"--secret {n}" for n, v in given.items() if v is None]
     if unset:  # given alone, and not in this process's environment
         raise InvalidInput(not_set(unset))

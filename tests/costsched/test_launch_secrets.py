@@ -42,6 +42,23 @@ def test_a_secret_given_under_a_mistyped_name_gets_the_close_one() -> None:
         "such secret; expected one of WANDB_API_KEY; did you mean 'WANDB_API_KEY'?")
 
 
+def test_a_secret_given_to_a_task_of_none_says_how_to_name_it_or_give_it_as_an_env() -> None:
+    with pytest.raises(InvalidInput) as found:
+        launch_secrets.check([], {"HF_TOKEN": "hf-value"}, "sky.yaml")
+    assert str(found.value) == (
+        "sky.yaml: field secrets: 'HF_TOKEN' is given at launch but the task names no "
+        "secrets: name it under `secrets:` in the task, or give its value as an env "
+        "(--env NAME=VALUE)")
+    with pytest.raises(InvalidInput) as found:
+        launch_secrets.check_given("job clf", [], {"HF_TOKEN": "hf-value"})
+    assert str(found.value) == ("job clf has no secrets (its task names none under "
+                                "`secrets:`), so --secret HF_TOKEN gives it nothing: give the "
+                                "command without --secret")
+    # As printed: masking (costsched.redact) leaves it whole.
+    from costsched import redact
+    assert redact.redact(str(found.value)) == str(found.value)
+
+
 def test_every_env_and_secret_not_given_is_named_at_once() -> None:
     with pytest.raises(InvalidInput) as caught:
         launch_secrets.check(["HF_TOKEN", "WANDB_KEY"], {"WANDB_KEY": "w-1"}, "sky.yaml",

@@ -118,8 +118,9 @@ CASES = [
     (["start", "resnet50", "--wait", "-3"], "--wait -3: expected a finite number >= 0"),
     (["start", "resnet50", "--budget", "0"], "--budget 0: expected a finite number > 0"),
     (["migrate", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "only a running job is moved"),
-    (["start", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "--secret NOT_SET_ANYWHERE is not a "
-     "secret of job resnet50; expected one of (none)"),
+    (["start", "resnet50", "--secret", "NOT_SET_ANYWHERE"], "job resnet50 has no secrets (its "
+     "task names none under `secrets:`), so --secret NOT_SET_ANYWHERE gives it nothing: give "
+     "the command without --secret"),
     (["logs", "resnet50", "--tail", "0"], "--tail"),
     (["logs", "resnet50", "--node", "-1"], "--node"),
     (["report", "--since", "bogus"], "--since 'bogus': expected an ISO 8601 time"),
