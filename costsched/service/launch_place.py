@@ -2,7 +2,7 @@
 first row: a job with a deadline that may use on-demand capacity is placed by the deadline
 policy (spot while it lasts, on-demand of the same type when the deadline needs it),
 which weighs the offerings otherwise than the plan's table, one by one, does. `plan` says
-so in the words of the very decision `launch` makes (`launches.first_placement`), asked
+so in the words of the very decision `launch` makes (`first_place.first_placement`), asked
 of the same store at the same instant."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def launch_placements(store: PriceStore, jobs: Sequence[ResolvedJob], at: dateti
     if len(jobs) > PLACED_UP_TO or not any(map(uses_deadline_policy, jobs)):
         return ()
     from costsched.passes import one_pass
-    from costsched.service.jobs.launches import first_placement
+    from costsched.service.jobs.first_place import first_placement
     from costsched.service.jobs.reasons import label
     from launchers import make_launcher
 

@@ -404,7 +404,7 @@ def plan(
         launch = ()
         if launcher is not None and all(p.best is not None for p in plans):
             if availability is None and per_job == "cost" and not filters:
-                _share_rankings(market_at(opened, when), resolved, raised, cpu)
+                _share_rankings(market_at(opened, when), resolved, raised, cpu, offerings)
             launch = launch_placements(opened, resolved, when, launcher)
     collection = None
     if several:
@@ -439,15 +439,18 @@ def _unlaunched(launcher: str | None, jobs: Sequence[ResolvedJob]
 
 
 def _share_rankings(market: Market, resolved: Sequence[ResolvedJob],
-                    plans: Sequence[JobPlan], cpu: bool) -> None:
+                    plans: Sequence[JobPlan], cpu: bool, offerings: pd.DataFrame) -> None:
     """Give launch's decision (`launch_placements`: `jobs.decider.planned`) the plan's own
     ranking of each job where it asks the same question: the offerings of the same prices
     (no filter; the superseded ones, ranked here and left out, are left out of its
-    decision too), rates and quotas, ranked by cost; a job whose frame differs (a GPU job
+    decision too), rates and quotas, ranked by cost, and which of them its quotas do not
+    hold (`offerings`: the plan's, quotas attached); a job whose frame differs (a GPU job
     beside a CPU job, ranked here with CPU types) is ranked again there."""
+    current = offerings[~offerings["superseded"]]
     for job, plan in zip(resolved, plans, strict=True):
         if job.cpu == cpu:
             market.plan(job, lambda plan=plan: plan)
+            market.share_over_quota(job, current)
 
 
 def _price_age(row: pd.DataFrame, at: datetime) -> Stale | None:

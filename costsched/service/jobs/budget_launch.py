@@ -58,7 +58,7 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
     """Each budgeted job of `jobs` against each budget it joins, with the offering it would
     be placed on now (the plan the launch places it by, `decider.planned`: its first
     choice, or the `offering` the user named; for a job with a deadline, the deadline
-    policy's pick as the launch asks it, `launches.first_placement`, given the
+    policy's pick as the launch asks it, `first_place.first_placement`, given the
     `launcher`). `launcher` and `checkpoint_root`: the launch's, which keep the job to the
     clouds that can read its checkpoints, as the launch does."""
     # The next interval charged as the watch will charge it (its passes' span when slow).
@@ -128,11 +128,11 @@ def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
                   plan: JobPlan, first: pd.Series, at: datetime
                   ) -> tuple[pd.Series, str, RestCost | None]:
     """The plan's row of the offering the deadline policy places the job on (the launch's
-    own choice, `launches.first_placement`), the line that says so when it is not the
+    own choice, `first_place.first_placement`), the line that says so when it is not the
     plan's first (`first`), and the parts of its cost (`rest_cost.of_row`; None for the
     policy's own figure); the plan's own when the policy cannot be asked (the launch says
     why)."""
-    from costsched.service.jobs.launches import first_placement
+    from costsched.service.jobs.first_place import first_placement
 
     try:
         _, decision, candidates = first_placement(store, launcher, resolved, at)

@@ -339,7 +339,9 @@ class DeadlineDecider(Decider):
                                                         market.over_quota(job.resolved)
                                                         - {job.current}, job.lost),
                                 measured_rates=market.rates, late_ok=not job.first,
-                                offerings=market.offerings_for(job.resolved),
+                                # (read only to rank it: not when its plan's is given)
+                                offerings=(market.offerings_for(job.resolved)
+                                           if ranked is None else None),
                                 checkpoint_gb=job.size_gb,
                                 booked=job.booked or (
                                     () if job.job_id is None else

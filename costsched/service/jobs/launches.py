@@ -19,17 +19,15 @@ from costsched.migration.machine import WAIT_NOTE
 from costsched.model import InvalidInput
 from costsched.optimize.unmatched_order import passed_over
 from costsched.passes import memo, one_pass
-from costsched.service.deadline_terms import (
-    DEFAULT_DEADLINE_POLICY,
-    uses_deadline_policy,
-)
+from costsched.service.deadline_terms import DEFAULT_DEADLINE_POLICY
 from costsched.service.decide import Decision
 from costsched.service.estimates import record_landed, record_launch
 from costsched.service.glance import MASKED_AT_SOURCE
 from costsched.service.jobs.busy import raced
 from costsched.service.jobs.carry import CHECKPOINT_SCOPE, launch_stores, readable
-from costsched.service.jobs.decider import JobNow, market_at, placement, planned
+from costsched.service.jobs.decider import JobNow, market_at, planned
 from costsched.service.jobs.file_jobs import FILE_JOBS, all_of_them, file_jobs
+from costsched.service.jobs.first_place import first_placement
 from costsched.service.jobs.market import pass_table
 from costsched.service.jobs.recovered import START_RESUMES
 from costsched.service.jobs.runs import (
@@ -234,24 +232,6 @@ def _first_place(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
     policy, _, candidates = first_placement(store, launcher, resolved, when, pick,
                                             deadline_policy, booking)
     return policy, candidates
-
-
-def first_placement(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
-                    when: datetime, pick: str | None = None,
-                    deadline_policy: str = DEFAULT_DEADLINE_POLICY,
-                    booking: Booking | None = None, *, tried: bool = True
-                    ) -> tuple[str, Decision, list[dict]]:
-    """`_first_place` with the decision behind it: what a launch places the job on, as
-    its budget check prices it (`budget_launch`) and says why. Not `tried` (`plan`): the
-    decision and launch's refusal alone, no offerings listed to try."""
-    policy = (deadline_policy if pick is None and uses_deadline_policy(resolved)
-              else "dynamic-aware")
-    regions = resolved.job.constraints.regions
-    decision, candidates = placement(
-        store, JobNow(resolved, when, policy, regions[0] if regions else "", None,
-                      resolved.job.steps, offering=pick, first=True,
-                      booked=(booking,) if booking else ()), launcher, when, tried=tried)
-    return policy, decision, candidates
 
 
 def _keep_why(store: PriceStore, job_id: int, decision: Decision, at: datetime) -> None:

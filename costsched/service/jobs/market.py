@@ -142,6 +142,14 @@ class Market:
                                                      resolved.nodes))
         return self._over[key]
 
+    def share_over_quota(self, resolved: ResolvedJob, offerings: pd.DataFrame) -> None:
+        """Give `over_quota` the job's set from `offerings`: the offerings of this market's
+        own prices, rates and quotas, prepared by the caller (a plan's, its superseded
+        prices left out), so that it prepares them no second time."""
+        key = (resolved.cpu, resolved.nodes, refusals_recorded())
+        if key not in self._over:
+            self._over[key] = frozenset(blocked_keys(offerings, resolved.nodes))
+
     def rest_tables(self, jobs: Sequence[tuple[int | None, ResolvedJob]]
                     ) -> list[ThroughputTable]:
         """The table the rest of each job (its id, None when not stored yet, and its

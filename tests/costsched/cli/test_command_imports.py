@@ -148,6 +148,18 @@ def test_plan_loads_no_launch_machinery(env: dict[str, str]) -> None:
     assert codes == [0] and "costsched.service.jobs.runs" in loaded, loaded  # (it sees them)
 
 
+LAUNCH_STEPS = ("costsched.service.jobs.launches", "costsched.service.jobs.steps",
+                "costsched.service.jobs.watch")
+
+
+def test_plan_asks_launch_s_decision_without_loading_its_steps(env: dict[str, str]) -> None:
+    """The plan of a job its deadline policy places asks launch's first decision
+    (`first_place`), and loads none of the steps a launch then takes."""
+    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
+                           watched=("costsched.service.jobs.first_place", *LAUNCH_STEPS))
+    assert codes == [0] and loaded == ["costsched.service.jobs.first_place"], loaded
+
+
 def test_status_loads_no_task_reader_or_booking_planner(env: dict[str, str]) -> None:
     """`status` reads no task file and plans no booking: neither YAML nor the planner."""
     codes, _, loaded = run([["status"], ["status", "hello"]], env,

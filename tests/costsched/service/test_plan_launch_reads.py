@@ -91,3 +91,46 @@ def test_plan_says_launch_s_refusal_when_the_launcher_can_start_none(
     with pytest.raises(InvalidInput) as launch_s:  # launch's own words
         first_placement(store, refusing("local"), job, result.at)
     assert placed.refused == str(launch_s.value)
+
+
+def test_the_prices_are_prepared_once_for_the_plan_and_launch_s_decision(
+        store: PriceStore, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import import_module
+
+    from costsched.optimize import planner
+    from costsched.service.jobs import market
+
+    plan_module = import_module("costsched.service.plan")  # (the package's `plan` is its function)
+
+    calls = []
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        return planner.prepare(*args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "prepare", counted)
+    monkeypatch.setattr(market, "prepare", counted)
+    result = plan(store, [path], at=AT, launcher="local")
+    assert result.launch and result.launch[0] is not None and not result.launch[0].refused
+    assert len(calls) == 1
+
+
+def test_launch_s_decision_in_the_plan_keeps_out_what_the_quotas_do_not_hold(
+        store: PriceStore, path: Path) -> None:
+    import pandas as pd
+
+    from costsched.model import utc
+    from costsched.validation import as_time
+
+    first = plan(store, [path], at=AT, launcher="local").launch[0]
+    cloud, region = first.key[0], first.key[1]
+    assert cloud == "gcp"  # (the quota below is one of GCP's)
+    reading = pd.DataFrame([{"scope": region, "code": "PREEMPTIBLE_NVIDIA_L4_GPUS",
+                             "name": "Preemptible NVIDIA L4 GPUs", "unit": "GPUs",
+                             "limit": 0.0, "used": 0.0, "source": "test"}])
+    store.quotas.record("gcp", reading, at=utc(as_time(AT)))
+    result = plan(store, [path], at=AT, launcher="local")
+    [placed] = result.launch
+    assert placed is not None and not placed.refused and placed.key != first.key
+    alone = launch_placements(store, [p.job for p in result.jobs], result.at, "local")
+    assert alone == result.launch
