@@ -21,12 +21,15 @@ from costsched import daemon as scheduled
 from costsched.cli.common import (
     DbOption,
     JsonOption,
-    OpenedDbOption,
+    NewStoreOption,
+    WritesDbOption,
     announce_new_store,
+    configured_db,
     console,
     friendly_errors,
     print_json,
     printable,
+    writes_store,
 )
 from costsched.daemon import autostart, install
 from costsched.daemon.logs import log_path, logging_to, rotate
@@ -325,7 +328,8 @@ KindOption = Annotated[str | None, typer.Option(
 @app.command("install")
 @friendly_errors
 def install_cmd(
-    db: OpenedDbOption = None,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     print_only: Annotated[bool, typer.Option(
         "--print", help="Only show what would be written, and where.")] = False,
     now: Annotated[bool, typer.Option(
@@ -336,11 +340,13 @@ def install_cmd(
     user unit where systemd runs, else crontab lines (at reboot, and a keep-alive every 10
     minutes); the other lines of your crontab are kept."""
     kind, loaded = install.checked_kind(kind), config_module.load()
+    given, db = db, configured_db(db)  # (checked below, once a daemon can be kept here)
     keepers, flags = install.Keepers.here(), _db_flag(db)
     refused = keepers.refusal(kind, flags)
     if refused and not print_only:  # said before anything is made: no store, log or unit
         meanwhile = "" if keepers.kind() else f"; {_meanwhile(db, loaded.config)}"
         raise typer.Exit(_error(refused + meanwhile))
+    db = writes_store(given, new_store)  # (a --print too: it shows what the install does)
     if print_only:  # what would be written makes nothing: not the store, nor its folder
         url = resolve_url(db, make_folder=False) if db else default_url(make_folder=False)
     else:

@@ -143,7 +143,7 @@ def test_a_refused_install_and_a_print_make_nothing_not_even_a_store(
     monkeypatch.delenv("COSTSCHED_DB")
     _refused("daemon", "install")  # the default store, in the user data directory
     assert _files(world.tmp) == before
-    said = invoke("daemon", "install", "--print", "--db", str(new))
+    said = invoke("daemon", "install", "--print", "--db", str(new), "--new-store")
     assert f"for {new}" in said and "Not written as this machine is" in said, said
     invoke("daemon", "install", "--print")
     assert _files(world.tmp) == before
