@@ -32,7 +32,7 @@ from costsched.cli.common import (
     writes_store,
 )
 from costsched.daemon import autostart, install
-from costsched.daemon.logs import log_path, logging_to, rotate
+from costsched.daemon.logs import log_path, logging_to, rotate, shown_log, started_log
 from costsched.daemon.records import live_jobs
 from costsched.daemon.supervision import (
     START,
@@ -267,7 +267,7 @@ def status(db: DbOption = None, json_out: JsonOption = False) -> None:
     config = config_module.effective()
     store = open_store(db)
     now = datetime.now(timezone.utc)
-    log = log_path(store.url, config)
+    log = shown_log(store.url, config)
     armed = recovery(store, config, now, db=db, log=str(log))
     where, flags = install.installed(store.url), _db_flag(db)
     if where is not None:
@@ -353,7 +353,9 @@ def install_cmd(
         announce_new_store(db)
         url = open_store(db).url
     # (where neither kind can keep one here: what cron's would be, shown by --print only)
-    plan = install.plan(url, loaded, log_path(url, loaded.config, make_folder=not print_only),
+    log = (log_path(url, loaded.config, make_folder=False) if print_only
+           else started_log(url, loaded.config))  # (named in the unit or lines from now on)
+    plan = install.plan(url, loaded, log,
                         kind or keepers.kind() or "cron")
     again = f"costsched daemon install --kind {plan.kind} --now{flags}"
     if print_only:
