@@ -75,8 +75,8 @@ def writes_store(db: str | None, new_store: bool) -> str | None:
         return configured_db(db)
     if new_store or _same_store(db, configured_db(None)):
         return db
-    return _read_store(db, db, makes="--new-store makes it (unasked, only the default "
-                       "store is made)")
+    return _read_store(db, db, makes="add --new-store to make it (unasked, only the "
+                       "default store is made)")
 
 
 def _same_store(db: str, other: str | None) -> bool:
