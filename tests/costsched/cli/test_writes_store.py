@@ -114,3 +114,22 @@ def test_with_no_db_the_default_store_is_made_unasked(tmp_path: Path,
     result = _run(WRITERS["prices import"](tmp_path))
     assert result.exit_code == 0, result.output
     assert db.exists() and result.stderr.count(f"creating the store {db}") == 1
+
+
+def test_a_database_without_a_store_is_refused_as_a_missing_file_is(empty_url: str) -> None:
+    """On a database server too: a --db whose database holds no costsched store yet is
+    named in one line (its password masked) and left empty; --new-store makes the store."""
+    from costsched.store.database import describe
+
+    argv = [*WRITERS["prices import"](Path()), "--db", empty_url]
+    refused = _run(argv)
+    assert refused.exit_code == 2, refused.output
+    [line] = refused.stderr.splitlines()
+    what = "no costsched store in this database yet" if "://" in empty_url else "no such store"
+    assert line.startswith(f"error: --db {describe(empty_url)}: {what}"), line
+    assert line.endswith("; add --new-store to make it (unasked, only the default store is "
+                         "made)"), line
+    assert "costsched:costsched@" not in line  # (its password masked)
+    made = _run([*argv, "--new-store"])
+    assert made.exit_code == 0, made.output
+    assert _run(["prices", "show", "--db", empty_url]).exit_code == 0
