@@ -1,7 +1,8 @@
 """The supervisor's log is named after it: <store stem>.supervisor.log beside a SQLite
 store, supervisor-<host>-<database>-<tag>.log for a server's. A log of the name it had
 before (<stem>.daemon.log) is still the one shown until a supervisor or an installed daemon
-starts, which renames it and logs under the new name."""
+starts (a launch's supervisor, `daemon install`), which renames it and logs under the new
+name."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from costsched.config import Config
+from costsched.daemon import autostart
 from costsched.daemon.logs import log_path, shown_log, started_log
+from costsched.store import PriceStore
 from tests.costsched.daemon.conftest import World
 from tests.costsched.daemon.test_install import Fakes, fakes, invoke, unit_file
+from tests.costsched.daemon.test_supervisor import ON, live_job, spawned
 
-__all__ = ["fakes"]  # (the fixture, used by name)
+__all__ = ["fakes", "spawned"]  # (the fixtures, used by name)
 SERVER = "postgresql://team@db.example.com/costsched"
 
 
@@ -61,3 +65,16 @@ def test_daemon_status_shows_the_old_log_and_an_install_renames_it(
     assert f"log: {new}" in said and f"--log {new}\n" in unit_file(world).read_text()
     assert not old.exists() and new.read_text() == "event=started\n"
     assert json.loads(invoke("daemon", "status", "--json"))["log"] == str(new)
+
+
+def test_a_launch_that_starts_a_supervisor_renames_the_old_log_to_the_one_it_logs_to(
+        store: PriceStore, spawned: list[dict]) -> None:
+    folder = Path(store.url.removeprefix("sqlite:///")).parent
+    old, new = folder / "prices.daemon.log", folder / "prices.supervisor.log"
+    old.write_text("event=started\n")
+    assert shown_log(store.url, ON) == old
+    live_job(store)
+    armed = autostart.ensure(store, ON)
+    assert armed.started and spawned[0]["log"] == new
+    assert not old.exists() and new.read_text() == "event=started\n"
+    assert armed.line().endswith(f"log: {new}")
