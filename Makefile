@@ -97,7 +97,7 @@ demo-local: install
 # The same tools on the recorded 2019-2020 AWS and Azure spot prices.
 demo-recorded: install
 	@echo "== Import the recorded spot prices (a second run adds nothing) =="
-	$(BIN)/costsched prices import $(RECORDED)/aws/cost $(RECORDED)/azure --db $(RECORDED_DB)
+	$(BIN)/costsched prices import $(RECORDED)/aws/cost $(RECORDED)/azure --db $(RECORDED_DB) --new-store
 	@echo "== Plans as of 2020-03-01, us-east-1 spot: ResNet-50 picks a V100, recommendation a K80 =="
 	$(BIN)/costsched plan examples/resnet50.yaml examples/recommendation.yaml --at 2020-03-01 --top 3 --db $(RECORDED_DB)
 	@echo "== The same plans from Python, as a notebook gets them =="
@@ -112,7 +112,7 @@ demo-recorded: install
 
 demo-deadline: install
 	@echo "== Spot availability of 9 AWS zones in 2023 (195 s ticks), stored as intervals =="
-	$(BIN)/costsched prices import $(SPOT_TRACES)/availability --db $(DEADLINE_DB)
+	$(BIN)/costsched prices import $(SPOT_TRACES)/availability --db $(DEADLINE_DB) --new-store
 	@echo "== 48-hour jobs due in 52 h: never late, and how close to the hindsight optimum =="
 	$(BIN)/costsched backtest-deadline --deadline 52 --restart-minutes 3 --starts 5 \
 		--db $(DEADLINE_DB) --plot .demo/deadline.png

@@ -13,8 +13,10 @@ from costsched.amounts import decimals, stored_price, usd, usd_all
 from costsched.cli.common import (
     DbOption,
     JsonOption,
-    NewDbOption,
+    NewStoreOption,
     WideOption,
+    WritesDbOption,
+    announce_new_store,
     console,
     fail,
     frame_records,
@@ -25,6 +27,7 @@ from costsched.cli.common import (
     report_cells,
     table,
     user_text,
+    writes_store,
 )
 from costsched.model import InvalidInput
 from costsched.service.stores import using
@@ -55,7 +58,8 @@ def import_(
     until: Annotated[str | None, typer.Option(
         help="BigQuery: the usage before this time (ISO 8601); default now.",
         show_default=False)] = None,
-    db: NewDbOption = None,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Read a cloud's billing export into the store (the same export read again replaces
@@ -66,9 +70,11 @@ def import_(
     differ from the stored prices (bills.correct_prices)."""
     from costsched.bills.imports import import_export
 
+    db = writes_store(db, new_store)
     for name, value in (("--since", since), ("--until", until)):
         if value is not None:
             parse_time(value, name)  # before the export is listed
+    announce_new_store(db)
     with options(since="--since", until="--until"), using(db) as store:
         result = import_export(store, location, since=since, until=until)
     recorded = result.rates[result.rates["recorded"]] if len(result.rates) else result.rates

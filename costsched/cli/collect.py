@@ -13,7 +13,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from costsched.cli.collect_store import NewStore
 from costsched.cli.common import (
     JsonOption,
-    OpenedDbOption,
+    NewStoreOption,
+    WritesDbOption,
     bar_hidden,
     console,
     err_console,
@@ -24,6 +25,7 @@ from costsched.cli.common import (
     split_csv,
     table,
     user_text,
+    writes_store,
 )
 from costsched.service.collect import collect_request, run_collection
 from costsched.vocabulary import counted
@@ -52,7 +54,8 @@ def collect(
         "GCP project hold.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Log every rejected price and failed region.")] = False,
-    db: OpenedDbOption = None,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Collect current on-demand and spot GPU prices and store what is new.
@@ -60,6 +63,7 @@ def collect(
     Exit code 0 when every cloud and region was collected, 1 when some failed (the
     others are stored), 2 for bad options.
     """
+    db = writes_store(db, new_store)
     clouds, regions, gpus = split_csv(cloud), split_csv(region), split_csv(gpu)
     with options(**FLAGS):
         request = collect_request(clouds=clouds, regions=regions, gpus=gpus, since=since,

@@ -58,25 +58,25 @@ def configured_db(db: str | None) -> str | None:
     return effective().db or None
 
 
-def _reads_store(db: str | None) -> str | None:
+def reads_store(db: str | None) -> str | None:
     """A command that reads a store never creates one: a store file that does not exist
     (--db, the configuration's db, $COSTSCHED_DB or the default one) is named in one
     line."""
     return _read_store(db, configured_db(db))
 
 
-def launch_store(db: str | None, new_store: bool) -> str | None:
-    """The store a launch uses (`configured_db`). It makes the default store (the one
+def writes_store(db: str | None, new_store: bool) -> str | None:
+    """The store a command that writes uses (`configured_db`): the default store (the one
     every command uses: $COSTSCHED_DB's, the configuration's db, the user data
-    directory's) if missing, and one --db names only with `new_store`: a --db that does
-    not exist yet is named in one line, as for a command that reads (a typo would split
-    the jobs across stores, each watched by a supervisor of its own)."""
+    directory's) is made if missing, a store --db names only with `new_store` (--new-store):
+    a --db that does not exist yet is named in one line, as for a command that reads (a
+    typo would split the prices or the jobs across stores)."""
     if db is None:
         return configured_db(db)
     if new_store or _same_store(db, configured_db(None)):
         return db
-    return _read_store(db, db, makes="add --new-store to make it (unasked, a launch makes "
-                       "only the default store)")
+    return _read_store(db, db, makes="add --new-store to make it (unasked, only the "
+                       "default store is made)")
 
 
 def _same_store(db: str, other: str | None) -> bool:
@@ -89,7 +89,7 @@ def _same_store(db: str, other: str | None) -> bool:
 
 
 def _read_store(given: str | None, db: str | None, makes: str = "") -> str | None:
-    """`_reads_store` of the store `db`, resolved from --db `given` (`configured_db`);
+    """`reads_store` of the store `db`, resolved from --db `given` (`configured_db`);
     `makes`: what makes it (default: the commands that make a store)."""
     from costsched.service.store_files import ENV_DB, missing_store
 
@@ -103,10 +103,11 @@ def _read_store(given: str | None, db: str | None, makes: str = "") -> str | Non
              else "the default store")
     what = ("no costsched store in this database yet" if server else
             f"no such store ({missing.resolve()})" if missing else "")
-    # (a launch makes a store --db names only when told to: `launch_store`)
-    launch = "costsched launch JOB.yaml" + (" --new-store" if given is not None else "")
-    makes = makes or (f"`{launch}`, {collect_hint()} or `costsched prices import FILE` "
-                      "makes one")
+    # (a command that writes makes a store --db names only when told to: `writes_store`)
+    flag = " --new-store" if given is not None else ""
+    makes = makes or (f"`costsched launch JOB.yaml{flag}`, {collect_hint()}"
+                      f"{' with --new-store' if flag else ''} or `costsched prices import "
+                      f"FILE{flag}` makes one")
     err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; {user_text(makes)}",
                       highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
@@ -140,7 +141,7 @@ NO_STORE = "none:"  # the default store, not made yet: nothing launched on this 
 def _reads_store_or_nothing(db: str | None) -> str | None:
     """A look at jobs on a machine where nothing was launched yet (no --db, no
     $COSTSCHED_DB, no default store) finds no jobs (NO_STORE); a store named that does not
-    exist is a typo, named in one line (`_reads_store`)."""
+    exist is a typo, named in one line (`reads_store`)."""
     from costsched.service.store_files import ENV_DB, missing_store
 
     configured = configured_db(db)
@@ -193,17 +194,10 @@ def say_list_prices(db: str | None) -> None:
                           "makes one)", highlight=False, soft_wrap=True)
 
 
-def _writes_store(db: str | None) -> str | None:
-    """A command that writes may make its store: it says so, once, on stderr."""
-    db = configured_db(db)
-    announce_new_store(db)
-    return db
-
-
 def announce_new_store(db: str | None) -> None:
     """Say, once on stderr, that the store `db` is made now, when it does not exist yet:
-    what a command that refuses bad input before opening its store calls as it opens it
-    (`OpenedDbOption`), so that a refusal says nothing of a store it never made."""
+    what a command that writes calls as it opens its store (`WritesDbOption`), once its
+    input is read, so that a refusal says nothing of a store it never made."""
     from costsched.service.store_files import missing_store
 
     missing = missing_store(db)
@@ -233,11 +227,11 @@ def _can_create(path: Path) -> bool:
 _DB_HELP = ("SQLAlchemy URL or SQLite file path (default: $COSTSCHED_DB, else the "
             "configuration's db, else a file in the user data directory).")
 # Commands that only read the store take DbOption (ListPricesDbOption where the bundled
-# list prices can answer without one); those that store prices or jobs take NewDbOption,
-# which may create the file (OpenedDbOption when the command refuses its input before it
-# opens the store, and says it makes one as it does: `announce_new_store`).
+# list prices can answer without one); those that store prices, jobs or facts take
+# WritesDbOption with NewStoreOption, resolved in the command (`writes_store`): the default
+# store is made if missing, a --db only with --new-store.
 DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
-                                              callback=_reads_store, show_default=False)]
+                                              callback=reads_store, show_default=False)]
 # `status`: no store yet is no jobs yet.
 JobsDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " It must exist.",
                                                   callback=_reads_store_or_nothing,
@@ -248,14 +242,12 @@ EmptyDbOption = Annotated[str | None, typer.Option(
     "--db", help=_DB_HELP + " It must exist; with no --db, while the default store is not "
     "made yet, there is nothing stored to show.", callback=_reads_store_or_empty,
     show_default=False)]
-NewDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
-                                                 callback=_writes_store, show_default=False)]
-# `launch`: the store is resolved once --new-store is known (`launch_store`).
-LaunchDbOption = Annotated[str | None, typer.Option(
+WritesDbOption = Annotated[str | None, typer.Option(
     "--db", help=_DB_HELP + " That default is made if missing; a --db that does not exist yet "
     "is refused as a typo unless --new-store is given.", show_default=False)]
-OpenedDbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP + " Made if missing.",
-                                                    callback=configured_db, show_default=False)]
+NewStoreOption = Annotated[bool, typer.Option(
+    "--new-store", help="Make the store --db names when it does not exist yet; without it, "
+    "such a --db is refused as a typo.")]
 ListPricesDbOption = Annotated[str | None, typer.Option(
     "--db", help=_DB_HELP + " It must exist; with no --db, while the store $COSTSCHED_DB "
     "names or the default one is not made yet, the bundled list prices are used.",

@@ -21,15 +21,18 @@ from costsched import daemon as scheduled
 from costsched.cli.common import (
     DbOption,
     JsonOption,
-    OpenedDbOption,
+    NewStoreOption,
+    WritesDbOption,
     announce_new_store,
+    configured_db,
     console,
     friendly_errors,
     print_json,
     printable,
+    writes_store,
 )
 from costsched.daemon import autostart, install
-from costsched.daemon.logs import log_path, logging_to, rotate
+from costsched.daemon.logs import log_path, logging_to, rotate, shown_log, started_log
 from costsched.daemon.records import live_jobs
 from costsched.daemon.supervision import (
     START,
@@ -264,7 +267,7 @@ def status(db: DbOption = None, json_out: JsonOption = False) -> None:
     config = config_module.effective()
     store = open_store(db)
     now = datetime.now(timezone.utc)
-    log = log_path(store.url, config)
+    log = shown_log(store.url, config)
     armed = recovery(store, config, now, db=db, log=str(log))
     where, flags = install.installed(store.url), _db_flag(db)
     if where is not None:
@@ -325,7 +328,8 @@ KindOption = Annotated[str | None, typer.Option(
 @app.command("install")
 @friendly_errors
 def install_cmd(
-    db: OpenedDbOption = None,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     print_only: Annotated[bool, typer.Option(
         "--print", help="Only show what would be written, and where.")] = False,
     now: Annotated[bool, typer.Option(
@@ -336,18 +340,22 @@ def install_cmd(
     user unit where systemd runs, else crontab lines (at reboot, and a keep-alive every 10
     minutes); the other lines of your crontab are kept."""
     kind, loaded = install.checked_kind(kind), config_module.load()
+    given, db = db, configured_db(db)  # (checked below, once a daemon can be kept here)
     keepers, flags = install.Keepers.here(), _db_flag(db)
     refused = keepers.refusal(kind, flags)
     if refused and not print_only:  # said before anything is made: no store, log or unit
         meanwhile = "" if keepers.kind() else f"; {_meanwhile(db, loaded.config)}"
         raise typer.Exit(_error(refused + meanwhile))
+    db = writes_store(given, new_store)  # (a --print too: it shows what the install does)
     if print_only:  # what would be written makes nothing: not the store, nor its folder
         url = resolve_url(db, make_folder=False) if db else default_url(make_folder=False)
     else:
         announce_new_store(db)
         url = open_store(db).url
     # (where neither kind can keep one here: what cron's would be, shown by --print only)
-    plan = install.plan(url, loaded, log_path(url, loaded.config, make_folder=not print_only),
+    log = (log_path(url, loaded.config, make_folder=False) if print_only
+           else started_log(url, loaded.config))  # (named in the unit or lines from now on)
+    plan = install.plan(url, loaded, log,
                         kind or keepers.kind() or "cron")
     again = f"costsched daemon install --kind {plan.kind} --now{flags}"
     if print_only:

@@ -19,20 +19,21 @@ from costsched.cli.common import (
     DbOption,
     JobArgument,
     JsonOption,
-    LaunchDbOption,
+    NewStoreOption,
+    WritesDbOption,
     announce_new_store,
     at_least,
     console,
     dollars,
     err_console,
     friendly_errors,
-    launch_store,
     live_status,
     options,
     print_json,
     printable,
     say_error,
     user_text,
+    writes_store,
 )
 from costsched.cli.status_lines import print_daemon as _print_daemon  # noqa: F401
 from costsched.cli.status_lines import print_status as _print_status
@@ -104,16 +105,13 @@ def launch(
         "--yes", help="Launch even when a job's pessimistic cost (preemptions at the 95th "
                       "percentile) does not fit what is left of its budgets; with --book, "
                       "buy without asking.")] = False,
-    db: LaunchDbOption = None,
-    new_store: Annotated[bool, typer.Option(
-        "--new-store", help="Make the store --db names when it does not exist yet; without "
-        "it, such a --db is refused as a typo.")]
-    = False,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Start jobs on the best offering now (trying the next ones if a cloud has no
     capacity), with their checkpoints kept in their checkpoint store."""
-    db = launch_store(db, new_store)
+    db = writes_store(db, new_store)
     at_least("--wait", wait, 0.0)
     if offering is not None:
         from costsched.service.decide import parse_offering

@@ -16,8 +16,10 @@ from costsched.cli.common import (
     DbOption,
     JsonOption,
     ListPricesDbOption,
-    NewDbOption,
+    NewStoreOption,
     WideOption,
+    WritesDbOption,
+    announce_new_store,
     bar_hidden,
     console,
     err_console,
@@ -31,6 +33,7 @@ from costsched.cli.common import (
     split_csv,
     table,
     user_text,
+    writes_store,
 )
 from costsched.cli.gpus import SUPERSEDED_MARK, SUPERSEDED_NOTE
 from costsched.clouds.hints import collect_hint
@@ -83,16 +86,19 @@ def import_(
         "--whole", help="The files hold each cloud's whole spot market, as a collection "
         "does: the bundled spot offerings they do not list are not offered. Prices of the "
         "files stored before as a partial update stand for the whole market too.")] = False,
-    db: NewDbOption = None,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Import recorded price logs (AWS spot history JSON, Azure daily CSV, exports), spot
     availability (spot traces, probe logs *.out) and booked capacity (EC2
     DescribeCapacityBlockOfferings and DescribeCapacityReservations JSON bodies)."""
+    db = writes_store(db, new_store)
     if partial and whole:
         fail(InvalidInput("--partial and --whole ask for opposite readings of the files: give "
                           "one or neither (neither: whole only where they list most of a "
                           "cloud's bundled spot offerings)"))
+    announce_new_store(db)
     with Progress(TextColumn("[bold]reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err_console, disable=bar_hidden(json_out), transient=True) as progress:

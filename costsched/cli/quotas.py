@@ -15,15 +15,18 @@ from costsched.cli.collect_store import NewStore
 from costsched.cli.common import (
     IN_MEMORY,
     JsonOption,
-    OpenedDbOption,
+    NewStoreOption,
+    WritesDbOption,
     console,
     err_console,
     friendly_errors,
     options,
     print_json,
+    reads_store,
     split_csv,
     table,
     user_text,
+    writes_store,
 )
 from costsched.clouds.hints import CLOUD_NAMES, QUOTAS_WITH, collect_hint, lacking
 from costsched.service.quotas import (
@@ -56,7 +59,8 @@ def quotas(
         "--gcp-project", help="With --refresh: the project whose quotas are read (default: "
                               "GOOGLE_CLOUD_PROJECT or the credentials').",
         show_default=False)] = None,
-    db: OpenedDbOption = None,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """The accounts' quotas that GPU instances draw on, per region and market, with their
@@ -67,6 +71,8 @@ def quotas(
     why in one line (the permission that is missing, the SDK to install). Exit code 0 when
     the quotas of at least one cloud asked for were read (now with --refresh, else as
     last read), 1 when none could be."""
+    # Without --refresh it only reads: a --db that does not exist is a typo, as for `status`.
+    db = writes_store(db, new_store) if refresh_now or db is None else reads_store(db)
     clouds, regions = split_csv(cloud), split_csv(region)
     with options(cloud="--cloud", region="--region"):
         from costsched.service.collect import route_regions

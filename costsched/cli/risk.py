@@ -10,7 +10,8 @@ import typer
 from costsched.cli.common import (
     EmptyDbOption,
     JsonOption,
-    OpenedDbOption,
+    NewStoreOption,
+    WritesDbOption,
     announce_new_store,
     console,
     frame_records,
@@ -19,6 +20,7 @@ from costsched.cli.common import (
     print_json,
     table,
     user_text,
+    writes_store,
 )
 from costsched.model import InvalidInput
 from costsched.service import signals as service
@@ -36,10 +38,12 @@ def import_(
                                       "eviction (a Resource Graph answer).")],
     at: Annotated[str | None, typer.Option(help="When the document was published (ISO "
                                            "8601; default now).", show_default=False)] = None,
-    db: OpenedDbOption = None,
+    db: WritesDbOption = None,
+    new_store: NewStoreOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """Store a saved signal document's observations (history is kept)."""
+    db = writes_store(db, new_store)
     if not path:  # as a Path, the current folder
         raise InvalidInput("path '': expected a saved JSON document")
     with options(kind="--kind", at="--at"):

@@ -13,11 +13,11 @@ from costsched.catalog import gpu_model_name
 from costsched.cli.common import (
     DbOption,
     JsonOption,
-    _reads_store,
     console,
     frame_records,
     friendly_errors,
     print_json,
+    reads_store,
     split_csv,
     table,
     user_text,
@@ -73,7 +73,7 @@ def show(
         raise InvalidInput(f"--file {file}: no such file (`throughput set` and `throughput "
                            "import` make one)")
     if measured:
-        _show_runs(_reads_store(db), model, json_out)
+        _show_runs(reads_store(db), model, json_out)
         return
     if _no_store(db):  # the bundled figures and the user's need none
         table_ = tp.ThroughputTable.load(file, precision=precision)
@@ -121,7 +121,7 @@ def _no_store(db: str | None) -> bool:
     from costsched.service.store_files import missing_store
 
     if db is not None:
-        _reads_store(db)
+        reads_store(db)
         return False
     return missing_store(None) is not None
 

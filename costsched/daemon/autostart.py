@@ -28,7 +28,7 @@ from pathlib import Path
 
 from costsched import launch_secrets
 from costsched.config import ENV_CONFIG, Config
-from costsched.daemon.logs import log_path, rotate
+from costsched.daemon.logs import rotate, shown_log, started_log
 from costsched.daemon.records import SUPERVISOR_LEASE, live_jobs, sweep_owed
 from costsched.daemon.supervision import LAUNCHING, START, Watching, watching
 from costsched.store import PriceStore
@@ -84,7 +84,7 @@ def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None =
     `costsched daemon start`). `env`: what the supervisor needs in its environment
     beyond this process's (the launchers' `environment()`)."""
     now = datetime.now(timezone.utc)
-    log = log_path(store.url, config)
+    log = shown_log(store.url, config)
     found = watching(store, config, now, log=str(log))
     sweep_only = not live_jobs(store)  # (and, below, a sweep owed)
     if found:  # (a supervisor another launch is starting: once it is handed the lease)
@@ -100,7 +100,7 @@ def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None =
     mine = f"{socket.gethostname()}:{os.getpid()}:{LAUNCHING}{uuid.uuid4().hex[:8]}"
     if not store.leases.acquire(SUPERVISOR_LEASE, mine, LEASE_SECONDS, now):
         return Arming(_started_elsewhere(store, config, log), sweep_only=sweep_only)
-    tag = uuid.uuid4().hex[:8]
+    tag, log = uuid.uuid4().hex[:8], started_log(store.url, config)
     try:
         child = _spawn(store.url, log, tag, mine, env or {})
     except OSError as exc:

@@ -21,7 +21,7 @@ from costsched import launch_secrets
 from costsched.amounts import age
 from costsched.clouds.hints import collect_hint
 from costsched.config import Config
-from costsched.daemon.logs import log_path
+from costsched.daemon.logs import shown_log
 from costsched.daemon.records import SUPERVISOR_LEASE, live_jobs
 from costsched.store import PriceStore
 from costsched.store.daemons import DaemonRow
@@ -233,7 +233,7 @@ def recovery(store: PriceStore, config: Config, at: datetime, *, db: str | None 
              log: str = "") -> Recovery:
     """Whether recovery is armed for `store` at `at` (`db`: as the command was given it;
     `log`: where a supervisor still starting logs, by default the store's daemon log)."""
-    log = log or str(log_path(store.url, config))
+    log = log or str(shown_log(store.url, config))
     watchers, live = watching(store, config, at, log=log), live_jobs(store)
     if not watchers:
         return Recovery(watchers, len(live), config.daemon.autostart, db,

@@ -18,7 +18,7 @@ def _import(tmp_path: Path, rows: str) -> tuple[int, str, str]:
     path = tmp_path / "mine.csv"
     path.write_text(HEADER + rows)
     done = CliRunner().invoke(app, ["prices", "import", str(path), "--db",
-                                    str(tmp_path / "p.sqlite")])
+                                    str(tmp_path / "p.sqlite"), "--new-store"])
     said = done.stderr[done.stderr.find("error: "):] if "error: " in done.stderr else ""
     return done.exit_code, done.stdout, said
 

@@ -45,7 +45,7 @@ def test_three_importers_of_overlapping_files(backend: str, fresh_url, dispa: Pa
                                               tmp_path: Path) -> None:
     url = fresh_url(backend)
     runs = together(tmp_path, [["prices", "import", *source_paths(dispa, names), "--db", url,
-                                "--json"] for names in SOURCES])
+                                "--new-store", "--json"] for names in SOURCES])
     for run in runs:
         assert run.returncode == 0, run.stderr
         assert "Traceback" not in run.stderr

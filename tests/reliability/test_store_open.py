@@ -58,9 +58,10 @@ def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:
 def test_a_path_under_a_file(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     db = tmp_path / "file" / "prices.sqlite"
-    # A command that writes makes a missing store (one that reads refuses it: no such store).
-    result = CliRunner().invoke(app, ["prices", "import", str(DEMO_PRICES), "--db", str(db)],
-                                catch_exceptions=False)
+    # A command that writes makes a missing store it is told to (one that reads refuses it:
+    # no such store).
+    result = CliRunner().invoke(app, ["prices", "import", str(DEMO_PRICES), "--db", str(db),
+                                      "--new-store"], catch_exceptions=False)
     assert_one_line(result.exit_code, result.stdout, result.stderr.strip(),
                     "file is a file, not a folder")
 
@@ -185,7 +186,8 @@ def test_a_read_only_store_reads_and_refuses_writes(open_dir: Path, dispa: Path,
 
 def test_an_unwritable_directory(open_dir: Path) -> None:
     open_dir.chmod(0o555)
-    result = cli("prices", "import", str(DEMO_PRICES), "--db", str(open_dir / "prices.sqlite"))
+    result = cli("prices", "import", str(DEMO_PRICES), "--db", str(open_dir / "prices.sqlite"),
+                 "--new-store")
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [
         f"error: store {open_dir / 'prices.sqlite'}: cannot be opened: its directory must"

@@ -40,6 +40,7 @@ def test_a_csv_saved_with_a_byte_order_mark_imports(tmp_path: Path) -> None:
     path = tmp_path / "prices.csv"
     path.write_bytes(b"\xef\xbb\xbf" + f"{HEADER}\n{ROW}\n".encode())
     result = _run("prices", "import", str(path), "--partial", "--db", str(tmp_path / "s.db"),
+                  "--new-store",
                   "--json")
     assert result.exit_code == 0, result.output
     assert '"inserted": 1' in result.stdout
@@ -74,7 +75,8 @@ def test_an_empty_path_to_import_is_refused_not_read_as_the_current_folder(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "good.csv").write_text(f"{HEADER}\n{ROW}\n")
     db = tmp_path / "s.db"
-    line = _one_error_line(_run("prices", "import", "good.csv", "", "--db", str(db)))
+    line = _one_error_line(_run("prices", "import", "good.csv", "", "--db", str(db),
+                                          "--new-store"))
     assert line == "error: paths '': expected a file or a directory of recorded logs"
     assert not db.exists()
 

@@ -26,7 +26,7 @@ def test_collect_booked_without_boto3_says_it_once(tmp_path: Path,
     monkeypatch.setitem(sys.modules, "boto3", None)  # `import boto3` raises ImportError
     db = tmp_path / "new.sqlite"
     result = _run("collect", "--cloud", "aws", "--region", "us-east-1", "--booked", "--gpu",
-                  "H100", "--db", str(db))
+                  "H100", "--new-store", "--db", str(db))
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert result.output.count(BOTO3) == 1  # the prices' error: booked capacity adds none
@@ -41,7 +41,7 @@ def test_collect_booked_json_without_boto3_names_it(tmp_path: Path,
 
     monkeypatch.setitem(sys.modules, "boto3", None)
     result = _run("collect", "--cloud", "aws", "--region", "us-east-1", "--booked", "--gpu",
-                  "H100", "--db", str(tmp_path / "new.sqlite"), "--json")
+                  "H100", "--new-store", "--db", str(tmp_path / "new.sqlite"), "--json")
     assert result.exit_code == 1, result.output
     out = json.loads(result.stdout)
     assert out["booked"]["errors"] == [BOTO3] and out["booked"]["asked"] == 0
@@ -50,7 +50,8 @@ def test_collect_booked_json_without_boto3_names_it(tmp_path: Path,
 def test_bills_import_from_s3_without_boto3_is_one_line(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)
-    result = _run("bills", "import", "s3://bucket/exports", "--db", str(tmp_path / "s.sqlite"))
+    result = _run("bills", "import", "s3://bucket/exports", "--new-store", "--db",
+                  str(tmp_path / "s.sqlite"))
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert result.stderr.strip().endswith(f"error: {BOTO3}")

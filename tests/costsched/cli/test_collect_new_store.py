@@ -21,7 +21,7 @@ def test_a_collection_that_stores_nothing_makes_no_store(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)  # no SDK: nothing can be collected
     db = tmp_path / "new.sqlite"
-    result = _run("collect", "--cloud", "aws", "--db", str(db))
+    result = _run("collect", "--cloud", "aws", "--db", str(db), "--new-store")
     assert result.exit_code == 1, result.output
     assert list(tmp_path.glob("new.sqlite*")) == []
     assert "creating the store" not in result.stderr
@@ -33,7 +33,7 @@ def test_a_collection_that_stores_nothing_names_no_store_in_its_json(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)  # no SDK: nothing can be collected
     db = tmp_path / "new.sqlite"
-    result = _run("collect", "--cloud", "aws", "--db", str(db), "--json")
+    result = _run("collect", "--cloud", "aws", "--db", str(db), "--new-store", "--json")
     assert result.exit_code == 1, result.output
     assert list(tmp_path.glob("new.sqlite*")) == []
     out = json.loads(result.stdout)
@@ -45,7 +45,7 @@ def test_a_collection_that_stores_nothing_names_no_store_in_its_json(
 def test_a_collection_that_stores_names_its_kept_store_in_its_json(
         tmp_path: Path, azure_prices) -> None:  # noqa: ANN001
     db = tmp_path / "new.sqlite"
-    result = _run("collect", "--cloud", "azure", "--db", str(db), "--json")
+    result = _run("collect", "--cloud", "azure", "--db", str(db), "--new-store", "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert db.exists() and out["store"] == str(db) and out["store_note"] is None
@@ -53,7 +53,7 @@ def test_a_collection_that_stores_names_its_kept_store_in_its_json(
 
 def test_a_collection_that_stores_keeps_its_new_store(tmp_path: Path, azure_prices) -> None:  # noqa: ANN001
     db = tmp_path / "new.sqlite"
-    result = _run("collect", "--cloud", "azure", "--db", str(db))
+    result = _run("collect", "--cloud", "azure", "--db", str(db), "--new-store")
     assert result.exit_code == 0, result.output
     assert db.exists() and f"store: {db}" in result.stdout
     assert result.stderr.count(f"creating the store {db}") == 1
@@ -61,20 +61,23 @@ def test_a_collection_that_stores_keeps_its_new_store(tmp_path: Path, azure_pric
 
 def test_quotas_that_read_nothing_make_no_store(tmp_path: Path) -> None:
     db = tmp_path / "new.sqlite"
-    refreshed = _run("quotas", "--refresh", "--cloud", "aws", "--db", str(db))
+    refreshed = _run("quotas", "--refresh", "--cloud", "aws", "--db", str(db), "--new-store")
     assert refreshed.exit_code == 1, refreshed.output
     assert "aws quotas" in refreshed.stderr and "tests read no cloud" in refreshed.stderr
     assert "creating the store" not in refreshed.stderr
-    shown = _run("quotas", "--db", str(db))
-    assert shown.exit_code == 0, shown.output
-    assert shown.stdout.startswith("No quotas read yet")
-    assert "creating the store" not in shown.stderr
+    shown = _run("quotas", "--db", str(db))  # (only reads: the store is not there)
+    assert shown.exit_code == 2 and "no such store" in shown.stderr, shown.output
+    default = _run("quotas")  # the default store, not made yet: nothing read yet
+    assert default.exit_code == 0, default.output
+    assert default.stdout.startswith("No quotas read yet")
+    assert "creating the store" not in default.stderr
     assert list(tmp_path.glob("new.sqlite*")) == []
 
 
 def test_a_refused_refresh_makes_no_store(tmp_path: Path) -> None:
     db = tmp_path / "new.sqlite"
-    refused = _run("quotas", "--refresh", "--region", "us-eats-1", "--db", str(db))
+    refused = _run("quotas", "--refresh", "--region", "us-eats-1", "--db", str(db),
+                   "--new-store")
     assert refused.exit_code == 2 and "--region" in refused.output, refused.output
     assert "creating the store" not in refused.stderr
     assert list(tmp_path.glob("new.sqlite*")) == []

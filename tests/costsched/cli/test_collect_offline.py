@@ -22,7 +22,7 @@ def _no_dns(*_args: object, **_kwargs: object) -> None:
 def test_no_network_is_said_once_with_the_host(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", _no_dns)
-    result = CliRunner().invoke(app, ["collect", "--cloud", "azure", "--db",
+    result = CliRunner().invoke(app, ["collect", "--cloud", "azure", "--new-store", "--db",
                                       str(tmp_path / "store.sqlite")])
     assert result.exit_code == 1, result.output
     lines = result.stderr.splitlines()

@@ -41,7 +41,7 @@ def test_collect_booked_of_one_ask_says_1_ask(tmp_path: Path,
                         lambda *_: BookedCollection(asked=1, offerings=1, added=0))
     ran = CliRunner().invoke(app, ["collect", "--cloud", "aws", "--region", "us-east-1",
                                    "--booked", "--gpu", "H100",
-                                   "--db", str(tmp_path / "s.sqlite")],
+                                   "--new-store", "--db", str(tmp_path / "s.sqlite")],
                              catch_exceptions=False)
     assert ran.exit_code == 0, ran.output
     assert "Booked capacity: 1 offering found in 1 ask, 0 new" in ran.stdout, ran.stdout

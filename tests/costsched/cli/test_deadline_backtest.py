@@ -48,7 +48,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
 def imported(tmp_path: Path) -> str:
     db = f"sqlite:///{tmp_path / 'store.sqlite'}"
     code, out = _run(["prices", "import", str(_inputs(tmp_path / "in")), "--trace-start",
-                      START.isoformat(), "--db", db])
+                      START.isoformat(), "--new-store", "--db", db])
     assert code == 0, out
     return db
 

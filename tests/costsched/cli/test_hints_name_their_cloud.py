@@ -60,7 +60,8 @@ def stale_gcp(tmp_path: Path) -> tuple[str, Path]:
     db = str(tmp_path / "store.sqlite")
     prices = tmp_path / "prices.csv"
     prices.write_text(PRICES)
-    assert CliRunner().invoke(app, ["prices", "import", str(prices), "--db", db]).exit_code == 0
+    assert CliRunner().invoke(app, ["prices", "import", str(prices), "--new-store", "--db",
+                                    db]).exit_code == 0
     store = PriceStore(db)
     observe(store, GCP_ZONE_A, [(1 - 24 * 120, 0.9)])
     ran(store, tmp_path, "moons", [(GCP_ZONE_A, 0.9, "launch", 600)])

@@ -81,7 +81,8 @@ def test_each_hint_run_as_printed_misses_no_sdk_it_did_not_install(
     for owner, name, reader in ORIGINAL:
         monkeypatch.setattr(owner, name, reader)
     for command, installed in found.items():
-        said = _run(*shlex.split(command)[1:], "--db", str(tmp_path / "store.sqlite")) \
+        said = _run(*shlex.split(command)[1:], "--db", str(tmp_path / "store.sqlite"),
+                    "--new-store") \
             if command.startswith("costsched collect") else _run(*shlex.split(command)[1:])
         needed = set().union(*map(_extras, MISSING.findall(said))) if MISSING.search(said) \
             else set()
@@ -93,12 +94,13 @@ def test_a_collect_of_no_cloud_with_its_sdk_ends_in_what_to_install(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     without(monkeypatch)
     db = str(tmp_path / "store.sqlite")
-    result = CliRunner().invoke(app, ["collect", "--db", db])
+    result = CliRunner().invoke(app, ["collect", "--new-store", "--db", db])
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines()[-1] == (
         "error: nothing collected: no SDK of aws, gcp or azure is installed here; `pip "
         "install 'costsched[aws,azure,gcp]'`, then `costsched collect` collects")
-    one = CliRunner().invoke(app, ["collect", "--cloud", "aws", "--gpu", "H100", "--db", db])
+    one = CliRunner().invoke(app, ["collect", "--cloud", "aws", "--gpu", "H100", "--db", db,
+                                   "--new-store"])
     assert one.exit_code == 1, one.output
     assert one.stderr.splitlines()[-1] == (
         "error: nothing collected: no SDK of aws is installed here; `pip install "
@@ -114,7 +116,7 @@ def test_a_collect_that_failed_otherwise_adds_no_such_line(
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     if "boto3" not in sys.modules:
         pytest.importorskip("boto3")
-    result = CliRunner().invoke(app, ["collect", "--cloud", "aws", "--db",
+    result = CliRunner().invoke(app, ["collect", "--cloud", "aws", "--new-store", "--db",
                                       str(tmp_path / "store.sqlite")])
     assert result.exit_code == 1, result.output
     assert "nothing collected" not in result.output

@@ -84,8 +84,8 @@ def test_a_launch_into_a_db_that_does_not_exist_is_refused_unless_told(
                                       "--wait", "0"])
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
-        f"error: --db {db}: no such store ({db}); add --new-store to make it (unasked, a "
-        "launch makes only the default store)"]
+        f"error: --db {db}: no such store ({db}); add --new-store to make it (unasked, only "
+        "the default store is made)"]
     assert not db.parent.exists()
 
 

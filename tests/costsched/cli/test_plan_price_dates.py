@@ -23,7 +23,7 @@ def mixed(cli, db: str, tmp_path: Path) -> str:  # noqa: ANN001, F811
     """The demo's prices of 2026-01-01, us-east-1b's of 2026-03-01."""
     newer = tmp_path / "newer.csv"
     newer.write_text(NEWER)
-    assert cli("prices", "import", newer, "--db", db).exit_code == 0
+    assert cli("prices", "import", newer, "--new-store", "--db", db).exit_code == 0
     return db
 
 

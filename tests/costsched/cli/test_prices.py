@@ -218,7 +218,7 @@ def test_an_import_says_which_bundled_spot_offerings_its_newer_prices_leave_out(
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
-    first = cli("prices", "import", demo, "--whole", "--db", db)
+    first = cli("prices", "import", demo, "--whole", "--db", db, "--new-store")
     assert first.exit_code == 0, first.output
     now = datetime.now(timezone.utc)
     bundled = prices_at(None, now, markets=["spot"], clouds=["aws"])
@@ -250,7 +250,7 @@ def test_a_partial_import_hides_no_bundled_spot_offering_it_does_not_list(
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
-    done = cli("prices", "import", demo, "--partial", "--db", db, "--json")
+    done = cli("prices", "import", demo, "--partial", "--db", db, "--new-store", "--json")
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["bundled_spot_left_out"] == []
     planned, place, others = _aws_spot_planned(db)
@@ -291,7 +291,7 @@ def test_a_file_imported_whole_is_taken_back_by_importing_it_again_as_partial(
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
-    whole = cli("prices", "import", demo, "--whole", "--db", db)
+    whole = cli("prices", "import", demo, "--whole", "--db", db, "--new-store")
     assert whole.exit_code == 0, whole.output
     said = " ".join(whole.stdout.split())
     assert "importing a file again with it brings back what that file hid" in said
@@ -316,7 +316,7 @@ def test_an_import_says_only_what_its_own_clouds_prices_leave_out(cli, tmp_path)
 
     demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
     db = str(tmp_path / "p.sqlite")
-    first = cli("prices", "import", demo, "--whole", "--db", db)
+    first = cli("prices", "import", demo, "--whole", "--db", db, "--new-store")
     assert "note: aws spot" in " ".join(first.stdout.split())
     when = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     gcp = tmp_path / "gcp.csv"

@@ -20,7 +20,7 @@ BAD = "aws,us-east-1,,g4dn.xlarge,spott,linux,T4,1,4,16,0.15/h,2024-06-01T11:00:
 
 
 def _import(db: Path, *paths: Path, json_out: bool = False):
-    args = ["prices", "import", "--partial", *map(str, paths), "--db", str(db)]
+    args = ["prices", "import", "--partial", *map(str, paths), "--new-store", "--db", str(db)]
     return CliRunner().invoke(app, [*args, *(["--json"] if json_out else [])],
                               env={"COLUMNS": "250"})
 

@@ -22,7 +22,7 @@ JOB = str(EXAMPLES / "demo" / "train.yaml")  # us-east-1 spot: the demo's prices
 def db(cli, tmp_path: Path) -> str:  # noqa: ANN001
     path = str(tmp_path / "p.sqlite")  # spot prices effective 2026-01-01
     assert cli("prices", "import", EXAMPLES / "demo" / "prices-before.csv", "--whole",
-               "--db", path).exit_code == 0
+               "--new-store", "--db", path).exit_code == 0
     return path
 
 

@@ -40,7 +40,7 @@ def _imported(tmp_path: Path) -> str:
     at = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     (tmp_path / "mine.csv").write_text(CSV.format(price=PRICE, at=at))
     done = CliRunner().invoke(app, ["prices", "import", str(tmp_path / "mine.csv"),
-                                    "--db", db])
+                                    "--new-store", "--db", db])
     assert done.exit_code == 0, done.output
     return db
 

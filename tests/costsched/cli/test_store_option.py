@@ -48,7 +48,7 @@ def test_a_writer_makes_the_store_and_says_so_once(tmp_path: Path) -> None:
     db = tmp_path / "new.sqlite"
     argv = ["prices", "import", str(EXAMPLES / "demo" / "prices-before.csv"), "--whole",
             "--db", str(db)]
-    first = CliRunner().invoke(app, argv)
+    first = CliRunner().invoke(app, [*argv, "--new-store"])
     assert first.exit_code == 0, first.output
     assert first.stderr.count("creating the store") == 1 and db.exists()
     second = CliRunner().invoke(app, argv)

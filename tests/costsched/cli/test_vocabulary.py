@@ -53,8 +53,8 @@ def test_a_gpu_name_gets_a_did_you_mean() -> None:
 
 def test_prices_show_takes_the_words_it_prints(cli, tmp_path: Path) -> None:  # noqa: ANN001
     db = str(tmp_path / "p.sqlite")
-    assert cli("prices", "import", EXAMPLES / "demo" / "prices-before.csv", "--db", db
-               ).exit_code == 0
+    assert cli("prices", "import", EXAMPLES / "demo" / "prices-before.csv", "--new-store",
+               "--db", db).exit_code == 0
     shown = cli("prices", "show", "--market", "spot", "--cloud", "AWS", "--gpu", "v100",
                 "--db", db, "--json")
     assert shown.exit_code == 0, shown.output
@@ -84,7 +84,7 @@ def test_backtest_takes_job_files_as_arguments_like_plan(cli, recorded_store) ->
 
 def test_a_region_and_an_instance_type_get_a_did_you_mean(cli, tmp_path: Path) -> None:  # noqa: ANN001
     db = str(tmp_path / "p.sqlite")
-    cli("prices", "import", EXAMPLES / "demo" / "prices-before.csv", "--db", db)
+    cli("prices", "import", EXAMPLES / "demo" / "prices-before.csv", "--new-store", "--db", db)
     job = tmp_path / "job.yaml"
     job.write_text("name: x\nmodel: A3C\nsteps: 100\nconstraints:\n  regions: [us-est-1]\n")
     planned = cli("plan", job, "--db", db)

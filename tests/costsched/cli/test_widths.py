@@ -146,8 +146,8 @@ def test_throughputs_and_config_fit(argv: list[str], whole: list[str], width: in
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_collect_summary_fits(width: int, tmp_path: Path, azure_prices: object,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    out = render(["collect", "--cloud", "azure", "--db", str(tmp_path / "store.sqlite")],
-                 width, monkeypatch)
+    out = render(["collect", "--cloud", "azure", "--new-store", "--db",
+                  str(tmp_path / "store.sqlite")], width, monkeypatch)
     assert_fits(out, width, ["azure", "Stored 13 new rows", "2 rejected"])
 
 

@@ -91,7 +91,7 @@ def test_daemon_status_says_who_watches_since_when_its_last_pass_and_its_log(
     empty = json.loads(invoke("daemon", "status", "--json"))
     assert empty["running"] is False and empty["daemons"] == [] and empty["fix"] is None
     assert empty["installed"] is None
-    assert empty["log"] == str(world.db.with_name("store.daemon.log"))
+    assert empty["log"] == str(world.db.with_name("store.supervisor.log"))
     assert "No daemon watches this store. A launch starts one when it starts a job." in \
         invoke("daemon", "status")
 

@@ -77,7 +77,7 @@ def test_install_print_shows_the_systemd_unit_and_the_line_that_enables_it(
         world: World, fakes: Fakes) -> None:
     said = invoke("daemon", "install", "--print")
     unit = unit_file(world)
-    log = world.db.with_name("store.daemon.log")
+    log = world.db.with_name("store.supervisor.log")
     assert said.startswith(f"Would write {unit}:\n")
     assert f"Environment=COSTSCHED_DB=sqlite:///{world.db}\n" in said
     assert f"Environment=COSTSCHED_INSTANCES={world.tmp / 'instances'}\n" in said
@@ -200,7 +200,7 @@ def test_the_crontab_command_starts_one_installed_daemon(
         assert process_gone(row.pid)
     finally:
         first.wait(timeout=60)
-    assert "event=started" in world.db.with_name("store.daemon.log").read_text()
+    assert "event=started" in world.db.with_name("store.supervisor.log").read_text()
 
 
 def test_a_store_url_with_a_password_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,7 +211,7 @@ def test_a_store_url_with_a_password_is_never_written(monkeypatch: pytest.Monkey
 
     url = "postgresql://team:hunter22@db.example.com/costsched"
     log = log_path(url, load().config)
-    assert "hunter22" not in str(log) and log.name.startswith("daemon-db.example.com-costsched")
+    assert "hunter22" not in str(log) and log.name.startswith("supervisor-db.example.com-costsched")
     with pytest.raises(InvalidInput, match="holds a password") as refused:
         install.plan(url, load(), log, "cron")
     assert "hunter22" not in str(refused.value)

@@ -143,7 +143,25 @@ def test_a_refused_install_and_a_print_make_nothing_not_even_a_store(
     monkeypatch.delenv("COSTSCHED_DB")
     _refused("daemon", "install")  # the default store, in the user data directory
     assert _files(world.tmp) == before
-    said = invoke("daemon", "install", "--print", "--db", str(new))
+    said = invoke("daemon", "install", "--print", "--db", str(new), "--new-store")
     assert f"for {new}" in said and "Not written as this machine is" in said, said
     invoke("daemon", "install", "--print")
     assert _files(world.tmp) == before
+
+
+def test_an_install_for_a_db_that_names_no_store_is_refused_unless_told(
+        world: World, fakes: Fakes) -> None:
+    """Where a daemon can be kept: a --db that names no store yet is refused in one line,
+    --print too, with nothing made (no store, log or unit); --new-store makes it."""
+    new = world.tmp / "project" / "own.sqlite"
+    before = _files(world.tmp)
+    for shown in ((), ("--print",)):
+        done = CliRunner().invoke(app, ["daemon", "install", *shown, "--db", str(new)])
+        assert done.exit_code == 2, done.output
+        assert done.stderr.splitlines() == [
+            f"error: --db {new}: no such store ({new}); add --new-store to make it (unasked, "
+            "only the default store is made)"]
+    assert _files(world.tmp) == before
+    said = " ".join(invoke("daemon", "install", "--db", str(new), "--new-store").split())
+    assert new.exists() and said.startswith(f"creating the store {new} Wrote "), said
+    assert f"log: {new.with_name('own.supervisor.log')})" in said, said

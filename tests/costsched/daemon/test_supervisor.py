@@ -67,7 +67,7 @@ def test_a_launch_starts_a_supervisor_only_when_a_job_runs_and_none_watches(
     assert first.started and first.watcher.pid == os.getpid()
     assert len(spawned) == 1 and spawned[0]["extra"] == {"COSTSCHED_INSTANCES": "/x"}
     assert spawned[0]["take_over"].rpartition(":")[2].startswith(LAUNCHING)
-    log = store.url.removeprefix("sqlite:///").replace("prices.sqlite", "prices.daemon.log")
+    log = store.url.removeprefix("sqlite:///").replace("prices.sqlite", "prices.supervisor.log")
     assert first.line() == (f"Recovery armed: supervisor pid {os.getpid()} watches this "
                             f"store every 5 s; log: {log}")
     # The lease is the supervisor's now (host:pid:tag, the tag on its command line).

@@ -46,7 +46,7 @@ def test_a_preempted_spot_job_is_recovered_with_nothing_but_the_launch(world: Wo
     armed = ARMED.search(said)
     assert armed, said
     pid, log = int(armed[1]), Path(armed[2])
-    assert log == world.db.with_name("store.daemon.log")
+    assert log == world.db.with_name("store.supervisor.log")
     [job_id] = world.store.jobs.ids()
     assert world.store.jobs.get(job_id).state == "running"
 
