@@ -24,7 +24,6 @@ from costsched.cli.common import (
     NewStoreOption,
     WritesDbOption,
     announce_new_store,
-    configured_db,
     console,
     friendly_errors,
     print_json,
@@ -47,6 +46,7 @@ from costsched.daemon.supervision import (
 from costsched.daemon.supervisor import Installed, Supervisor
 from costsched.model import InvalidInput
 from costsched.redact import redact
+from costsched.service.store_files import missing_store
 from costsched.service.stores import open_store
 from costsched.store.database import default_url, resolve_url
 from costsched.store.leases import holder_name, process_gone
@@ -340,13 +340,16 @@ def install_cmd(
     user unit where systemd runs, else crontab lines (at reboot, and a keep-alive every 10
     minutes); the other lines of your crontab are kept."""
     kind, loaded = install.checked_kind(kind), config_module.load()
-    given, db = db, configured_db(db)  # (checked below, once a daemon can be kept here)
-    keepers, flags = install.Keepers.here(), _db_flag(db)
+    # A --db naming no store is refused first (a --print too), and nothing is made before
+    # a daemon can be kept here: the commands said carry --new-store while it is still new.
+    given, db = db, writes_store(db, new_store)
+    new = given is not None and missing_store(db) is not None  # (the default store: made)
+    keepers, flags = install.Keepers.here(), _db_flag(db) + (" --new-store" if new else "")
     refused = keepers.refusal(kind, flags)
     if refused and not print_only:  # said before anything is made: no store, log or unit
-        meanwhile = "" if keepers.kind() else f"; {_meanwhile(db, loaded.config)}"
+        meanwhile = ("" if keepers.kind() or new  # (a new store has no job to watch)
+                     else f"; {_meanwhile(db, loaded.config)}")
         raise typer.Exit(_error(refused + meanwhile))
-    db = writes_store(given, new_store)  # (a --print too: it shows what the install does)
     if print_only:  # what would be written makes nothing: not the store, nor its folder
         url = resolve_url(db, make_folder=False) if db else default_url(make_folder=False)
     else:

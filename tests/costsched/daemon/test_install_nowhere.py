@@ -139,7 +139,11 @@ def test_a_refused_install_and_a_print_make_nothing_not_even_a_store(
     _no_crontab(world, monkeypatch)
     new = world.tmp / "project" / "own.sqlite"  # (its folder does not exist either)
     before = _files(world.tmp)
-    _refused("daemon", "install", "--db", str(new))
+    line = _refused("daemon", "install", "--db", str(new), "--new-store")
+    # The commands it names install it as it was asked: the store still new.
+    for each in ("systemd", "cron"):
+        assert f"`costsched daemon install --kind {each} --db {new} --new-store`" in line, line
+    assert "meanwhile" not in line  # (no job to watch in a store still to be made)
     monkeypatch.delenv("COSTSCHED_DB")
     _refused("daemon", "install")  # the default store, in the user data directory
     assert _files(world.tmp) == before
