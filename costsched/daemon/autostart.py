@@ -121,10 +121,11 @@ def rearm(store: PriceStore, config: Config, *, env: Mapping[str, str] | None = 
     launch or a start (`status`, `stop`, `migrate`): where a job runs and no daemon
     watches (the supervisor was killed, or ended with the machine), a supervisor started
     as a launch starts one (`ensure`, the same config key turning it off). The line that
-    says it (a launch's line), or that none was started and why; None where a daemon
-    watches already or no job runs."""
+    says it (a launch's line), or that it could not be started; None where a daemon
+    watches already, no job runs, or daemon.autostart is off (the user's choice, which
+    `status` says beside its jobs)."""
     armed = ensure(store, config, env=env)
-    return armed.line() if armed.started or armed.error or armed.off else None
+    return armed.line() if armed.started or armed.error else None
 
 
 def _started_elsewhere(store: PriceStore, config: Config, log: Path) -> Watching | None:
