@@ -7,6 +7,8 @@ its output appended to its log), and hands the lease to the supervisor's holder 
 ("host:pid:tag", the tag given on its command line). The supervisor takes the lease over
 itself if it starts before the hand-over. A caller that finds the lease held starts nothing:
 it names the one that holds it. The supervisor ends by itself when no job is left to watch.
+Every command that looks after the jobs arms it so: a launch and a start (`ensure`), the
+others (`status`, `stop`, `migrate`) where none watches any more (`rearm`).
 
     armed = ensure(store, config, env=launcher.environment())
     print(armed.line())
@@ -111,6 +113,19 @@ def ensure(store: PriceStore, config: Config, *, env: Mapping[str, str] | None =
     return Arming(Watching(child.pid, socket.gethostname(), True, "auto",
                            config.daemon.watch_seconds, str(log), now, None, "", ""),
                   started=True, sweep_only=sweep_only)
+
+
+def rearm(store: PriceStore, config: Config, *, env: Mapping[str, str] | None = None
+          ) -> str | None:
+    """Recovery armed again by a command that looks after the store's jobs other than a
+    launch or a start (`status`, `stop`, `migrate`): where a job runs and no daemon
+    watches (the supervisor was killed, or ended with the machine), a supervisor started
+    as a launch starts one (`ensure`, the same config key turning it off). The line that
+    says it (a launch's line), or that it could not be started; None where a daemon
+    watches already, no job runs, or daemon.autostart is off (the user's choice, which
+    `status` says beside its jobs)."""
+    armed = ensure(store, config, env=env)
+    return armed.line() if armed.started or armed.error else None
 
 
 def _started_elsewhere(store: PriceStore, config: Config, log: Path) -> Watching | None:

@@ -14,15 +14,21 @@ from costsched.report.written import scale_of
 
 ROUNDING_NOTE = ("Totals are the sums of the rows as shown; `report --json` has the exact "
                  "figures.")
+# Where a job's own cost is what differs: it is a sum too, of charges each rounded alone,
+# never a figure cut short.
+JOB_ROUNDING_NOTE = ("Totals are the sums of the rows as shown, and a job's cost the sum of "
+                     "its charges as shown, each rounded alone (`costsched status JOB` lists "
+                     "them); `report --json` has the exact figures.")
 # The figures that are sums of others as written: a job's compute and total, the totals'.
 SUMMED = ("compute_usd", "usd", "billed_hours")
 SUMMED_TOTALS = ("usd", "compute_usd", "egress_usd", "billed_hours")
 
 
 def rounding_note(tables: Mapping[str, Any], totals: Mapping[str, float | None]) -> str:
-    """ROUNDING_NOTE where a total the report writes (a job's in its row, or one of the
-    totals line) differs from its exact figure rounded once at its decimals; '' where none
-    does, or where the figures are not written at charged figures' precision."""
+    """ROUNDING_NOTE where a total the report writes (one of the totals line) differs from
+    its exact figure rounded once at its decimals, JOB_ROUNDING_NOTE where a job's in its
+    row does; '' where none does, or where the figures are not written at charged
+    figures' precision."""
     jobs = tables.get("jobs") or []
     if scale_of(tables) is None or not jobs:
         return ""
@@ -39,4 +45,4 @@ def rounding_note(tables: Mapping[str, Any], totals: Mapping[str, float | None])
     rows = any(differs(c, s.get(c), r.get(c)) for r, s in zip(jobs, shown, strict=True)
                for c in SUMMED)
     sums = any(differs(c, written.get(c), totals.get(c)) for c in SUMMED_TOTALS)
-    return ROUNDING_NOTE if rows or sums else ""
+    return JOB_ROUNDING_NOTE if rows else ROUNDING_NOTE if sums else ""

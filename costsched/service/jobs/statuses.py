@@ -55,7 +55,7 @@ from costsched.store.booked import Booking
 from costsched.store.job_rows import EventRow, PlacementRow
 from costsched.store.jobs import JobRecord
 from costsched.store.moves import MoveRecord
-from costsched.vocabulary import did_you_mean, stored_states
+from costsched.vocabulary import AS_INSTANCE_ENDED, did_you_mean, stored_states
 from costsched.work import (
     Work,
     assumed_work,
@@ -402,6 +402,9 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
             run = runs[job_id]
             done = steps.get(job_id, run.record.steps_done)
             left, reported = _progress_of(run, done, bool(read_of.get(job_id)))
+            resume = resumes_at(run.record, asked.get(job_id))
+            if resume is not None:  # its progress is where its recovery resumes it
+                left, reported = _progress_of(run, resume, True)
             failure = None
             if run.record.state == "failed":
                 failure = _failure_of(launcher if run.launcher == getattr(
@@ -412,7 +415,8 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                costs[job_id], failure, booked.get(job_id, ()),
                                _standing(decided.get(job_id), placement))
             shown.append(replace(found, readings=tuple(read_of.get(job_id, ())),
-                                 step=done_step(run, done), reported_step=done,
+                                 step=done_step(run, done) if resume is None else resume,
+                                 reported_step=done,
                                  stopped_why=_stopped_why(run.record,
                                                           ended_of.get(job_id, [])),
                                  waits=waits.get(job_id) or "",
@@ -521,6 +525,19 @@ def _standing(decision: StoredDecision | None, placement: dict | None
     if decision is None or placement is None or decision.placement_id != placement["id"]:
         return None
     return decision
+
+
+def resumes_at(record: JobRecord, instance: Instance | None) -> float | None:
+    """The step a job waiting for its recovery (stored recovering, or running on an
+    instance that is gone: shown 'recovering') resumes from: its lost instance's newest
+    checkpoint's step, else the one stored with the job; None for any other job, or where
+    neither is known."""
+    gone = instance is not None and AS_INSTANCE_ENDED.get(instance.state) == "recovering"
+    if not (record.state == "recovering" or (record.state == "running" and gone)):
+        return None
+    said = None if instance is None else instance.checkpoint_step
+    step = said if said is not None else record.checkpoint_step
+    return None if step is None else max(float(step), 0.0)
 
 
 def _status_of(run: RunningJob, placement: dict | None, instance: Instance | None,

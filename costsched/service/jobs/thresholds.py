@@ -39,8 +39,11 @@ def notices(store: PriceStore, state: BudgetState, shares: Sequence[float], at: 
     warning share its next watch interval's charge will take it to (not when `stopping`:
     this check stops one of its jobs at its cap), where it was not said yet: a pass whose
     spend crossed several at once says the highest alone, and a lower one is not said
-    after a higher one."""
+    after a higher one (a forecast of 80% said, a later 50% is not). None once no job of
+    the budget runs: its jobs ended, nothing is left to warn of."""
     spent, cap = state.spent_usd, state.usd
+    if not state.running:
+        return []
     passed = [s for s in shares if spent >= s * cap]
     coming = [] if stopping else [s for s in shares if _foreseen(s) and s not in passed
                                   and spent + state.committed_usd >= s * cap]
@@ -52,7 +55,8 @@ def notices(store: PriceStore, state: BudgetState, shares: Sequence[float], at: 
     start = period_start(state.period, at)
     period = f"({state.period})" if start is None else f"({state.period} from {start:%Y-%m-%d})"
     said = [str(e.detail) for e in store.jobs.event_rows([owner], kinds=["budget"])]
-    if any(_said_of(line, called, state.name, f"{share:.0%}", period, cap) for line in said):
+    if any(_said_of(line, called, state.name, f"{higher:.0%}", period, cap) for line in said
+           for higher in shares if higher >= share):
         return []
     ahead = state.committed_usd if coming else 0.0
     # The spend at the decimals at which it reads past each threshold it passed and short

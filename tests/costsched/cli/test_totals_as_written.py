@@ -2,7 +2,7 @@
 more: in `status`, `report` and the HTML file alike, while `status --json` and `report
 --json` keep the exact figure. Two placements of $0.00755 and $0.00749 read $0.0076 and
 $0.0075, the job $0.0151 (its exact $0.01504 rounds to $0.0150): the report says once
-that its totals are the sums of the rows as shown."""
+that its totals are the sums of the rows as shown, a job's of its charges."""
 
 from __future__ import annotations
 
@@ -67,8 +67,9 @@ def test_a_jobs_cost_reads_alike_in_status_report_and_html_json_exact(
     line = next(line for line in report.splitlines() if "│ pair" in line)
     assert line.count(cost) == 2, report  # its compute and its total
     assert f"Spend {cost} (compute {cost}," in report, report
-    assert report.count("Totals are the sums of the rows as shown; `report --json` has "
-                        "the exact figures.") == 1, report
+    assert report.count("Totals are the sums of the rows as shown, and a job's cost the "
+                        "sum of its charges as shown, each rounded alone (`costsched status "
+                        "JOB` lists them); `report --json` has the exact figures.") == 1, report
     html_path = tmp_path / "report.html"
     _run("report", "--db", db, "--html", str(html_path))
     html = html_path.read_text()

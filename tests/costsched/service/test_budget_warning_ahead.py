@@ -8,6 +8,7 @@ precision. In-memory launcher, SQLite store."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from costsched.config import BudgetsConfig
 from costsched.service import jobs as service
 from costsched.service.jobs import caps
 from costsched.service.jobs.budget_notes import as_event
+from costsched.service.jobs.budget_state import BudgetState
 from costsched.service.jobs.caps import raise_budget
+from costsched.service.jobs.thresholds import notices
 from costsched.store import PriceStore
 from tests.costsched.migration.test_edges import FakeLauncher
 from tests.costsched.service.test_jobs import set_prices
@@ -99,3 +102,37 @@ def test_a_check_that_stops_the_job_forecasts_nothing(
     assert [s.split(":")[0] for s in said] == [
         "its budget reached 50% of $0.0500 (total)", "stopped at its own budget"], said
     assert not any("80%" in s for s in said), said
+
+
+def test_no_notice_after_its_job_ended_nor_a_lower_one_after_a_higher(
+        store: PriceStore, tmp_path: Path) -> None:
+    # $0.10: at 135 s, $0.0675 spent (50% passed, unsaid) + $0.015 ahead reaches 80%: the
+    # forecast is said. The job then succeeds short of 80%: the checks after say nothing,
+    # neither 50% (lower than the 80% said) nor anything else of a job that ended.
+    job_id, launcher = _launched(store, tmp_path, 0.10)
+    [first] = _checks(store, launcher, job_id, [135])
+    assert [s.split(":")[0] for s in first] == [
+        "its budget will reach 80% of $0.1000 (total) by the next check"], first
+    [placed] = store.jobs.placement_rows([job_id])
+    launcher.set(placed.instance, "succeeded")
+    start = placed.start_at.replace(microsecond=0)
+    service.reconcile(store, launcher, at=start + timedelta(seconds=140))
+    assert store.jobs.get(job_id).state == "succeeded"
+    assert _checks(store, launcher, job_id, [170, 200]) == [[], []]
+
+
+def test_a_lower_threshold_is_not_said_after_a_higher_one(store: PriceStore,
+                                                          tmp_path: Path) -> None:
+    # The job still runs, its charge ahead now nothing (its pace dropped): 50% passed,
+    # 80% said ahead before: 50% is not said after it; 100%, higher, is.
+    job_id, _ = _launched(store, tmp_path, 0.10)
+    at = datetime.now(timezone.utc)
+    store.jobs.note(job_id, "budget", "its budget will reach 80% of $0.1000 (total) by the "
+                    "next check: $0.0675 of $0.1000 spent + $0.0150 for the next watch "
+                    "interval", at=at)
+    state = BudgetState(f"job {job_id} (warned)", "job", 0.10, "total", 0.07, 0.0, 0.07,
+                        jobs=(job_id,), running=(job_id,))
+    assert notices(store, state, [0.5, 0.8, 1.0], at) == []
+    over = replace(state, spent_usd=0.1, forecast_usd=0.1)
+    [said] = notices(store, over, [0.5, 0.8, 1.0], at)
+    assert said.partition(": ")[2].startswith("its budget reached 100% of $0.10"), said

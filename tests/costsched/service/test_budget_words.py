@@ -5,6 +5,7 @@ each threshold reads 'budget NAME reached 50% of ...', said once (older words in
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -132,14 +133,16 @@ def test_thresholds_read_budget_name_reached_and_are_said_once(priced: PriceStor
     team = BudgetsConfig.model_validate({"named": {"forecasting": {"usd": 1.5,
                                                                     "period": "day"}}})
     events = []
-    for state in caps.budget_states(priced, team, at, 60):
+    for state in caps.budget_states(priced, team, at, 60):  # (as while the job runs)
+        state = replace(state, running=state.jobs)
         events += caps._thresholds(priced, state, [0.5, 0.8], at)  # noqa: SLF001
     # Its own $4 is 75% spent; the team's $1.00 since midnight is 67% of $1.50, its 50%
     # said already.
     assert events == [f"job {job}: its budget reached 50% of $4.00 (total): $3.00 of $4.00 "
                       "spent"]
     events = []
-    for state in caps.budget_states(priced, team, at, 60):
+    for state in caps.budget_states(priced, team, at, 60):  # (as while the job runs)
+        state = replace(state, running=state.jobs)
         events += caps._thresholds(priced, state, [0.5, 0.8], at)  # noqa: SLF001
     assert events == []  # each once
 
