@@ -42,6 +42,7 @@ from costsched.cli.status_lines import (
     undecided,  # noqa: F401
     written_costs,
 )
+from costsched.cli.wait_ended import EXIT_WAIT_RAN_OUT, not_ended
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
@@ -385,7 +386,12 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
         print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places,
                       written=None if places is None else written_costs(shown))
     _print_armed(service.namesakes(store, job), json_out)  # the others of its name
+    ran_out = not_ended(shown, wait)
+    if ran_out:
+        err_console.print(user_text(ran_out), highlight=False, markup=False, soft_wrap=True)
     _say_not_looked_after(shown)
+    if ran_out:
+        raise typer.Exit(EXIT_WAIT_RAN_OUT)
 
 
 def _say_not_looked_after(shown: list[service.JobStatus]) -> None:
