@@ -10,7 +10,8 @@ and then any job loses the steps since its checkpoint; a stop is always asked by
 so a stop that lost steps says it does not. Else it loses the work since its newest
 checkpoint: the steps past that checkpoint's step, at the speed the rest of it runs at
 (its measured speed where one is trusted, else its plan's, said so), said with the hours
-they make. Those steps are the ones its instance reports now (the step it stands at, and
+they make; while the job has had no stop or notice to tell, said as the worst case ('up to
+... none if the job checkpoints when stopped'), as a move asks it to stop by SIGTERM. Those steps are the ones its instance reports now (the step it stands at, and
 its agent's newest published checkpoint's: `checkpoint_seen.Reported`); where its instance
 reports no checkpoint step, those its log holds: the step it reported past the
 checkpoint step stored at its newest stop or notice that lost steps. A job whose
@@ -98,23 +99,31 @@ def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | N
     clean = checkpoints_when_stopped(events)
     if clean:
         return LostWork(0.0, CHECKPOINTS_WHEN_STOPPED)
+    # Never seen stopped (None): a move asks it to stop by SIGTERM, on which it may save,
+    # so the steps are the worst case; a stop that lost steps (False) makes them a fact.
+    worst = clean is None
     # The step as its instance reports it now, else as stored (its last reading).
     step = record.steps_done if reported is None else reported.step
     if reported is not None and reported.checkpoint_step is not None:  # as it reports now
         if resumes_from_checkpoint(reported.checkpoint_step):
-            return _since(reported.step, reported.checkpoint_step, placement, resolved)
-        return _all_lost(step, reported, placement, resolved, at, AT_STEP_0)
+            return _since(reported.step, reported.checkpoint_step, placement, resolved,
+                          worst)
+        return _all_lost(step, reported, placement, resolved, at, AT_STEP_0, worst)
     saved = record.checkpoint_step  # as stored at its newest stop or notice
     if saved is not None:
         if _published_since(record.checkpoint_location, placement.start_at):
             return None
         if resumes_from_checkpoint(saved):
-            return _since(step, saved, placement, resolved)
+            return _since(step, saved, placement, resolved, worst)
         why = NO_CHECKPOINT if _holds_none(record.checkpoint_location) else AT_STEP_0
-        return _all_lost(step, reported, placement, resolved, at, why)
+        return _all_lost(step, reported, placement, resolved, at, why, worst)
     if not _holds_none(record.checkpoint_location):
         return None  # a checkpoint whose step is not known, or a store not read now
-    return _all_lost(step, reported, placement, resolved, at, NO_CHECKPOINT)
+    return _all_lost(step, reported, placement, resolved, at, NO_CHECKPOINT, worst)
+
+
+# How the steps a move loses are said while the job may save when stopped (`_lost`).
+MAY_SAVE = "none if the job checkpoints when stopped"
 
 
 # Why a move of a job loses all it made: it starts over wherever it goes, where its store
@@ -124,27 +133,34 @@ AT_STEP_0 = "no checkpoint: a move starts it from step 0"
 
 
 def _all_lost(step: float, reported: Reported | None, placement: PlacementRow,
-              resolved: ResolvedJob, at: datetime | None, why: str) -> LostWork | None:
+              resolved: ResolvedJob, at: datetime | None, why: str,
+              worst: bool = False) -> LostWork | None:
     """A job with no checkpoint to resume from (`why`), at `step`: wherever it goes, it
-    starts over from step 0."""
+    starts over from step 0, unless it saves when stopped (`worst`: it may)."""
     if reported is None and step <= 0:  # no step known: at most all its run did
         return _run_lost(placement, at, why)
     if step <= 0:
         return LostWork(0.0, f"none: {why}, and it has made no step yet")
     floor = reported is None  # its last reading: it may have gone on since
-    said = (f"at least {step:,.0f} steps, all it made by its last reading" if floor
-            else f"all {step:,.0f} steps it made")
-    return _at_pace(step, f"{said} ({why})", placement, resolved)
+    if floor:
+        said = f"at least {step:,.0f} steps, all it made by its last reading ({why})"
+        said += ", unless the job checkpoints when stopped" if worst else ""
+    else:
+        said = f"all {step:,.0f} steps it made ({why}" + (f"; {MAY_SAVE})" if worst else ")")
+        said = f"up to {said}" if worst else said
+    return _at_pace(step, said, placement, resolved)
 
 
-def _since(step: float, saved: float, placement: PlacementRow,
-           resolved: ResolvedJob) -> LostWork | None:
-    """The steps past its checkpoint at step `saved`, at its pace."""
+def _since(step: float, saved: float, placement: PlacementRow, resolved: ResolvedJob,
+           worst: bool = False) -> LostWork | None:
+    """The steps past its checkpoint at step `saved`, at its pace: 'up to' those where
+    the job may save when stopped (`worst`)."""
     steps = max(step - saved, 0.0)
     if steps == 0:
         return LostWork(0.0, f"none since its checkpoint at step {saved:,.0f}")
-    return _at_pace(steps, f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}",
-                    placement, resolved)
+    said = f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}"
+    return _at_pace(steps, f"up to {said} ({MAY_SAVE})" if worst else said, placement,
+                    resolved)
 
 
 def _at_pace(steps: float, said: str, placement: PlacementRow,
