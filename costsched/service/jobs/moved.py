@@ -1,0 +1,55 @@
+"""The step a migration resumes its job from, in the words of `status`, as a recovery and a
+start say theirs (`resumed_words`): kept in the job's log once the instance it moves from
+has stopped (MOVE_NOTE: 'instance ID: resumes from step 198 (its checkpoint's): no step
+lost'), and said under the job once its move went ahead ('moved at 2026-12-04 06:02 UTC:
+...'); never for a move that ended with the job where it was."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from costsched.model import lost_steps_said
+from costsched.service.jobs.resumed_words import resumed_words
+
+if TYPE_CHECKING:
+    from costsched.migration.launcher import Instance
+    from costsched.store import PriceStore
+    from costsched.store.job_rows import EventRow
+    from costsched.store.moves import MoveRecord
+
+MOVE_NOTE = "moved"
+# The moves a note is said for: under way or done (a cancelled or failed one moved nothing).
+_NOT_MOVED = ("cancelled", "failed")
+
+
+def note_moved(store: PriceStore, job_id: int, source: Instance, version: int | None,
+               exact: bool, at: datetime) -> None:
+    """Keep in job `job_id`'s log the step its move resumes it from: the checkpoint its
+    stopped `source` instance published last (its step as it reported it; step 0 where
+    the job's store holds none: `version` None), against the step it stood at (`exact`:
+    as its instance last said it, else a floor). Nothing where that step is not known."""
+    saved = source.checkpoint_step
+    if saved is None and version is None:
+        saved = 0
+    if saved is None:
+        return
+    reached = source.step if source.step is not None else store.jobs.get(job_id).steps_done
+    words = resumed_words(float(max(saved, 0)), float(reached), exact,
+                          source.checkpoint_step_inferred)
+    store.jobs.note(job_id, MOVE_NOTE, f"instance {source.id}: {words}", at=at)
+
+
+def moved_lines(notes: Sequence[EventRow], moves: Sequence[MoveRecord]
+                ) -> list[tuple[datetime, str]]:
+    """Each move's note (`notes`, MOVE_NOTE events) whose migration went ahead, as
+    (when, 'moved at 2026-12-04 06:02 UTC: instance ID: resumes from step 198 (its
+    checkpoint's): no step lost')."""
+    lines = []
+    for note in notes:
+        instance, _ = lost_steps_said(str(note.detail))
+        if any(m.kind == "migration" and m.source_instance == instance
+               and m.state not in _NOT_MOVED for m in moves):
+            lines.append((note.at, f"moved at {note.at:%Y-%m-%d %H:%M} UTC: {note.detail}"))
+    return lines
