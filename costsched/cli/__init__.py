@@ -323,8 +323,8 @@ def _unknown_name(exc: UsageError) -> str:
         if number:
             return number
         typed = exc.option_name.partition("=")[0]
-        names = [o for p in params if not getattr(p, "hidden", False)
-                 for o in (*p.opts, *p.secondary_opts)
+        names = [o for p in params if getattr(p, "param_type_name", "") == "option"
+                 and not getattr(p, "hidden", False) for o in (*p.opts, *p.secondary_opts)
                  if o.startswith("--") == typed.startswith("--")]
         # Alike by their words, not by the dashes all share ('--model' is not '--help').
         bare = {o.lstrip("-"): o for o in names}
