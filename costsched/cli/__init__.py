@@ -78,9 +78,9 @@ COMMANDS: dict[str, Entry] = {
                   "Stop a job: its instance is terminated; its checkpoints are kept."),
     "start": Entry("costsched.cli.jobs", "start",
                    "Start a stopped or failed job again from its newest verified "
-                   "checkpoint, with the spec it was launched with and the code packed at "
-                   "its launch (--repack: its workdir as it is now), on the best offering "
-                   "now."),
+                   "checkpoint (from step 0 where it published none), with the spec it was "
+                   "launched with and the code packed at its launch (--repack: its workdir "
+                   "as it is now), on the best offering now."),
     "logs": Entry("costsched.cli.look", "logs",
                   "The job's output on its current (or last) instance."),
     "fetch": Entry("costsched.cli.fetch", "fetch",

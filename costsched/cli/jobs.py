@@ -461,9 +461,9 @@ def start(job: JobArgument,
                                "since), and run that code from now on, instead of the code "
                                "packed at its launch.")] = False,
           db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Start a stopped or failed job again from its newest verified checkpoint, with the
-    spec it was launched with and the code packed at its launch (--repack: its workdir
-    as it is now), on the best offering now.
+    """Start a stopped or failed job again from its newest verified checkpoint (from step
+    0 where it published none), with the spec it was launched with and the code packed at
+    its launch (--repack: its workdir as it is now), on the best offering now.
 
     A job that ended short of its declared steps (exited 0 early) starts likewise, to do
     the rest of them. The job's cost so far is kept and the new run's charges add to it.
