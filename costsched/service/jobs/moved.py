@@ -41,15 +41,19 @@ def note_moved(store: PriceStore, job_id: int, source: Instance, version: int | 
     store.jobs.note(job_id, MOVE_NOTE, f"instance {source.id}: {words}", at=at)
 
 
+def went_ahead(notes: Sequence[EventRow], moves: Sequence[MoveRecord]) -> list[EventRow]:
+    """The move notes of `notes` (MOVE_NOTE events) whose migration (of `moves`) went
+    ahead: under way or done."""
+    return [note for note in notes
+            if any(m.kind == "migration" and m.state not in _NOT_MOVED
+                   and m.source_instance == lost_steps_said(str(note.detail))[0]
+                   for m in moves)]
+
+
 def moved_lines(notes: Sequence[EventRow], moves: Sequence[MoveRecord]
                 ) -> list[tuple[datetime, str]]:
-    """Each move's note (`notes`, MOVE_NOTE events) whose migration went ahead, as
-    (when, 'moved at 2026-12-04 06:02 UTC: instance ID: resumes from step 198 (its
+    """Each move's note (`notes`) whose migration went ahead (`went_ahead`), as (when,
+    'moved at 2026-12-04 06:02 UTC: instance ID: resumes from step 198 (its
     checkpoint's): no step lost')."""
-    lines = []
-    for note in notes:
-        instance, _ = lost_steps_said(str(note.detail))
-        if any(m.kind == "migration" and m.source_instance == instance
-               and m.state not in _NOT_MOVED for m in moves):
-            lines.append((note.at, f"moved at {note.at:%Y-%m-%d %H:%M} UTC: {note.detail}"))
-    return lines
+    return [(note.at, f"moved at {note.at:%Y-%m-%d %H:%M} UTC: {note.detail}")
+            for note in went_ahead(notes, moves)]

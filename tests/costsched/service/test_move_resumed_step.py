@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from costsched.cli.status_gangs import lost_lines
 from costsched.service import jobs as service
+from costsched.service import views
 from tests.costsched.service.test_move_lost_work_local import JOB as SAVES_AT_600
 from tests.real_jobs import launch, set_prices, wait_for, world  # noqa: F401 - the fixture
 
@@ -45,6 +46,10 @@ def test_a_move_says_the_step_it_resumed_from(world) -> None:  # noqa: ANN001, F
         return [line for line in lost_lines(s) if line.startswith("moved at ")]
 
     [line] = wait_for(moved, seconds=120)
+    [s] = service.status(store, launcher, str(job.id))
+    [doc] = views.status_document([s])
+    [said] = doc["moved"]  # --json: the same words
+    assert line.endswith(said["said"]) and said["said"].startswith(f"instance {instance}: ")
     assert re.fullmatch(rf"moved at \d{{4}}-\d\d-\d\d \d\d:\d\d UTC: instance {instance}: "
                         r"resumes from step 612 \(its checkpoint's\): no step lost", line), line
     assert [(m.kind, m.state) for m in store.moves.of_job(job.id)][1:] == [
