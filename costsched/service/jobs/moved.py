@@ -25,17 +25,19 @@ _NOT_MOVED = ("cancelled", "failed")
 
 
 def note_moved(store: PriceStore, job_id: int, source: Instance, version: int | None,
-               exact: bool, at: datetime) -> None:
-    """Keep in job `job_id`'s log the step its move resumes it from: the checkpoint its
-    stopped `source` instance published last (its step as it reported it; step 0 where
-    the job's store holds none: `version` None), against the step it stood at (`exact`:
-    as its instance last said it, else a floor). Nothing where that step is not known."""
+               exact: bool, at: datetime, stood: float) -> None:
+    """Keep in job `job_id`'s log (`store`: the store, or a batch's) the step its move
+    resumes it from: the checkpoint its stopped `source` instance published last (its
+    step as it reported it; step 0 where the job's store holds none: `version` None),
+    against the step it stood at (`exact`: as its instance last said it, else a floor;
+    `stood`: the step stored, where the instance says none). Nothing where the step it
+    resumes from is not known."""
     saved = source.checkpoint_step
     if saved is None and version is None:
         saved = 0
     if saved is None:
         return
-    reached = source.step if source.step is not None else store.jobs.get(job_id).steps_done
+    reached = source.step if source.step is not None else stood
     words = resumed_words(float(max(saved, 0)), float(reached), exact,
                           source.checkpoint_step_inferred)
     store.jobs.note(job_id, MOVE_NOTE, f"instance {source.id}: {words}", at=at)

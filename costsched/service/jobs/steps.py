@@ -330,7 +330,7 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
                  (lambda: at) if at is not None else utcnow, carrier(store, launcher, run),
                  observed_as=observed_as(launcher.name),
                  stopped=lambda to, source, version, when: note_moved(
-                     to, run.record.id, source, version, exact, when))
+                     to, run.record.id, source, version, exact, when, run.record.steps_done))
 
 
 def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
