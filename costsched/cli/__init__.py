@@ -78,9 +78,9 @@ COMMANDS: dict[str, Entry] = {
                   "Stop a job: its instance is terminated; its checkpoints are kept."),
     "start": Entry("costsched.cli.jobs", "start",
                    "Start a stopped or failed job again from its newest verified "
-                   "checkpoint, with the spec it was launched with and the code packed at "
-                   "its launch (--repack: its workdir as it is now), on the best offering "
-                   "now."),
+                   "checkpoint (from step 0 where it published none), with the spec it was "
+                   "launched with and the code packed at its launch (--repack: its workdir "
+                   "as it is now), on the best offering now."),
     "logs": Entry("costsched.cli.look", "logs",
                   "The job's output on its current (or last) instance."),
     "fetch": Entry("costsched.cli.fetch", "fetch",
@@ -323,8 +323,8 @@ def _unknown_name(exc: UsageError) -> str:
         if number:
             return number
         typed = exc.option_name.partition("=")[0]
-        names = [o for p in params if not getattr(p, "hidden", False)
-                 for o in (*p.opts, *p.secondary_opts)
+        names = [o for p in params if getattr(p, "param_type_name", "") == "option"
+                 and not getattr(p, "hidden", False) for o in (*p.opts, *p.secondary_opts)
                  if o.startswith("--") == typed.startswith("--")]
         # Alike by their words, not by the dashes all share ('--model' is not '--help').
         bare = {o.lstrip("-"): o for o in names}

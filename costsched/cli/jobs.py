@@ -43,6 +43,7 @@ from costsched.cli.status_lines import (
     undecided,  # noqa: F401
     written_costs,
 )
+from costsched.cli.wait_ended import EXIT_WAIT_RAN_OUT, not_ended
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
@@ -383,7 +384,12 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
         print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places,
                       written=None if places is None else written_costs(shown))
     _print_armed(service.namesakes(store, job), json_out)  # the others of its name
+    ran_out = not_ended(shown, wait)
+    if ran_out:
+        err_console.print(user_text(ran_out), highlight=False, markup=False, soft_wrap=True)
     _say_not_looked_after(shown)
+    if ran_out:
+        raise typer.Exit(EXIT_WAIT_RAN_OUT)
 
 
 def _say_not_looked_after(shown: list[service.JobStatus]) -> None:
@@ -453,9 +459,9 @@ def start(job: JobArgument,
                                "since), and run that code from now on, instead of the code "
                                "packed at its launch.")] = False,
           db: DbOption = None, json_out: JsonOption = False) -> None:
-    """Start a stopped or failed job again from its newest verified checkpoint, with the
-    spec it was launched with and the code packed at its launch (--repack: its workdir
-    as it is now), on the best offering now.
+    """Start a stopped or failed job again from its newest verified checkpoint (from step
+    0 where it published none), with the spec it was launched with and the code packed at
+    its launch (--repack: its workdir as it is now), on the best offering now.
 
     A job that ended short of its declared steps (exited 0 early) starts likewise, to do
     the rest of them. The job's cost so far is kept and the new run's charges add to it.

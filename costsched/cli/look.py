@@ -24,6 +24,7 @@ from costsched.cli.common import (
     print_json,
     split_csv,
 )
+from costsched.cli.wait_ended import HELP as WAIT_HELP
 from costsched.model import SHOWN_STATES, InvalidInput
 from costsched.redact import remembered_masked
 from costsched.service import glance
@@ -34,9 +35,7 @@ from costsched.service.job_filters import parse_labels, parse_states
 def status(
     job: Annotated[str | None, typer.Argument(help="Job id or name (default: every job).",
                                               show_default=False)] = None,
-    wait: Annotated[float, typer.Option(help="Seconds to wait for the jobs to end, "
-                                        "recovering them as needed (0: show them now).")]
-    = 0.0,
+    wait: Annotated[float, typer.Option(help=WAIT_HELP)] = 0.0,
     state: Annotated[list[str] | None, typer.Option(
         "--state", help=f"Only jobs shown in these states ({', '.join(SHOWN_STATES)}; "
         "repeat or comma-separate).", show_default=False)] = None,

@@ -44,6 +44,9 @@ _READS: dict[str, tuple[str, bool]] = {
     "name": ("names the job from the job file's name field; " + _NAMED, False),
     "cluster": ("runs each job on instances of its own, with no cluster to name or "
                   "reuse; " + _NAMED, False),
+    "job-recovery": ("reads it from the SkyPilot task's resources.job_recovery (its "
+                     "max_restarts_on_errors: the restarts after the job's own errors); a "
+                     "preempted job is always recovered, from its newest checkpoint", False),
 }
 # What `costsched launch` does where `sky launch` has a flag for it.
 _DOES: dict[str, str] = {
@@ -57,9 +60,24 @@ _DOES: dict[str, str] = {
                          "capacity, and a job left waiting is tried again at each pass of "
                          "its supervisor"),
     "dryrun": "`costsched plan JOB.yaml` shows where a job would run and at what cost",
+    "async": ("costsched launch returns once the job runs, or after --wait seconds (--wait 0: "
+              "at once), and the job goes on; `costsched status` shows it"),
+    "detach-setup": ("costsched runs the task's setup on each instance before its run, as "
+                     "part of the job; `costsched logs JOB --follow` shows the setup's output"),
+    "no-setup": ("costsched runs the task's setup on every new instance, a recovery's and a "
+                 "move's too, as the run needs it there"),
+    "fast": "costsched launch starts instances of the job's own, with no cluster to reuse",
+    "env-file": ("costsched reads no env file: give each env with --env NAME=VALUE, or "
+                 "--env NAME to take its value from your shell (`set -a; . ./.env; set +a` "
+                 "sets a file's there), and each secret with --secret NAME"),
 }
+_JOBS_ONLY = {"job-recovery"}  # of `sky jobs launch` alone
+# Options of costsched's other commands spelt as `sky launch` spells another of its own
+# (`migrate --dry-run`): said as that one.
+_SPELT = {"dry-run": "dryrun"}
 _SHORT = {"-y": "yes", "-d": "detach-run", "-i": "idle-minutes-to-autostop",
-          "-r": "retry-until-up", "-c": "cluster", "-n": "name", "-t": "instance-type"}
+          "-r": "retry-until-up", "-c": "cluster", "-n": "name", "-t": "instance-type",
+          "-s": "detach-setup"}
 COMMANDS = ("plan", "launch")  # the commands that take a job file as `sky launch` takes one
 
 
@@ -68,6 +86,12 @@ def instead(option: str, command: str) -> str:
     option of `sky launch` given to `command` (plan or launch); '' for any other."""
     name = option.partition("=")[0]
     name = _SHORT.get(name, name.removeprefix("--"))
+    if name in _SPELT:  # '--dry-run': `sky launch --dryrun`
+        if command != "launch":
+            return (f"{option}: costsched {command} launches nothing: it shows where a job "
+                    "would run and at what cost")
+        return (f"{option}: `sky launch` calls it --{_SPELT[name]}, and costsched launch has "
+                f"none; {_DOES[_SPELT[name]]}")
     if name in _READS:
         said, offering = _READS[name]
         said = "costsched " + said + (_OFFERING if offering else "")
@@ -79,4 +103,5 @@ def instead(option: str, command: str) -> str:
                 else "; " + said)
     else:
         return ""
-    return f"{option} is an option of `sky launch`; {said}"
+    whose = "sky jobs launch" if name in _JOBS_ONLY else "sky launch"
+    return f"{option} is an option of `{whose}`; {said}"

@@ -54,8 +54,11 @@ def lost_lines(s: service.JobStatus) -> list[str]:
     step 300, 1 of 3 restarts on errors used'. A gang's resume after a node replaced in
     place is said on that recovery's line (`node_notices`), not again. A start's line too:
     'started again at ... UTC: resumes from step 3,471 (its checkpoint's)'
-    (`recovered.started_lines`); in the order they came."""
+    (`recovered.started_lines`), and a migration's: 'moved at ... UTC: instance ID:
+    resumes from step 198 (its checkpoint's): no step lost' (`moved.moved_lines`); in the
+    order they came."""
     from costsched.gang_stalls import resumes_of
+    from costsched.service.jobs.moved import moved_lines
     from costsched.service.jobs.recovered import recovery_line, started_lines
 
     placed = [c.placement for c in s.cost.charged]
@@ -65,5 +68,5 @@ def lost_lines(s: service.JobStatus) -> list[str]:
              for e in sorted((*s.recovered, *s.restarted), key=lambda e: e.id)
              if e.id not in said]
     # A user's start says where it resumed from, as a recovery does (it is no recovery).
-    return [line for _, line in sorted([*lines, *started_lines(s.moves)],
-                                       key=lambda x: x[0])]
+    return [line for _, line in sorted([*lines, *started_lines(s.moves),
+                                        *moved_lines(s.moved, s.moves)], key=lambda x: x[0])]

@@ -37,13 +37,16 @@ def short_next(s: service.JobStatus) -> str:
     published no checkpoint: `steps.resume_step`), unless a start of it ended at no
     further step (its command stops there by itself)."""
     if not s.start_went_nowhere:
-        from costsched.service.jobs.resumed_words import resumes_from_checkpoint
+        from costsched.service.jobs.resumed_words import (
+            FROM_NO_CHECKPOINT,
+            resumes_from_checkpoint,
+        )
         from costsched.service.jobs.steps import resume_step
 
         at = resume_step(None, s.record.checkpoint_location or "")
         none = at is not None and not resumes_from_checkpoint(at)
         return (f"`costsched start {s.record.id}` does the rest "
-                + ("from step 0: it published no checkpoint" if none
+                + (FROM_NO_CHECKPOINT if none
                    else "from its newest verified checkpoint"))
     from costsched.work import declared_steps
 
@@ -54,14 +57,19 @@ def short_next(s: service.JobStatus) -> str:
 
 def stopped_next(s: service.JobStatus) -> str:
     """How a job stopped by `costsched stop` starts again, and from which step (its newest
-    verified checkpoint's, as its stop recorded it); '' for any other job (a cap's stop
-    says its own: `cap_lines`)."""
+    verified checkpoint's, as its stop recorded it; step 0 when its checkpoint store holds
+    none, as one stopped in its setup: `steps.resume_step`); '' for any other job (a cap's
+    stop says its own: `cap_lines`)."""
     from costsched import own_budget
+    from costsched.service.jobs.steps import resume_step
 
     if s.record.state != "stopped" or s.steps_not_reached \
             or own_budget.stopped_at(s.stopped_why, s.record.id) is not None:
         return ""
-    return starts_again(s.record.id, s.record.checkpoint_step)
+    at = s.record.checkpoint_step
+    if at is None:
+        at = resume_step(None, s.record.checkpoint_location or "")
+    return starts_again(s.record.id, at)
 
 
 # The shell's exit codes of a command it could not run: not executable, not found.
@@ -105,10 +113,14 @@ def starts_again(job_id: int, at: float | None, inferred: bool = False) -> str:
     checkpoint's' (`at`: that step; 0: it published none, or none past step 0, which
     resumes from the start as none would: `resumes_from_checkpoint`; None: not known;
     `inferred`: read off the time it was saved, 'from about step 644')."""
-    from costsched.service.jobs.resumed_words import READ_OFF_TIME, resumes_from_checkpoint
+    from costsched.service.jobs.resumed_words import (
+        FROM_NO_CHECKPOINT,
+        READ_OFF_TIME,
+        resumes_from_checkpoint,
+    )
 
     where = ("from its newest verified checkpoint" if at is None else
-             "from step 0: it published no checkpoint" if not resumes_from_checkpoint(at) else
+             FROM_NO_CHECKPOINT if not resumes_from_checkpoint(at) else
              f"from about step {at:,.0f}, its newest verified checkpoint's, {READ_OFF_TIME}"
              if inferred else f"from step {at:,.0f}, its newest verified checkpoint's")
     return f"`costsched start {job_id}` starts it again {where}"

@@ -102,18 +102,23 @@ class Mover:
     checkpoints carried first into that cloud's store when they are in another cloud's
     (idempotent; CarryError when they cannot be: the next candidate is tried).
     `observed_as`: the source what its launches meet is stored with (`launchers.observed_as`:
-    the local launcher's instances stand in for a cloud's and meet no cloud's market)."""
+    the local launcher's instances stand in for a cloud's and meet no cloud's market).
+    `stopped(store, source, version, at)`: told of a migration's source instance once it
+    has stopped (or is gone), with the newest checkpoint version the move resumes from."""
 
     def __init__(self, store: PriceStore, launcher: Launcher, job: JobLaunch,
                  newest_checkpoint: Callable[[str], int | None],
                  clock: Callable[[], datetime] = utcnow,
                  carry: Callable[[JobLaunch, Offering], JobLaunch] | None = None,
-                 observed_as: str = "") -> None:
+                 observed_as: str = "",
+                 stopped: Callable[[Any, Instance, int | None, datetime], None] | None = None
+                 ) -> None:
         self.store, self.launcher, self.job = store, launcher, job
         self.newest_checkpoint = newest_checkpoint
         self.clock = clock
         self.carry = carry
         self._observed_as = observed_as
+        self._source_stopped = stopped
 
     def bound(self, store: Any) -> Mover:
         """This mover writing to `store` (a batch's stores, `run_many`)."""
@@ -215,13 +220,17 @@ class Mover:
             self.launcher.terminate(source.id)  # did not stop in time: end it
         elif source.state != "stopped":  # gone (preempted, failed): no longer billed
             self.store.jobs.end_placement(self.job.job_id, now, instance=source.id)
-        return self._verified(move, now)
+        return self._verified(move, now, source)
 
-    def _verified(self, move: MoveRecord, now: datetime) -> MoveRecord:
+    def _verified(self, move: MoveRecord, now: datetime,
+                  source: Instance | None = None) -> MoveRecord:
         version = self.newest_checkpoint(self.job.checkpoint_uri)
         where = f"checkpoint version {version}" if version else "no checkpoint: from the start"
-        return self.store.moves.advance(move, "checkpoint_verified", at=now, detail=where,
-                                        checkpoint_version=version)
+        verified = self.store.moves.advance(move, "checkpoint_verified", at=now, detail=where,
+                                            checkpoint_version=version)
+        if source is not None and self._source_stopped is not None:
+            self._source_stopped(self.store, source, version, now)
+        return verified
 
     def _launch_target(self, move: MoveRecord) -> MoveRecord:
         now = self.clock()

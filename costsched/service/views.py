@@ -276,6 +276,8 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "recovered": [recovered_of(e, s) for e in s.recovered],
         # Its restarts after its own errors (max_restarts_on_errors), a line each.
         "restarted": [{"at": e.at.isoformat(), "said": e.detail} for e in s.restarted],
+        # The step each migration resumed it from, once its source stopped (`moved`).
+        "moved": [{"at": e.at.isoformat(), "said": e.detail} for e in _moved(s)],
         "progress": s.progress, "progress_source": s.progress_source,
         # Its measured speed (`measured.shown_speed`), or why it has none (else null).
         "steps_per_second": s.pace, "progress_note": share_key(s.record.spec) or None,
@@ -329,6 +331,12 @@ def _in_setup(since: datetime | None) -> dict:
 
     return {"setup_since": since.isoformat().replace("+00:00", "Z"),
             "setup_seconds": round(setup_seconds(since), 1)}
+
+
+def _moved(s: JobStatus) -> list[Any]:
+    from costsched.service.jobs.moved import went_ahead
+
+    return went_ahead(s.moved, s.moves)
 
 
 def recovered_of(note: Any, s: JobStatus) -> dict:

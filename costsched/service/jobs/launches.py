@@ -420,7 +420,8 @@ def launch_again(record: JobRecord) -> str:
     launched from) runs it again as a new job, started afresh', the file as typed where
     that names it from here, else by its absolute path (a job stored before the path was
     kept: as typed), with what its launch was given beside the file (`--env MODE=fast`;
-    one named like a secret, and a secret, by name: from the shell, which must set it).
+    one named like a secret, and a secret, by name: from the shell, which must set it,
+    told why: `_from_shell`).
     A job whose file made several (a sweep's) is told that the file launches them all,
     and how to run it alone (`file_jobs.all_of_them`)."""
     stored = record.spec or {}
@@ -428,11 +429,9 @@ def launch_again(record: JobRecord) -> str:
     if source is None:  # a spec given in no file
         return "`costsched launch FILE` with its job file runs it again as a new job, " \
                "started afresh"
-    options, shell = _given_again(stored)
-    unset = [n for n in shell if not os.environ.get(n)]
-    first = (f" with {launch_secrets.listed(unset)} set in your shell first (their values "
-             "are not kept)" if len(unset) > 1 else f" with {unset[0]} set in your shell "
-             "first (its value is not kept)" if unset else "")
+    options, envs, secrets = _given_again(stored)
+    first = _from_shell(record.id, [n for n in envs if not os.environ.get(n)],
+                        [n for n in secrets if not os.environ.get(n)])
     command = (f"`costsched launch {' '.join([shlex.quote(source), *options])}` (the file "
                f"it was launched from{', and what its launch was given' if options else ''})")
     several = all_of_them(record.name, stored.get(FILE_JOBS))
@@ -443,24 +442,49 @@ def launch_again(record: JobRecord) -> str:
     return f"{command} runs it again as a new job, started afresh{first}"
 
 
-def _given_again(stored: Mapping) -> tuple[list[str], list[str]]:
+def _from_shell(job_id: int, envs: list[str], secrets: list[str]) -> str:
+    """' with HF_TOKEN set in your shell first (...)' for the names a launch again takes
+    from the shell, this shell having no value for them, with why for each kind: an env
+    named like a secret has its value stored with the job, never printed; a secret's value
+    is never stored. '' with none."""
+    if not envs and not secrets:
+        return ""
+    listed = launch_secrets.listed
+    one, single = len(envs) == 1, len(secrets) == 1
+    stored = (f"stored with job {job_id} but never printed, as "
+              f"{'it is named like a secret' if one else 'they are named like secrets'}")
+    if not secrets:
+        why = f"{'its value is' if one else 'their values are'} {stored}"
+    elif not envs:
+        why = "a secret's value is never stored" if single else \
+            "secrets' values are never stored"
+    else:  # never 'NAME: words', which a printed line masks as a secret's value
+        why = (f"the value{'' if one else 's'} of {listed(envs)} {'is' if one else 'are'} "
+               f"{stored}; {'that' if single else 'those'} of {listed(secrets)}, "
+               f"{'a secret' if single else 'secrets'}, {'is' if single else 'are'} never "
+               "stored")
+    return f" with {listed([*envs, *secrets])} set in your shell first ({why})"
+
+
+def _given_again(stored: Mapping) -> tuple[list[str], list[str], list[str]]:
     """The options that give a job's launch again what it was given beside its file
     ('--env MODE=fast', '--env WANDB_API_KEY', '--secret HF_TOKEN'), and the names of
-    those taken from the shell: an env named like a secret (whose value a printed line
-    masks) and a secret (never kept) are given by name alone."""
+    those taken from the shell, envs and secrets apart: an env named like a secret (whose
+    value a printed line masks, though stored) and a secret (never stored) are given by
+    name alone."""
     given = stored.get(LAUNCHED_WITH) or {}
     values = (stored.get("spec") or {}).get("envs") or {}
-    options, shell = [], []
+    options, envs, secrets = [], [], []
     for name in given.get("envs", []):
         if redact.is_secret_name(name) or name not in values:
             options.append(f"--env {shlex.quote(name)}")
-            shell.append(name)
+            envs.append(name)
         else:
             options.append(f"--env {shlex.quote(f'{name}={values[name]}')}")
     for name in given.get("secrets", []):
         options.append(f"--secret {shlex.quote(name)}")
-        shell.append(name)
-    return options, shell
+        secrets.append(name)
+    return options, envs, secrets
 
 
 def _ran_to_its_end(store: PriceStore, launcher: Launcher, record: JobRecord) -> str:

@@ -3,26 +3,28 @@ its log have seen it.
 
 A job that follows the contract writes a checkpoint when it is stopped (SIGTERM) and loses
 nothing: it has been seen to when its newest stop or preemption notice lost no step (the
-step it reported at a stop is its checkpoint's, `halt`'s progress record; a recovery's
-note says "no step lost", `steps.resume_from`). A recovery that lost steps says nothing of
-it: a preemption may take the instance at once, with no notice and no SIGTERM to save on,
-and then any job loses the steps since its checkpoint; a stop is always asked by SIGTERM,
-so a stop that lost steps says it does not. Else it loses the work since its newest
-checkpoint: the steps past that checkpoint's step, at the speed the rest of it runs at
-(its measured speed where one is trusted, else its plan's, said so), said with the hours
-they make. Those steps are the ones its instance reports now (the step it stands at, and
-its agent's newest published checkpoint's: `checkpoint_seen.Reported`); where its instance
-reports no checkpoint step, those its log holds: the step it reported past the
-checkpoint step stored at its newest stop or notice that lost steps. A job whose
-checkpoint store holds no checkpoint at all, or whose newest is at step 0 (files written
-before its first step: `resumed_words.resumes_from_checkpoint`), starts over from step 0
-wherever it goes, as a recovery does (`steps.resume_from`): a move loses every step it
-made (as its instance reports them; else at least those of its last reading), or, where it
-reports no step, at most all its run did since it was placed. Where none of this is known
-(a checkpoint whose step is not known: no stop or notice yet, or one published since the
-one stored; or a store that cannot be read now), there is no figure: the decision model's
-assumption prices the move (half the checkpoint interval, `Overheads.lost_work_hours`),
-as in every replay, and its line says so (`assumed_line`).
+step it reported at a stop is its checkpoint's, `halt`'s progress record; a recovery's note
+says "no step lost", `steps.resume_from`, as does a move's, `moved`). A recovery that lost
+steps says nothing of it: a preemption may take the instance at once, with no notice and no
+SIGTERM to save on, and then any job loses the steps since its checkpoint; a stop is always
+asked by SIGTERM, so a stop that lost steps says it does not. Else it loses the work since
+its newest checkpoint: the steps past that checkpoint's step, at the speed the rest of it
+runs at (its measured speed where one is trusted, else its plan's, said so), said with the
+hours they make; while the job has had no stop or notice to tell, said as the worst case
+('up to ... none if the job checkpoints when stopped'), as a move asks it to stop by
+SIGTERM. Those steps are the ones its instance reports now (the step it stands at, and its
+agent's newest published checkpoint's: `checkpoint_seen.Reported`); where its instance
+reports no checkpoint step, those its log holds: the step it reported past the checkpoint
+step stored at its newest stop or notice that lost steps. A job whose checkpoint store
+holds no checkpoint at all, or whose newest is at step 0 (files written before its first
+step: `resumed_words.resumes_from_checkpoint`), starts over from step 0 wherever it goes,
+as a recovery does (`steps.resume_from`): a move loses every step it made (as its instance
+reports them; else at least those of its last reading), or, where it reports no step, at
+most all its run did since it was placed. Where none of this is known (a checkpoint whose
+step is not known: no stop or notice yet, or one published since the one stored; or a store
+that cannot be read now), there is no figure: the decision model's assumption prices the
+move (half the checkpoint interval, `Overheads.lost_work_hours`), as in every replay, and
+its line says so (`assumed_line`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from costsched.optimize.decision import MovePrice
 from costsched.optimize.job import Workload
 from costsched.optimize.overheads import Overheads
 from costsched.service.jobs.checkpoint_seen import Reported, newest_version
+from costsched.service.jobs.moved import MOVE_NOTE
 from costsched.service.jobs.resumed_words import resumes_from_checkpoint
 from costsched.service.plan_interval import interval_key
 from costsched.store import PriceStore
@@ -80,7 +83,7 @@ def lost_works(store: PriceStore,
         return [None] * len(jobs)
     records = {r.id: r for r in store.jobs.records(ids)}
     events: dict[int, list[EventRow]] = {}
-    for e in store.jobs.event_rows(ids, [PROGRESS, RECOVERY_NOTE]):
+    for e in store.jobs.event_rows(ids, [PROGRESS, RECOVERY_NOTE, MOVE_NOTE]):
         events.setdefault(e.job_id, []).append(e)
     placed: dict[int, PlacementRow] = {}
     for p in store.jobs.placement_rows(ids, open_only=True):
@@ -98,23 +101,31 @@ def _lost(record: JobRecord, events: list[EventRow], placement: PlacementRow | N
     clean = checkpoints_when_stopped(events)
     if clean:
         return LostWork(0.0, CHECKPOINTS_WHEN_STOPPED)
+    # Never seen stopped (None): a move asks it to stop by SIGTERM, on which it may save,
+    # so the steps are the worst case; a stop that lost steps (False) makes them a fact.
+    worst = clean is None
     # The step as its instance reports it now, else as stored (its last reading).
     step = record.steps_done if reported is None else reported.step
     if reported is not None and reported.checkpoint_step is not None:  # as it reports now
         if resumes_from_checkpoint(reported.checkpoint_step):
-            return _since(reported.step, reported.checkpoint_step, placement, resolved)
-        return _all_lost(step, reported, placement, resolved, at, AT_STEP_0)
+            return _since(reported.step, reported.checkpoint_step, placement, resolved,
+                          worst)
+        return _all_lost(step, reported, placement, resolved, at, AT_STEP_0, worst)
     saved = record.checkpoint_step  # as stored at its newest stop or notice
     if saved is not None:
         if _published_since(record.checkpoint_location, placement.start_at):
             return None
         if resumes_from_checkpoint(saved):
-            return _since(step, saved, placement, resolved)
+            return _since(step, saved, placement, resolved, worst)
         why = NO_CHECKPOINT if _holds_none(record.checkpoint_location) else AT_STEP_0
-        return _all_lost(step, reported, placement, resolved, at, why)
+        return _all_lost(step, reported, placement, resolved, at, why, worst)
     if not _holds_none(record.checkpoint_location):
         return None  # a checkpoint whose step is not known, or a store not read now
-    return _all_lost(step, reported, placement, resolved, at, NO_CHECKPOINT)
+    return _all_lost(step, reported, placement, resolved, at, NO_CHECKPOINT, worst)
+
+
+# How the steps a move loses are said while the job may save when stopped (`_lost`).
+MAY_SAVE = "none if the job checkpoints when stopped"
 
 
 # Why a move of a job loses all it made: it starts over wherever it goes, where its store
@@ -124,27 +135,34 @@ AT_STEP_0 = "no checkpoint: a move starts it from step 0"
 
 
 def _all_lost(step: float, reported: Reported | None, placement: PlacementRow,
-              resolved: ResolvedJob, at: datetime | None, why: str) -> LostWork | None:
+              resolved: ResolvedJob, at: datetime | None, why: str,
+              worst: bool = False) -> LostWork | None:
     """A job with no checkpoint to resume from (`why`), at `step`: wherever it goes, it
-    starts over from step 0."""
+    starts over from step 0, unless it saves when stopped (`worst`: it may)."""
     if reported is None and step <= 0:  # no step known: at most all its run did
         return _run_lost(placement, at, why)
     if step <= 0:
         return LostWork(0.0, f"none: {why}, and it has made no step yet")
     floor = reported is None  # its last reading: it may have gone on since
-    said = (f"at least {step:,.0f} steps, all it made by its last reading" if floor
-            else f"all {step:,.0f} steps it made")
-    return _at_pace(step, f"{said} ({why})", placement, resolved)
+    if floor:
+        said = f"at least {step:,.0f} steps, all it made by its last reading ({why})"
+        said += ", unless the job checkpoints when stopped" if worst else ""
+    else:
+        said = f"all {step:,.0f} steps it made ({why}" + (f"; {MAY_SAVE})" if worst else ")")
+        said = f"up to {said}" if worst else said
+    return _at_pace(step, said, placement, resolved)
 
 
-def _since(step: float, saved: float, placement: PlacementRow,
-           resolved: ResolvedJob) -> LostWork | None:
-    """The steps past its checkpoint at step `saved`, at its pace."""
+def _since(step: float, saved: float, placement: PlacementRow, resolved: ResolvedJob,
+           worst: bool = False) -> LostWork | None:
+    """The steps past its checkpoint at step `saved`, at its pace: 'up to' those where
+    the job may save when stopped (`worst`)."""
     steps = max(step - saved, 0.0)
     if steps == 0:
         return LostWork(0.0, f"none since its checkpoint at step {saved:,.0f}")
-    return _at_pace(steps, f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}",
-                    placement, resolved)
+    said = f"{steps:,.0f} steps since its checkpoint at step {saved:,.0f}"
+    return _at_pace(steps, f"up to {said} ({MAY_SAVE})" if worst else said, placement,
+                    resolved)
 
 
 def _at_pace(steps: float, said: str, placement: PlacementRow,
@@ -189,11 +207,13 @@ def assumed_line(job: Workload, overheads: Overheads, why: str = STEP_NOT_KNOWN)
 
 
 def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:
-    """Whether the job's newest stop or preemption notice (of `events`, its progress
-    records and recovery notes, oldest first) lost no step: True when it did not (its
-    checkpoint at the step it reported), False when a stop lost some, None when it has had
-    neither. A recovery that lost steps is passed over: its preemption may have come with
-    no notice (nothing asked the job to save), which tells nothing of a save on SIGTERM."""
+    """Whether the job's newest stop, preemption notice or move (of `events`, its progress
+    records, recovery notes and move notes, oldest first) lost no step: True when it did
+    not (its checkpoint at the step it reported), False when a stop lost some, None when it
+    has had none of them. A recovery or a move that lost steps is passed over: its
+    preemption may have come with no notice (nothing asked the job to save), and a move's
+    source may have been lost before it was asked, which tells nothing of a save on
+    SIGTERM."""
     for e in reversed(events):
         if e.kind == PROGRESS:
             found = dict(re.findall(r"(?:^|\s)(steps_done|checkpoint_step)=(\S+)",
@@ -204,7 +224,7 @@ def checkpoints_when_stopped(events: Sequence[EventRow]) -> bool | None:
                 continue
             if step > 0:
                 return saved >= step
-        elif e.kind == RECOVERY_NOTE:
+        elif e.kind in (RECOVERY_NOTE, MOVE_NOTE):
             words = lost_steps_said(e.detail or "")[1]
             if "(its checkpoint's): no step lost" in words:
                 return True

@@ -9,6 +9,9 @@ from costsched.jobspec import ResolvedJob
 from costsched.optimize.decision import MovePrice
 from costsched.optimize.overheads import Overheads
 
+# Where the restart is left out, what the move's price lacks all the same.
+SETUP_AGAIN = ": a setup runs again where the job moves, billed there but not in this price"
+
 
 def restart_line(job: ResolvedJob, configured: Overheads | None, move: MovePrice,
                  checkpoint_gb: float) -> str:
@@ -18,9 +21,10 @@ def restart_line(job: ResolvedJob, configured: Overheads | None, move: MovePrice
     `configured`, None: the configuration's it was resolved with; `checkpoint_gb`, the
     checkpoint it copies), its price and each part with the setting that gives it;
     'restart left out: the local launcher boots no instance, ...' where the job's launcher
-    boots none (its restart then has no boot, warm-up or copy)."""
+    boots none (its restart then has no boot, warm-up or copy; its setup, run again where
+    it moves, is billed there as it runs, and said to be missing from the move's price)."""
     if job.start_left_out:
-        return f"restart left out: {job.start_left_out}"
+        return f"restart left out: {job.start_left_out}{SETUP_AGAIN}"
     hours = job.overheads(configured).restart_hours(checkpoint_gb)
     words = job.restart_words(configured, checkpoint_gb)
     if hours <= 0:

@@ -9,6 +9,8 @@ from costsched.vocabulary import counted
 # What a step read off the time its checkpoint was saved is said with (`resumed_words`),
 # and what tells such words apart (`inferred`): its --json says so.
 READ_OFF_TIME = "read off the time it was saved"
+# Where a job that published no checkpoint starts again from, in its hints to start it.
+FROM_NO_CHECKPOINT = "from step 0: it published no checkpoint"
 
 
 def resumes_from_checkpoint(step: float) -> bool:

@@ -21,6 +21,7 @@ from costsched.report.settled import booked_upfront
 from costsched.service.glance import few_names
 from costsched.service.job_filters import JobFilter, budget_names
 from costsched.service.jobs.agents import with_heartbeat
+from costsched.service.jobs.moved import MOVE_NOTE
 from costsched.service.jobs.restarts import RESTART_NOTE, is_restart
 from costsched.service.jobs.restarts import allowed as restarts_allowed
 from costsched.service.jobs.runs import (
@@ -134,6 +135,8 @@ class JobStatus:
     recovered: tuple[EventRow, ...] = ()
     # Its restarts after its own errors, a line each (its RESTART_NOTE events).
     restarted: tuple[EventRow, ...] = ()
+    # The step each of its migrations resumed it from (its MOVE_NOTE events: `moved`).
+    moved: tuple[EventRow, ...] = ()
 
     @property
     def recoveries(self) -> int:
@@ -383,10 +386,11 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
         noted = store.jobs.event_rows(None if every else ids,
                                       [NODE_RECOVERY, RECOVERY_NOTE, RESTART_NOTE,
-                                       STOOD_AT_NOTE])
+                                       STOOD_AT_NOTE, MOVE_NOTE])
         replaced_of = _by_job(e for e in noted if e.kind == NODE_RECOVERY)
         recovered_of = _by_job(e for e in noted if e.kind == RECOVERY_NOTE)
         restarted_of = _by_job(e for e in noted if e.kind == RESTART_NOTE)
+        moved_of = _by_job(e for e in noted if e.kind == MOVE_NOTE)
         stood_of = stood_at_of(noted)
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
@@ -425,6 +429,7 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  node_recoveries=tuple(replaced_of.get(job_id, ())),
                                  recovered=tuple(recovered_of.get(job_id, ())),
                                  restarted=tuple(restarted_of.get(job_id, ())),
+                                 moved=tuple(moved_of.get(job_id, ())),
                                  all_left=all_steps_left(run, done,
                                                          bool(read_of.get(job_id)))))
         shown = with_speeds(shown)  # one figure each, as the report's

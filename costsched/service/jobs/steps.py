@@ -322,11 +322,15 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
                     setup=run.record.spec["spec"].get("setup", ""), task=task,
                     secret_names=tuple(secrets),
                     max_usd_per_hour=spec.job.constraints.max_price_per_hour)
-    from launchers import observed_as
+    from costsched.service.jobs.moved import note_moved
+    from launchers import observed_as, runs_here
 
+    exact = runs_here(run.launcher)  # its progress file outlives it: its last step known
     return Mover(store, launcher, job, _newest_checkpoint,
                  (lambda: at) if at is not None else utcnow, carrier(store, launcher, run),
-                 observed_as=observed_as(launcher.name))
+                 observed_as=observed_as(launcher.name),
+                 stopped=lambda to, source, version, when: note_moved(
+                     to, run.record.id, source, version, exact, when, run.record.steps_done))
 
 
 def resume_from(store: PriceStore, run: RunningJob, saved: float | None,

@@ -52,7 +52,9 @@ def test_the_launch_again_hint_carries_what_the_launch_was_given(
         "`costsched launch task.yaml --env 'MODE=fast run' --env WANDB_API_TOKEN --secret "
         "HF_TOKEN` (the file it was launched from, and what its launch was given) runs it "
         "again as a new job, started afresh with WANDB_API_TOKEN and HF_TOKEN set in your "
-        "shell first (their values are not kept)"), said
+        "shell first (the value of WANDB_API_TOKEN is stored with job 1 but never printed, "
+        "as it is named like a secret; that of HF_TOKEN, a secret, is never stored)"), said
+    assert "not kept" not in said  # the env's value is kept: its launch said so
     assert "tok-4417" not in started.output and "hf-9921" not in started.output
     command = re.search(r"`(costsched launch [^`]+)`", said).group(1)
     argv = shlex.split(command)[1:]
@@ -64,3 +66,22 @@ def test_the_launch_again_hint_carries_what_the_launch_was_given(
     assert again.exit_code == 0, again.output
     [second] = json.loads(again.stdout)
     assert second["id"] != job["id"]
+
+
+@pytest.mark.parametrize(("envs", "secrets", "why"), [
+    (["HF_TOKEN"], [], "(its value is stored with job 2 but never printed, as it is named "
+                       "like a secret)"),
+    (["HF_TOKEN", "WANDB_API_KEY"], [], "(their values are stored with job 2 but never "
+                                        "printed, as they are named like secrets)"),
+    ([], ["HF_TOKEN"], "(a secret's value is never stored)"),
+    ([], ["A_KEY", "B_KEY"], "(secrets' values are never stored)"),
+])
+def test_the_shell_is_told_why_each_kind_is_taken_from_it(envs: list[str], secrets: list[str],
+                                                          why: str) -> None:
+    """An env given by name is stored with the job (its launch said so): only a secret's
+    value is never stored."""
+    from costsched.service.jobs.launches import _from_shell
+
+    said = _from_shell(2, envs, secrets)
+    assert said.startswith(f" with {' and '.join(envs + secrets)} set in your shell first ")
+    assert said.endswith(why), said

@@ -77,5 +77,6 @@ def test_on_the_local_launcher_the_restart_is_left_out_and_said_so(
     where, restart = _restart_usd(lines)
     assert where.startswith("aws us-east-1b ") and float(restart) == 0, said.stdout
     assert ("  restart left out: the local launcher boots no instance, and the job's setup "
-            "is in its billed hours") in lines, said.stdout
+            "is in its billed hours: a setup runs again where the job moves, billed there but "
+            "not in this price") in lines, said.stdout
     assert not any("restart assumed" in line for line in lines), said.stdout

@@ -65,3 +65,33 @@ def test_a_misspelt_option_still_gets_the_close_ones() -> None:
     assert "no such option: --secrte" in result.stderr and "--secret" in result.stderr
     other = CliRunner().invoke(app, ["status", "--gpus", "A10G:1"], prog_name="costsched")
     assert "no such option: --gpus" in other.stderr  # a command that takes no job file
+
+
+def test_dry_run_spelt_as_migrate_spells_it_gets_the_dryrun_answer() -> None:
+    assert _line("launch", "task.yaml", "--dry-run") == (
+        "error: costsched launch: --dry-run: `sky launch` calls it --dryrun, and costsched "
+        "launch has none; `costsched plan JOB.yaml` shows where a job would run and at what "
+        "cost; `costsched launch --help` shows the usage")
+    assert _line("plan", "task.yaml", "--dry-run").startswith(
+        "error: costsched plan: --dry-run: costsched plan launches nothing: it shows where")
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--env-file", ".env"], "costsched reads no env file: give each env with --env "
+                             "NAME=VALUE, or --env NAME to take its value from your shell"),
+    (["--async"], "(--wait 0: at once), and the job goes on"),
+    (["-s"], "costsched runs the task's setup on each instance before its run"),
+    (["--no-setup"], "costsched runs the task's setup on every new instance"),
+    (["--fast"], "with no cluster to reuse"),
+    (["--job-recovery", "FAILOVER"], "is an option of `sky jobs launch`; costsched reads it "
+                                     "from the SkyPilot task's resources.job_recovery"),
+])
+def test_more_launch_options_say_what_costsched_does(argv: list[str], says: str) -> None:
+    line = _line("launch", "task.yaml", *argv)
+    assert says in line, line
+    assert "did you mean" not in line
+
+
+def test_a_short_option_is_never_offered_an_argument_as_a_close_one() -> None:
+    result = CliRunner().invoke(app, ["fetch", "-f"], prog_name="costsched")
+    assert "no such option: -f; `costsched fetch --help`" in result.stderr, result.stderr

@@ -51,3 +51,29 @@ def test_a_stopped_job_says_where_start_resumes_it(cli, tmp_path: Path,
             time.sleep(0.5)
     finally:
         cli("stop", "long")
+
+
+def test_a_job_stopped_in_its_setup_starts_from_step_0(cli, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopped before it published any checkpoint (in its setup), its hint names step 0,
+    as a failed job's does, never a checkpoint it does not have; the start says so too."""
+    monkeypatch.setenv("COSTSCHED_DAEMON_AUTOSTART", "false")
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    run = f"{shlex.quote(sys.executable)} {shlex.quote(str(TRAIN))} --steps 100"
+    path = tmp_path / "slow.yaml"
+    path.write_text(f"name: slow\nsetup: sleep 60\nrun: {json.dumps(run)}\nsteps: 100\n"
+                    "throughputs: {V100: 100}\nconstraints: {regions: [us-east-1]}\n")
+    launched = cli("launch", path, "--wait", "30")
+    assert launched.exit_code == 0, launched.output
+    try:
+        assert cli("stop", "slow").exit_code == 0
+        text = " ".join(cli("status", "slow").output.split())
+        said = re.search(r"`(costsched start (\d+))` starts it again from step 0: it "
+                         r"published no checkpoint", text)
+        assert said, text
+        assert "newest verified checkpoint" not in text
+        started = cli(*said[1].split()[1:], "--wait", "0")
+        assert started.exit_code == 0, started.output
+        assert "resumes from step 0 (no checkpoint yet)" in " ".join(started.output.split())
+    finally:
+        cli("stop", "slow")

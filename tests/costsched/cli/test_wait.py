@@ -7,18 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import click
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from costsched import daemon
 from costsched.cli import app
 from costsched.cli import jobs as cli_jobs
+from costsched.cli.wait_ended import EXIT_WAIT_RAN_OUT
 from costsched.store import PriceStore
 
 
-def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
-                                          store: PriceStore, db_path: Path) -> None:
-    monkeypatch.setenv("COSTSCHED_DB", str(db_path))  # an empty store; the looks are faked
+def _fake_job(monkeypatch: pytest.MonkeyPatch, ends: float = 30.0
+              ) -> tuple[list[float], list[float], list[str], list[str]]:
+    """A job that runs after 1 s and ends after `ends` s, on the test's clock: the sleeps,
+    the looks, the states shown and the waiting lines."""
     clock = {"now": 0.0}
     sleeps: list[float] = []
     looks: list[float] = []
@@ -29,7 +33,7 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
 
     def status(store, launcher, job, **filters):  # noqa: ANN001, ANN003, ANN202
         looks.append(clock["now"])
-        final = clock["now"] >= 30.0  # the job runs after 1 s, ends after 30 s
+        final = clock["now"] >= ends
         state = "done" if final else "running" if clock["now"] >= 1.0 else "launching"
         record = SimpleNamespace(id=1, final=final, name="train", state=state)
         return [SimpleNamespace(record=record, progress=min(1.0, clock["now"] / 30),
@@ -53,7 +57,13 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
     real_waiting_line = cli_jobs._waiting_line
     monkeypatch.setattr(cli_jobs, "_waiting_line",
                         lambda s, left: lines.append(real_waiting_line(s, left)) or lines[-1])
+    return sleeps, looks, shown, lines
 
+
+def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
+                                          store: PriceStore, db_path: Path) -> None:
+    monkeypatch.setenv("COSTSCHED_DB", str(db_path))  # an empty store; the looks are faked
+    sleeps, looks, shown, lines = _fake_job(monkeypatch)
     result = CliRunner().invoke(app, ["status", "--wait", "60"])
     assert result.exit_code == 0, result.output
     # 0.5 s, then 1.5 times longer; soon again once the job runs; never more than 5 s.
@@ -63,6 +73,23 @@ def test_status_wait_sleeps_between_looks(monkeypatch: pytest.MonkeyPatch,
     assert shown == ["done"]
     assert lines[0] == "waiting (60 s left): train launching 0%"
     assert lines[-1].startswith("waiting (33 s left): train running 88%")
+    assert "not ended" not in result.output
+
+
+def test_a_wait_that_runs_out_names_the_jobs_not_ended(monkeypatch: pytest.MonkeyPatch,
+                                                        store: PriceStore,
+                                                        db_path: Path) -> None:
+    monkeypatch.setenv("COSTSCHED_DB", str(db_path))
+    _fake_job(monkeypatch, ends=30.0)
+    result = CliRunner().invoke(app, ["status", "--wait", "15"])
+    # A script tells it from a job that ended (0) by its exit code, said in --help.
+    assert result.exit_code == EXIT_WAIT_RAN_OUT == 124, result.output
+    assert result.stderr.splitlines()[-1] == (
+        "after --wait 15, 1 job has not ended: job 1 (train) running")
+    group = typer.main.get_command(app)
+    command = group.get_command(click.Context(group), "status")  # type: ignore[attr-defined]
+    [said] = [p.help for p in command.params if p.name == "wait"]
+    assert f"exit code {EXIT_WAIT_RAN_OUT} when the wait ends before every job" in said
 
 
 @pytest.mark.parametrize(("last", "changed", "wait"), [

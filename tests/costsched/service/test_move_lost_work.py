@@ -163,7 +163,8 @@ def test_a_job_never_stopped_loses_the_steps_since_the_checkpoint_its_instance_r
     advice = _advice(store, launcher, job_id)
     hours = 12 / MEASURED_STEPS_PER_SECOND / 3600
     assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
-    assert advice.reason.endswith("; lost work: 12 steps since its checkpoint at step 708: "
+    assert advice.reason.endswith("; lost work: up to 12 steps since its checkpoint at step 708 "
+                                  "(none if the job checkpoints when stopped): "
                                   "4 min at 0.05 steps/s")
     assert "lost work $0.0667," in advice.reason  # at the line's one precision
     # Far below the assumption (half the 30-min interval) it replaces.

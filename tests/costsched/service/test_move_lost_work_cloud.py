@@ -60,7 +60,8 @@ def test_a_move_of_a_job_on_ec2_loses_the_steps_since_the_checkpoint_its_heartbe
     assert advice.decision.move is not None
     hours = 12 / 0.05 / 3600
     assert advice.decision.move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
-    assert advice.reason.endswith("; lost work: 12 steps since its checkpoint at step 708: "
+    assert advice.reason.endswith("; lost work: up to 12 steps since its checkpoint at step 708 "
+                                  "(none if the job checkpoints when stopped): "
                                   "4 min at 0.05 steps/s")
     assumed = Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
     assert advice.decision.move.lost_work_usd < assumed / 3

@@ -40,10 +40,12 @@ def test_a_running_job_s_move_loses_the_steps_since_its_published_checkpoint(
     [advice] = service.migrate(store, launcher, job.id, dry_run=True)
     move = advice.decision.move
     assert advice.decision.moves and move is not None
-    assert "; lost work: 12 steps since its checkpoint at step 600: " in advice.reason
+    assert ("; lost work: up to 12 steps since its checkpoint at step 600 "
+            "(none if the job checkpoints when stopped): ") in advice.reason
     # Not measured yet (no pass stored its steps): at its plan's 0.01 steps/s.
     hours = 12 / 0.01 / 3600
-    assert advice.reason.endswith("; lost work: 12 steps since its checkpoint at step 600: "
+    assert advice.reason.endswith("; lost work: up to 12 steps since its checkpoint at step 600 "
+                                  "(none if the job checkpoints when stopped): "
                                   "20 min at its plan's 0.01 steps/s")
     assert move.lost_work_usd == pytest.approx(hours * advice.decision.usd_per_hour)
     assert f"lost work {usd(move.lost_work_usd)}" in advice.reason

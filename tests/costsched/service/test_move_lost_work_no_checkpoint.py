@@ -82,7 +82,8 @@ def test_a_job_with_no_checkpoint_loses_every_step_its_instance_reports(
     reason, move = _priced(store, launcher, job_id)
     hours = 720 / 0.01 / 3600  # all of its steps, at its plan's speed: 20 h
     assert move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
-    assert reason.endswith("; lost work: all 720 steps it made (no checkpoint published): "
+    assert reason.endswith("; lost work: up to all 720 steps it made (no checkpoint "
+                           "published; none if the job checkpoints when stopped): "
                            "20 h at its plan's 0.01 steps/s")
     assert f"lost work {usd(hours * WEST_USD_PER_HOUR)}" in reason  # the figure priced
     assert "lost work assumed" not in reason  # (its restart is: a cloud's boot)
@@ -99,7 +100,7 @@ def test_where_its_instance_is_not_read_at_least_its_last_reading_is_lost(
     launcher.status = unreadable  # type: ignore[method-assign]
     reason, move = _priced(store, launcher, job_id)
     assert ("; lost work: at least 360 steps, all it made by its last reading (no "
-            "checkpoint published): ") in reason
+            "checkpoint published), unless the job checkpoints when stopped: ") in reason
     assert move.lost_work_usd > Overheads().lost_work_hours(0.5) * WEST_USD_PER_HOUR
 
 
@@ -193,6 +194,7 @@ def test_a_real_job_that_never_saves_loses_all_it_made(world) -> None:  # noqa: 
     d = advice.decision
     move = d.move if d.move is not None else d.other[2]
     # Not measured yet: at its plan's 0.01 steps/s, 30 steps are 50 min.
-    assert advice.reason.endswith("; lost work: all 30 steps it made (no checkpoint "
-                                  "published): 50 min at its plan's 0.01 steps/s")
+    assert advice.reason.endswith("; lost work: up to all 30 steps it made (no checkpoint "
+                                  "published; none if the job checkpoints when stopped): "
+                                  "50 min at its plan's 0.01 steps/s")
     assert f"lost work {usd(move.lost_work_usd)}" in advice.reason

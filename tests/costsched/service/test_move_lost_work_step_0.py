@@ -45,8 +45,9 @@ def test_a_version_at_step_0_is_no_checkpoint_to_a_move(
     reason, move = _priced(store, launcher, job_id)
     hours = 720 / 0.01 / 3600  # all of its steps, at its plan's speed: 20 h
     assert move.lost_work_usd == pytest.approx(hours * WEST_USD_PER_HOUR)
-    assert reason.endswith("; lost work: all 720 steps it made (no checkpoint: a move starts "
-                           "it from step 0): 20 h at its plan's 0.01 steps/s")
+    assert reason.endswith("; lost work: up to all 720 steps it made (no checkpoint: a move "
+                           "starts it from step 0; none if the job checkpoints when "
+                           "stopped): 20 h at its plan's 0.01 steps/s")
     assert f"lost work {usd(hours * WEST_USD_PER_HOUR)}" in reason
     assert "since its checkpoint" not in reason
 
