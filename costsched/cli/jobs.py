@@ -252,6 +252,15 @@ def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = (),
                                     command)
 
 
+def _rearm(store: PriceStore, backend: Any) -> str | None:
+    """Recovery for the jobs a command other than launch and start looks after
+    (`autostart.rearm`): a supervisor started where a job runs and none watches; the line
+    that says so."""
+    from costsched.daemon.autostart import rearm
+
+    return rearm(store, effective(), env=getattr(backend, "environment", dict)())
+
+
 def _print_checkpoints(records: Sequence[Any], json_out: bool) -> None:
     """A line for each job launched whose task's file mounts say where its checkpoints go
     (as `plan` says it), with the job's own store (on stderr beside --json)."""
@@ -360,6 +369,8 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
     from costsched.daemon.supervision import recovery
     from costsched.service.booking import held_unused
 
+    if reconcile:  # its jobs watched from now on, as a launch arms it: said below
+        _rearm(store, launcher)
     armed = recovery(store, effective(), datetime.now(timezone.utc), db=db)
     held = held_unused(store, seen, {s.record.id for s in shown})  # paid for, not in use
     # Every table follows the filters: the budgets of the jobs shown (`status JOB`, --state,
@@ -434,12 +445,15 @@ def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) ->
     A job that ended by itself since the supervisor last looked is closed as it ended, not
     stopped: exit code 2, 'has succeeded: nothing to stop'."""
     store = open_store(db)
-    record = service.stop(store, job_launcher(store, job), job)
+    launcher = job_launcher(store, job)
+    record = service.stop(store, launcher, job)
+    armed = _rearm(store, launcher)  # the other jobs watched from now on
     if json_out:
         print_json(views.record_document(record))
-        return
-    console.print(printable(f"job {record.id} ({record.name}): {record.state}"),
-                  highlight=False, markup=False)
+    else:
+        console.print(printable(f"job {record.id} ({record.name}): {record.state}"),
+                      highlight=False, markup=False)
+    _print_armed(armed, json_out)
 
 
 @friendly_errors

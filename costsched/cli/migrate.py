@@ -87,6 +87,7 @@ def migrate(
                              secrets=secrets)
     if advice and not dry_run and wait > 0:
         service.settle(store, launcher, wait)
+    armed = jobs._rearm(store, launcher)  # the jobs watched from now on: said last
     if advice and not dry_run and to is not None:  # made, or not, where the move ended
         from costsched.service.jobs.move import landed
 
@@ -96,6 +97,7 @@ def migrate(
     unreported = views.unreported_totals(store, advice)
     if json_out:
         print_json(views.advice_document(advice, ages, works, unreported))
+        jobs._print_armed(armed, json_out)
         _exit_held_back(advice, to is not None, dry_run)
         return
     if not advice:
@@ -120,6 +122,7 @@ def migrate(
         elif a.job_id in unreported:  # its dollars price all of its steps as left
             console.print(printable(f"  note: {priced_unreported(unreported[a.job_id])}"),
                           highlight=False, markup=False, soft_wrap=True)
+    jobs._print_armed(armed, json_out)
     _exit_held_back(advice, to is not None, dry_run)
 
 

@@ -46,6 +46,7 @@ def _fake_job(monkeypatch: pytest.MonkeyPatch, ends: float = 30.0
     monkeypatch.setattr(cli_jobs.service, "status", status)
     monkeypatch.setattr(cli_jobs, "open_store", lambda db: None)
     monkeypatch.setattr(cli_jobs, "job_launcher", lambda store, job: None)
+    monkeypatch.setattr(cli_jobs, "_rearm", lambda *_: None)
     monkeypatch.setattr(daemon, "status", lambda store: [])
     monkeypatch.setattr("costsched.daemon.supervision.recovery", lambda *_, **__: None)
     monkeypatch.setattr(cli_jobs, "print_budgets", lambda store, **_: None)
