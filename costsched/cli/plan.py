@@ -408,7 +408,9 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
         notes.append(paid.line())
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
-        why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
+        from costsched.optimize.left_out_words import counted_reasons
+
+        why = counted_reasons(p.job, p.ranked["excluded"])
         notes.append(f"{counted(n_excluded, 'offering')} left out: "
                      + ", ".join(f"{n} {reason}" for reason, n in why.items()))
     gone = superseded_offerings(p)

@@ -362,7 +362,6 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     name, c = job.name, job.job.constraints
     if ranked.empty:
         return f"job {name}: no offering has a price at this time"
-    counts = ranked["excluded"].value_counts()
     runnable = ranked[ranked["excluded"].isin(["misses deadline", "over budget"])]
     if runnable.empty:
         if isinstance(job.table, CpuWork):
@@ -375,7 +374,10 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
                     f"{', '.join(gpus[:6])}, the GPUs its filters allow (no published "
                     "figure, no data sheet to estimate from): give the job's steps/s on "
                     "them (`throughputs:` in its file)")
-        shown = ", ".join(f"{n} {why}" for why, n in counts.items())
+        from costsched.optimize.left_out_words import counted_reasons
+
+        shown = ", ".join(f"{n} {why}" for why, n in
+                          counted_reasons(job, ranked["excluded"]).items())
         return f"job {name}: no offering matches its constraints ({shown})"
     if c.deadline_hours is not None and (runnable["excluded"] == "misses deadline").any():
         fastest = runnable.loc[runnable["expected_hours"].idxmin()]
