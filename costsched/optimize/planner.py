@@ -292,8 +292,20 @@ def assumption_said(plan: JobPlan[W]) -> JobPlan[W]:
     work = getattr(plan.job, "work", None)
     if not plan.reason or work is None or not work.assumed:
         return plan
-    return replace(plan, reason=f"{plan.reason}; figures are for {work.describe()}: the "
-                   f"work is not given; {work.key()} gives it")
+    # What cannot be checked comes first, and why: the refusal's figures are of an hour
+    # costsched counted, not of the job.
+    c, name = plan.job.job.constraints, plan.job.name
+    limits = [w for w, v in (("deadline", c.deadline_hours), ("budget", c.budget_usd))
+              if v is not None]
+    checked = f"its {' and '.join(limits)}" if limits else "its plan"
+    rest = plan.reason
+    for head, said in ((f"job {name}: ", ""), (f"job {name} ", "it ")):
+        if rest.startswith(head):
+            rest = said + rest.removeprefix(head)
+            break
+    return replace(plan, reason=(
+        f"job {name}: its work is not given, so {checked} cannot be checked: {work.key()} "
+        f"gives it; for {work.describe()}, {rest}"))
 
 
 def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame,
