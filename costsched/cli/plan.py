@@ -398,7 +398,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown),
                             placed_note(result.launch_of(index), p.ranked, shown,
-                                        *launched_as(p, result.jobs))])]
+                                        *launched_as(p, result.jobs), workload=p.job)])]
     if baseline:
         notes.append(baseline.replace("baseline:", "baseline of the vs OD V100 column "
                                       f"({figures.HIDDEN}):", 1)
