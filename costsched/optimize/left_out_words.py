@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from costsched.optimize.no_plan_keys import FIELD_OF, key, sizes
+from costsched.spec_errors import as_written
 from costsched.vocabulary import word
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def reason_words(job: Workload, reason: str) -> str:
     if reason == "no throughput":
         return "no speed known on its GPU"
     if reason == "over max_price":
-        return f"over {key(job, 'max_price_per_hour')}"
+        return f"over {as_written('constraints.max_price', bool(getattr(job, 'sky', False)))}"
     column = reason.removesuffix(_NOT_ALLOWED)
     if column == reason or column not in _NOUNS:
         return reason

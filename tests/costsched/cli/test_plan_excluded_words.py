@@ -62,3 +62,15 @@ def test_market_and_gpus_are_named_by_the_task_s_keys(cli, tmp_path: Path) -> No
     assert excluded["other GPU than A10G or L4 (resources.accelerators)"] > 0, excluded
     assert "other market than spot (resources.use_spot)" in line
     assert not INTERNAL.search(line) and not any(INTERNAL.search(k) for k in excluded)
+
+
+def test_a_job_file_s_limits_are_named_by_its_keys(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        "name: j\nrun: python x.py\nmodel: ResNet-50 (batch size 64)\nsteps: 20000\n"
+        "constraints: {max_price: 1.0, markets: [spot]}\n"
+    )
+    line, excluded = _left_out(cli, path)
+    assert excluded["over constraints.max_price"] > 0, excluded
+    assert excluded["other market than spot (constraints.markets)"] > 0, excluded
+    assert "over max_price" not in line and not INTERNAL.search(line)
