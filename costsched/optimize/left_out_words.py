@@ -7,6 +7,7 @@ Pure: a job and reasons in, words out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -56,7 +57,7 @@ def reason_words(job: Workload, reason: str) -> str:
     ):
         written = key(job, "gpu_models")  # the types its GPUs come on
         than = ""
-    return f"other {_NOUNS[column]}{than} ({written})"
+    return f"other {_NOUNS[column]}{than} ({_short(written)})"
 
 
 def counted_reasons(job: Workload, reasons: Iterable[str]) -> dict[str, int]:
@@ -81,6 +82,23 @@ def _sized(job: Workload) -> str:
     said = [f"{field} {amount:g}{how}" for field, amount, how in written.values()]
     at_least = all(how == "+" for _, _, how in written.values())
     return f"{'below' if at_least else 'outside'} {' or '.join(said)}"
+
+
+_ENTRY = re.compile(r"^(.*)\.(any_of|ordered)\[\d+\]\.(.+)$")
+
+
+def _short(written: str) -> str:
+    """'accelerators in resources.any_of' for a key each alternative writes alike
+    ('resources.any_of[0].accelerators or resources.any_of[1].accelerators'); else as it
+    is."""
+    parts = [_ENTRY.match(k) for k in written.split(" or ")]
+    if len(parts) < 2 or not all(parts):
+        return written
+    shapes = {(m[1], m[2], m[3]) for m in parts if m}
+    if len(shapes) != 1:
+        return written
+    ((base, kind, field),) = shapes
+    return f"{field} in {base}.{kind}"
 
 
 def _or(values: list[str]) -> str:

@@ -52,6 +52,8 @@ def test_sizes_are_named_for_the_instance_types_they_leave_out(cli, tmp_path: Pa
     assert "below resources.cpus 8+ or resources.memory 32+" in line
     assert not INTERNAL.search(line) and not any(INTERNAL.search(k) for k in excluded)
     assert not any("instance type" in k for k in excluded)  # the task names none
+    # a key each alternative writes, said once
+    assert "(accelerators in resources.any_of)" in line and "any_of[0]" not in line
 
 
 def test_market_and_gpus_are_named_by_the_task_s_keys(cli, tmp_path: Path) -> None:  # noqa: ANN001
