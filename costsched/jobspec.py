@@ -62,7 +62,7 @@ from costsched.optimize.decision import DEFAULT_CHECKPOINT_HOURS, Overheads
 from costsched.optimize.job import Workload
 from costsched.spec_errors import all_errors, as_written, whole, yaml_kind
 from costsched.sweep_values import SweepValues
-from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, ThroughputTable
+from costsched.throughput import ASSUMED_WORK, GPU_SPECS, PRECISIONS, UNIT_CHOSEN, ThroughputTable
 from costsched.work import CPU_REFERENCE, Work
 
 # The largest amounts a spec may state: beyond them a number is a typo (or an attack), and
@@ -204,6 +204,9 @@ class TaskSpec(_Strict):
     # no plan is told to change (`optimize.no_plan_keys`).
     filter_keys: dict[str, str] = {}
     work_assumed: bool = False  # the task says no work: its hours are costsched's default
+    # Its hours (given or assumed) are on the GPU costsched chose, the task's slowest: no
+    # reference_gpu written, so no GPU's speed is one anyone saw.
+    unit_chosen: bool = False
     # Local paths (workdir, mount sources) as the file wrote them, by their absolute path:
     # what `plan --emit sky` writes back.
     as_written: dict[str, str] = {}
@@ -364,10 +367,19 @@ class JobSpec(_Strict):
         keys = {form: [k for k in form.split() if getattr(self, k) is not None]  # given
                 for form in ("steps", "epochs steps_per_epoch", "hours reference_gpu")}
         forms = {form.split()[0]: bool(given) for form, given in keys.items()}
+        if self.task.sky and not any(forms.values()) and (self.model or self.throughputs):
+            given = " and ".join(k for k in ("model", "throughputs") if getattr(self, k))
+            raise ValueError(f"{given} give{'s' * (' and ' not in given)} the job's speed, "
+                             "not its work: give its work beside, as steps "
+                             "(`costsched: {steps: N, ...}`), epochs and steps_per_epoch, or "
+                             "hours (`costsched: {hours: H, ...}`, hours of work on the "
+                             "task's slowest GPU)")
         if sum(forms.values()) != 1:
             got = ", ".join(k for given in keys.values() for k in given) or "none"
+            hours = ("hours (of work on the task's slowest GPU, or on reference_gpu)"
+                     if self.task.sky else "hours and reference_gpu")
             raise ValueError("give exactly one of: steps; epochs and steps_per_epoch; "
-                             f"hours and reference_gpu (got {got})")
+                             f"{hours} (got {got})")
         gpus = f"one of {', '.join(GPU_SPECS)}, e.g. V100 or V100:8"
         for key, other, what in (
                 ("epochs", "steps_per_epoch", "the steps of one epoch"),
@@ -502,7 +514,8 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
     `overheads`: the configuration's restart model (default: its defaults), which the
     job's file's checkpoint.restart_minutes overrides (`ResolvedJob.overheads`)."""
     where = f"{source}: job {spec.name!r}"
-    said = ASSUMED_WORK if spec.task.work_assumed else "given"
+    said = (ASSUMED_WORK if spec.task.work_assumed
+            else UNIT_CHOSEN if spec.task.unit_chosen else "given")
     if spec.reference_gpu == CPU:  # hours of CPU work, the same on any CPU instance
         table = CpuWork(spec.name, f"job spec {source}: {spec.hours} h on a CPU instance, "
                         f"{said}", table.precision)

@@ -203,19 +203,22 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
         if {"model", "throughputs", "steps", "epochs", "steps_per_epoch"} & work.keys():
             raise fail("costsched", "a task without accelerators is CPU work: say its "
                        "length as hours (costsched: {hours: 3})")
-        assumed = "hours" not in work
+        assumed, unit_chosen = "hours" not in work, False
         work.setdefault("hours", DEFAULT_HOURS)
         if work.setdefault("reference_gpu", CPU) != CPU:
             raise fail("costsched.reference_gpu", f"{work['reference_gpu']!r}: a task "
                        f"without accelerators runs on CPUs; expected {CPU} or nothing")
-    elif not ({"model", "throughputs", "steps", "epochs", "steps_per_epoch"} & work.keys()):
+    elif not ({"steps", "epochs", "steps_per_epoch"} & work.keys()) and (
+            "hours" in work or not {"model", "throughputs"} & work.keys()):
+        # Hours of work on the set's slowest GPU, given or assumed (a speed given without
+        # work is refused by the JobSpec, in words that say what to add).
         first = (unit_gpu(scope.gpus, work.get("precision") or "fp32") if scope.gpus
                  else first_gpu(scope))
-        assumed = "hours" not in work
-        work.setdefault("hours", DEFAULT_HOURS)  # hours on the set's slowest GPU
+        assumed, unit_chosen = "hours" not in work, "reference_gpu" not in work
+        work.setdefault("hours", DEFAULT_HOURS)
         work.setdefault("reference_gpu", f"{first[0]}:{first[1]}")
     else:
-        assumed = False
+        assumed = unit_chosen = False
     workdir = _workdir(doc.get("workdir"), values, fail, needs)
     run = _text(doc.get("run"), "run", fail)
     if not run.strip():  # a plan is made; a launch would start an instance to run nothing
@@ -242,7 +245,8 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                  "checkpoint_mount": chosen[1] if chosen else "", "notes": notes,
                  "limits": limits, "filter_keys": {**scope.keys, **(
                      {"markets": "costsched.markets"} if section.markets is not None else {})},
-                 "work_assumed": assumed, "needs": needs, "sky": True},
+                 "work_assumed": assumed, "unit_chosen": unit_chosen, "needs": needs,
+                 "sky": True},
         **work,
     }
     return parse(spec, source)

@@ -445,12 +445,14 @@ class ThroughputTable:
         ratio = target / self._peak(ref_gpu)
         rule = f"the ratio of sqrt(peak {self.precision.upper()} TFLOPS x memory GB/s) " \
                "(vendor data sheets)"
-        if self._unit_only(key, ref_gpu):
-            # An assumed hour of work on the unit GPU of a task's set (the slowest,
-            # `work.unit_gpu`): that GPU is a name for the unit, not a speed anyone saw.
-            # The haircut would make every GPU but the unit slower: all are estimated alike.
+        unit = self._unit_only(key, ref_gpu)
+        if unit:
+            # Hours (assumed, or given without a reference_gpu) on the unit GPU of a task's
+            # set (the slowest, `work.unit_gpu`): that GPU is a name for the unit, not a
+            # speed anyone saw. The haircut would make every GPU but the unit slower: all
+            # are estimated alike, whether the hours are given or not.
             return Throughput(ref.steps_per_second * ratio, estimated=True, basis=(
-                f"estimate: {gpu} against {ref_gpu} (the unit of {ASSUMED_WORDS}) x "
+                f"estimate: {gpu} against {ref_gpu} (the unit of {unit}) x "
                 f"{ratio:.3g}, {rule}, not cut to the slow side since no GPU's speed is "
                 "known"))
         sps = ref.steps_per_second * ratio * self.rule_scale
@@ -460,10 +462,16 @@ class ThroughputTable:
                  f"{counted(count, 'GPU')}, {_kind(ref)}) x {ratio:.3g}, {rule}{fitted}")
         return Throughput(sps, estimated=True, basis=basis)
 
-    def _unit_only(self, key: str, gpu: str) -> bool:
-        """Whether the model's figures on `gpu` are an assumed hour of work's unit only."""
-        return any(assumed_basis(self._index[(key, gpu, c)][1])
-                   for c in self._counts[(key, gpu)])
+    def _unit_only(self, key: str, gpu: str) -> str:
+        """What the model's figures on `gpu` are the unit of, where they are only a unit:
+        an assumed hour of work, or a task's hours given on the GPU costsched chose;
+        '' where one is a speed (measured, or hours on a reference_gpu written)."""
+        bases = [self._index[(key, gpu, c)][1] for c in self._counts[(key, gpu)]]
+        if any(assumed_basis(b) for b in bases):
+            return ASSUMED_WORDS
+        if any(UNIT_CHOSEN in b for b in bases):
+            return "the task's hours of work"
+        return ""
 
     def _peak(self, gpu: str) -> float:
         return GPU_SPECS[gpu].speed_index(self.precision)
@@ -480,6 +488,9 @@ def assumed_basis(basis: str) -> bool:
 
 
 ASSUMED_WORDS = "an assumed hour of work"
+# A task's hours given on no reference_gpu are on its slowest GPU, which costsched chose:
+# that GPU is the unit, as of an assumed hour (`_unit_only`), not a speed anyone saw.
+UNIT_CHOSEN = "given on the task's slowest GPU, its unit"
 
 
 def _kind(t: Throughput) -> str:

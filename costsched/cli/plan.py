@@ -382,33 +382,40 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     columns, rows = figures.dated(["#", "offering", "GPUs", "$/h", speed, "preempt/h",
                                    "risk source", *figures.work_columns(work), "vs OD V100"],
                                   rows, shown, result.at, stale_after)  # which row's is old
-    console.print(table(title, columns, rows, detail=[
-        "risk source", "preempt/h", speed, "GPUs", "vs OD V100", figures.PRICE_OF],
-        wide=wide), soft_wrap=wide)
+    drawn = table(title, columns, rows, detail=[
+        "risk source", "preempt/h", speed, "GPUs", "vs OD V100", figures.PRICE_OF], wide=wide)
+    console.print(drawn, soft_wrap=wide)
+    # Columns left out to fit: their notes say --wide shows them, no mark is explained bare.
+    hidden = tuple(set(columns) - {str(c.header) for c in drawn.columns})
     first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
     hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
             if estimated.any() else "")
     notes = [*map(user_text, job_notes(p)),  # plain words: a `[section]` shown as written
              *filter(None, [figures.gang_note(p.job, shown, work),
                             figures.start_note(p.job, work)]),
-             *figures.notes(shown, work, hint, steps_estimated),
-             *filter(None, [figures.rate_note(shown, p.job.nodes),
+             *figures.notes(shown, work, hint, steps_estimated, hidden),
+             *filter(None, [figures.rate_note(shown, p.job.nodes, "preempt/h" in hidden),
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown),
                             placed_note(result.launch_of(index), p.ranked, shown,
-                                        *launched_as(p, result.jobs))])]
+                                        *launched_as(p, result.jobs), workload=p.job)])]
     if baseline:
-        notes.append(baseline)
+        notes.append(baseline.replace("baseline:", "baseline of the vs OD V100 column "
+                                      f"({figures.HIDDEN}):", 1)
+                     if "vs OD V100" in hidden else baseline)
     old = stale(shown, result.at, stale_after)
     if old is not None:  # (and which row's, under PRICE_OF where the rows differ)
-        notes.append(figures.stale_note(old, shown, result.at, stale_after))
+        notes.append(figures.stale_note(old, shown, result.at, stale_after,
+                                        figures.PRICE_OF in hidden))
     notes.extend(_quota_notes(shown))
     paid = quota_cost(p.ranked)
     if paid is not None:
         notes.append(paid.line())
     n_excluded = int((p.ranked["excluded"] != "").sum())
     if n_excluded:
-        why = p.ranked.loc[p.ranked["excluded"] != "", "excluded"].value_counts()
+        from costsched.optimize.left_out_words import counted_reasons
+
+        why = counted_reasons(p.job, p.ranked["excluded"])
         notes.append(f"{counted(n_excluded, 'offering')} left out: "
                      + ", ".join(f"{n} {reason}" for reason, n in why.items()))
     gone = superseded_offerings(p)

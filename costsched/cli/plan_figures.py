@@ -104,9 +104,14 @@ def rates_assumed(shown: pd.DataFrame) -> pd.Series:
                      dtype=bool)
 
 
-def rate_note(shown: pd.DataFrame, nodes: int = 1) -> str:
+# What a note on a column the table left out to fit says of it.
+HIDDEN = "not shown: --wide shows it"
+
+
+def rate_note(shown: pd.DataFrame, nodes: int = 1, hidden: bool = False) -> str:
     """What the assumed rate's mark says, and what gives real rates ('' when none is); a
-    gang's rate is its `nodes` times the cloud's default for one, said so."""
+    gang's rate is its `nodes` times the cloud's default for one, said so. `hidden`: the
+    table left out its preempt/h column (and the mark with it)."""
     assumed = shown[rates_assumed(shown)] if len(shown) else shown
     if assumed.empty:
         return ""
@@ -121,7 +126,9 @@ def rate_note(shown: pd.DataFrame, nodes: int = 1) -> str:
                 f"{rate:.3f}/h")
 
     defaults = ", ".join(default(c, r) for c, r in firsts)
-    return user_text(f"{RATE_MARK} assumed preemption rate: the cloud's default ({defaults}), "
+    head = (f"assumed preemption rate of the preempt/h column ({HIDDEN})" if hidden
+            else f"{RATE_MARK} assumed preemption rate")
+    return user_text(f"{head}: the cloud's default ({defaults}), "
                      f"nothing published or observed for the offering; {REAL_RATES}")
 
 
@@ -325,10 +332,13 @@ def dated(columns: list[str], rows: list[list[str]], shown: pd.DataFrame, at: ob
             [[*row[:at_], date, *row[at_:]] for row, date in zip(rows, found, strict=True)])
 
 
-def stale_note(old: Stale, shown: pd.DataFrame, at: object, stale_after: float) -> str:
+def stale_note(old: Stale, shown: pd.DataFrame, at: object, stale_after: float,
+               hidden: bool = False) -> str:
     """The note under a table of stale prices (`old`), naming the PRICE_OF column where the
-    table has it, and what brings newer prices of their clouds."""
+    table has it (`hidden`: left out to fit, and --wide shows it), and what brings newer
+    prices of their clouds."""
     where = (f", each one's date under '{PRICE_OF}'"
+             + (f" ({HIDDEN})" if hidden else "")
              if price_dates(shown, at, stale_after) is not None else "")
     return f"{old.note()}{where}: {user_text(newer(old.clouds))}"  # (markup: text escaped)
 
@@ -474,17 +484,19 @@ def covered(names: list[str]) -> str:
 
 
 def notes(shown: pd.DataFrame, work: Work | None, hint: str,
-          steps_estimated: bool = False) -> list[str]:
+          steps_estimated: bool = False, hidden: tuple[str, ...] = ()) -> list[str]:
     """The notes under the table: the work's assumption and its key, what the speed column
     is against, and what the marks mean. `hint`: the command that shows how an estimated
-    speed was made; `steps_estimated`: the work's steps rest on one (`work_estimated`)."""
+    speed was made; `steps_estimated`: the work's steps rest on one (`work_estimated`);
+    `hidden`: the columns the table left out to fit (a note on one says --wide shows it)."""
     out = []
     if work is not None and work.assumed:
         out.append(work.assumption())
         out.append(f"{PER_WORK_HOUR}: the expected cost of an hour of work on {work.on()} "
                    "(the $/h over the speed, preemptions included); offerings rank by it")
     if relative(work) and work is not None and work.reference != CPU_REFERENCE:
-        out.append(f"speed: work done in an hour against {work.on()} (1 = as fast)")
+        where = f" ({HIDDEN})" if "speed" in hidden else ""
+        out.append(f"speed{where}: work done in an hour against {work.on()} (1 = as fast)")
     if shown["throughput_estimated"].any() or steps_estimated:
         figures = "cost" if work is not None and work.assumed else "hours, cost"
         steps = (f"; the {work.steps:,.0f} steps too ({work.hours:g} h on {work.on()} "

@@ -30,6 +30,7 @@ def plan_json(result: PlanResult, top: int, stale_after: float,
     piece by piece). Jobs that share a ranking (a sweep's identical jobs) share one entry
     of "rankings", which lists them; each job names it by "ranking_index". `messages`:
     the warnings and notes the plan says on stderr (`cli.said`), under "messages"."""
+    from costsched.optimize.left_out_words import counted_reasons
     from costsched.optimize.planner import superseded_offerings
     from costsched.service.budget_short import with_budget_risk
     from costsched.service.staleness import age_hours, stale
@@ -62,9 +63,7 @@ def plan_json(result: PlanResult, top: int, stale_after: float,
                     preemption_rate_assumed=figures.rates_assumed(shown),
                     **extra)), p.job.work),
                 "stale_prices": 0 if old is None else old.count,
-                "excluded": {str(k): int(v) for k, v in
-                             p.ranked.loc[p.ranked["excluded"] != "", "excluded"]
-                             .value_counts().items()},
+                "excluded": counted_reasons(p.job, p.ranked["excluded"]),
                 "superseded": superseded_offerings(p),
                 "quota_cost": _quota_cost_json(p.ranked)}
 

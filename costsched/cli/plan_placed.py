@@ -14,6 +14,7 @@ from costsched.vocabulary import counted
 if TYPE_CHECKING:  # (a task refused as it is read loads nothing heavy)
     import pandas as pd
 
+    from costsched.optimize.job import Workload
     from costsched.optimize.planner import JobPlan
     from costsched.service.launch_place import LaunchPlacement
 
@@ -43,11 +44,13 @@ def launched_as(plan: JobPlan, plans: Sequence[JobPlan]) -> tuple[str, str]:
 
 
 def placed_note(placed: LaunchPlacement | None, ranked: pd.DataFrame,
-                shown: pd.DataFrame, source: str = "", job: str = "") -> str:
+                shown: pd.DataFrame, source: str = "", job: str = "", *,
+                workload: Workload | None = None) -> str:
     """The line under a job's table saying where `launch` places it ('' when launch takes
     the table's order). `ranked`: every offering of the job's plan, `shown`: the rows the
     table shows, best first; `source`, `job`: the job's file as typed and its name where
-    the file holds several (`launched_as`), which the hint to take #1 names."""
+    the file holds several (`launched_as`), which the hint to take #1 names; `workload`:
+    the job, in whose keys an offering left out is said."""
     if placed is None:
         return ""
     if placed.refused:
@@ -61,7 +64,7 @@ def placed_note(placed: LaunchPlacement | None, ranked: pd.DataFrame,
                 "its type when the deadline needs it" if spot else "on-demand, as its "
                 "deadline needs it now"))
     return (f"launch places it {policy}, not by this table's order: on {placed.offering} "
-            f"({_where(placed.offering, ranked, shown)}){_cost(placed, spot)}{later}; "
+            f"({_where(placed.offering, ranked, shown, workload)}){_cost(placed, spot)}{later}; "
             f"{_take_first(first, source, job)}")
 
 
@@ -77,15 +80,20 @@ def _take_first(first: str, source: str, job: str) -> str:
             f"{source} there)")
 
 
-def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame) -> str:
-    """Where the table has the offering: its row, why it is left out, or that it ranks
-    below the rows shown."""
+def _where(offering: str, ranked: pd.DataFrame, shown: pd.DataFrame,
+           workload: Workload | None = None) -> str:
+    """Where the table has the offering: its row, why it is left out (in the keys of
+    `workload`'s file, where given), or that it ranks below the rows shown."""
     rows = list(shown["offering"])
     if offering in rows:
         return f"#{rows.index(offering) + 1} here"
     mine = ranked[ranked["offering"] == offering]
     why = str(mine["excluded"].iloc[0]) if len(mine) else ""
     if why:
+        if workload is not None:
+            from costsched.optimize.left_out_words import reason_words
+
+            why = reason_words(workload, why)
         return f"left out of this table: {why}, on spot alone"
     return f"below the {counted(len(rows), 'row')} shown"
 

@@ -292,8 +292,20 @@ def assumption_said(plan: JobPlan[W]) -> JobPlan[W]:
     work = getattr(plan.job, "work", None)
     if not plan.reason or work is None or not work.assumed:
         return plan
-    return replace(plan, reason=f"{plan.reason}; figures are for {work.describe()}: the "
-                   f"work is not given; {work.key()} gives it")
+    # What cannot be checked comes first, and why: the refusal's figures are of an hour
+    # costsched counted, not of the job.
+    c, name = plan.job.job.constraints, plan.job.name
+    limits = [w for w, v in (("deadline", c.deadline_hours), ("budget", c.budget_usd))
+              if v is not None]
+    checked = f"its {' and '.join(limits)}" if limits else "its plan"
+    rest = plan.reason
+    for head, said in ((f"job {name}: ", ""), (f"job {name} ", "it ")):
+        if rest.startswith(head):
+            rest = said + rest.removeprefix(head)
+            break
+    return replace(plan, reason=(
+        f"job {name}: its work is not given, so {checked} cannot be checked: {work.key()} "
+        f"gives it; for {work.describe()}, {rest}"))
 
 
 def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame,
@@ -362,7 +374,6 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
     name, c = job.name, job.job.constraints
     if ranked.empty:
         return f"job {name}: no offering has a price at this time"
-    counts = ranked["excluded"].value_counts()
     runnable = ranked[ranked["excluded"].isin(["misses deadline", "over budget"])]
     if runnable.empty:
         if isinstance(job.table, CpuWork):
@@ -375,7 +386,10 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
                     f"{', '.join(gpus[:6])}, the GPUs its filters allow (no published "
                     "figure, no data sheet to estimate from): give the job's steps/s on "
                     "them (`throughputs:` in its file)")
-        shown = ", ".join(f"{n} {why}" for why, n in counts.items())
+        from costsched.optimize.left_out_words import counted_reasons
+
+        shown = ", ".join(f"{n} {why}" for why, n in
+                          counted_reasons(job, ranked["excluded"]).items())
         return f"job {name}: no offering matches its constraints ({shown})"
     if c.deadline_hours is not None and (runnable["excluded"] == "misses deadline").any():
         fastest = runnable.loc[runnable["expected_hours"].idxmin()]

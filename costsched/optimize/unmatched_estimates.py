@@ -43,7 +43,7 @@ def estimates_said(placed: Iterable[tuple[Workload, Mapping[str, Any]]]) -> tupl
     """`estimate_said` of a figure that sums several jobs' figures, each job's on its
     offering's row (a collection's placement): marked when any of them rests on an
     estimate, the words naming each estimate and each key once."""
-    why, keys, files, tasks = [], [], [], False
+    why, keys, files, tasks, steps_too = [], [], [], False, False
     for job, row in placed:
         speed = bool(row.get("throughput_estimated"))
         steps = steps_estimated(job)
@@ -59,6 +59,8 @@ def estimates_said(placed: Iterable[tuple[Workload, Mapping[str, Any]]]) -> tupl
             count, _, gpu = work.reference.partition("x")
             keys.append(_key(gpu, int(count)))
         tasks = tasks or bool(getattr(job, "sky", False))
+        # Work not given: a speed alone says no work; the steps go beside it.
+        steps_too = steps_too or bool(getattr(getattr(job, "work", None), "assumed", False))
         source = str(getattr(job, "source", "") or "")
         files.append(source if source and not source.startswith("<") else "the job's file")
     if not why:
@@ -66,9 +68,11 @@ def estimates_said(placed: Iterable[tuple[Workload, Mapping[str, Any]]]) -> tupl
     # (one estimate or key said once: a sweep's jobs share theirs, and their file)
     why, keys, files = (list(dict.fromkeys(x)) for x in (why, keys, files))
     given = ", ".join(f"{k}: STEPS_PER_S" for k in keys)
+    written = (f"`costsched: {{steps: N, throughputs: {{{given}}}}}` in {' or '.join(files)}"
+               if steps_too else f"`throughputs: {{{given}}}` in {' or '.join(files)}"
+               + (" (under `costsched:`)" if tasks else ""))
     return ESTIMATED_MARK, (
-        f" ({ESTIMATED_MARK} from {' and '.join(why)}: `throughputs: {{{given}}}` in "
-        f"{' or '.join(files)}{' (under `costsched:`)' if tasks else ''} gives the measured "
+        f" ({ESTIMATED_MARK} from {' and '.join(why)}: {written} gives the measured "
         f"{'figure' if len(keys) == 1 else 'figures'})")
 
 

@@ -200,12 +200,15 @@ def test_a_refusal_on_assumed_work_says_its_figures_are_of_the_assumed_hour(
     result = cli("plan", path, *option)
     assert result.exit_code == 1
     out = " ".join(result.output.split())
-    assert out.startswith("no plan: job myclf: budget $0.0500 is" if option[0] == "--budget"
-                          else "no plan: job myclf cannot meet its deadline of 0.5 h")
-    assert ("; figures are for 1 h of work on 1xV100 (assumed): the work is not given; "
-            "`costsched: {hours: H}` (hours of work on 1xV100), `costsched: {model: NAME, "
-            "steps: N}` or `costsched: {throughputs: {GPU: steps/s}, steps: N}` in "
-            f"{path} gives it") in out
+    limit = option[0].removeprefix("--")
+    # What cannot be checked, and the keys that give the work, come first
+    assert out.startswith(
+        f"no plan: job myclf: its work is not given, so its {limit} cannot be checked: "
+        "`costsched: {hours: H}` (hours of work on 1xV100), `costsched: {model: NAME, "
+        "steps: N}` or `costsched: {throughputs: {GPU: steps/s}, steps: N}` in "
+        f"{path} gives it; for 1 h of work on 1xV100 (assumed), "), out
+    assert ("(assumed), budget $0.0500 is" if limit == "budget"
+            else "(assumed), it cannot meet its deadline of 0.5 h") in out
     given = task(tmp_path, "costsched: {hours: 1}\n", name="given.yaml")  # the same hour, said
     said = " ".join(cli("plan", given, *option).output.split()).replace(str(given), "FILE")
     assert "assumed" not in said, said
@@ -218,10 +221,12 @@ def test_launch_refuses_assumed_work_in_the_words_plan_uses(cli, tmp_path: Path 
     launched = cli("launch", path, "--wait", "0")
     assert launched.exit_code == 2
     [line] = launched.output.strip().splitlines()
-    assert line.startswith("error: job myclf cannot meet its deadline of 0.5 h")
-    assert line.endswith(f"the work is not given; `costsched: {{hours: H}}` (hours of work on "
-                         f"1xV100), `costsched: {{model: NAME, steps: N}}` or `costsched: "
-                         f"{{throughputs: {{GPU: steps/s}}, steps: N}}` in {path} gives it")
+    assert line.startswith(f"error: job myclf: its work is not given, so its deadline cannot "
+                           f"be checked: `costsched: {{hours: H}}` (hours of work on 1xV100), "
+                           f"`costsched: {{model: NAME, steps: N}}` or `costsched: "
+                           f"{{throughputs: {{GPU: steps/s}}, steps: N}}` in {path} gives it; "
+                           "for 1 h of work on 1xV100 (assumed), it cannot meet its deadline "
+                           "of 0.5 h")
     # the third key, followed: the plan then has a total
     given = task(tmp_path, "costsched: {throughputs: {V100: 5.0}, steps: 900}\n",
                  name="given3.yaml")

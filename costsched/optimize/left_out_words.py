@@ -1,0 +1,105 @@
+"""Why offerings are left out of a job's ranking, in the words of the job's own file: the
+keys it wrote and their values ('183 other market than spot (resources.use_spot)', '7 below
+resources.cpus 8+ or resources.memory 32+'), never the price frame's columns that
+`rank.allowed_offerings` records them by ('market not allowed').
+
+Pure: a job and reasons in, words out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from costsched.optimize.no_plan_keys import FIELD_OF, key, sizes
+from costsched.spec_errors import as_written
+from costsched.vocabulary import word
+
+if TYPE_CHECKING:
+    from costsched.optimize.job import Workload
+
+_NOT_ALLOWED = " not allowed"
+# What each filter of the price frame's columns is of, as a user names it.
+_NOUNS = {
+    "cloud": "cloud",
+    "region": "region",
+    "zone": "zone",
+    "market": "market",
+    "gpu_model": "GPU",
+    "gpu_count": "GPU count",
+    "instance_type": "instance type",
+}
+_SHOWN = 3  # values named; more are left to the key
+
+
+def reason_words(job: Workload, reason: str) -> str:
+    """`reason` (a value of a ranking's `excluded`) in the job's words; a reason already in
+    plain words ('misses deadline', 'over budget') as it is."""
+    if reason == "no throughput":
+        return "no speed known on its GPU"
+    if reason == "over max_price":
+        return f"over {as_written('constraints.max_price', bool(getattr(job, 'sky', False)))}"
+    column = reason.removesuffix(_NOT_ALLOWED)
+    if column == reason or column not in _NOUNS:
+        return reason
+    if column == "instance_type":
+        sized = _sized(job)
+        if sized:
+            return sized
+    field = FIELD_OF[column]
+    values = [word(str(v)) for v in getattr(job.job.constraints, field, ()) or ()]
+    than = f" than {_or(values)}" if values and len(values) <= _SHOWN else ""
+    written = key(job, field)
+    if (
+        column == "instance_type"
+        and getattr(job, "sky", False)
+        and "instance_types" not in getattr(job, "filter_keys", {})
+    ):
+        written = key(job, "gpu_models")  # the types its GPUs come on
+        than = ""
+    return f"other {_NOUNS[column]}{than} ({_short(written)})"
+
+
+def counted_reasons(job: Workload, reasons: Iterable[str]) -> dict[str, int]:
+    """How many offerings each reason leaves out, by its words (most first; reasons worded
+    alike are counted together); '' (not left out) is not counted."""
+    out: dict[str, int] = {}
+    for reason in reasons:
+        if reason:
+            said = reason_words(job, str(reason))
+            out[said] = out.get(said, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _sized(job: Workload) -> str:
+    """'below resources.cpus 8+ or resources.memory 32+': the sizes a SkyPilot task writes
+    (which narrow its instance types) where it names no instance type; '' otherwise."""
+    if "instance_types" in getattr(job, "filter_keys", {}):
+        return ""
+    written = sizes(job)
+    if not written:
+        return ""
+    said = [f"{field} {amount:g}{how}" for field, amount, how in written.values()]
+    at_least = all(how == "+" for _, _, how in written.values())
+    return f"{'below' if at_least else 'outside'} {' or '.join(said)}"
+
+
+_ENTRY = re.compile(r"^(.*)\.(any_of|ordered)\[\d+\]\.(.+)$")
+
+
+def _short(written: str) -> str:
+    """'accelerators in resources.any_of' for a key each alternative writes alike
+    ('resources.any_of[0].accelerators or resources.any_of[1].accelerators'); else as it
+    is."""
+    parts = [_ENTRY.match(k) for k in written.split(" or ")]
+    if len(parts) < 2 or not all(parts):
+        return written
+    shapes = {(m[1], m[2], m[3]) for m in parts if m}
+    if len(shapes) != 1:
+        return written
+    ((base, kind, field),) = shapes
+    return f"{field} in {base}.{kind}"
+
+
+def _or(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
