@@ -21,6 +21,11 @@ ROWS = [  # cloud, region, instance type, market, GPU model, count, $/h
     ("aws", "us-east-1", "g4dn.2xlarge", "on_demand", "T4", 1, 0.752),
     ("aws", "us-east-1", "p3.2xlarge", "spot", "V100", 1, 0.92),
 ]
+# The catalog's T4 types the sizes allow, with no spot price in the market above: named,
+# with the collect that fetches today's prices.
+FIT = ("aws g4dn.2xlarge, aws g4dn.4xlarge and aws g4dn.8xlarge (6 in all) fit {}, with no "
+       "spot price known here: `costsched collect --cloud aws --cloud azure --gpu T4` "
+       "fetches today's prices, spot and on-demand")
 TASK = ("name: j\nrun: 'true'\ncostsched: {steps: 2000, throughputs: {T4: 20}}\n"
         "resources:\n  accelerators: T4:1\n  use_spot: true\n")
 
@@ -46,17 +51,18 @@ def test_cpus_and_memory_that_leave_out_every_spot_offering_are_named(tmp_path: 
     line, path = why(tmp_path, TASK + "  cpus: 8+\n  memory: 32+\n")
     assert line == (
         "job j: spot T4:1 comes with 4 vCPUs and 16 GB (aws g4dn.xlarge); resources.cpus 8+ "
-        "and resources.memory 32+ leave it out; on-demand: aws us-east-1 g4dn.2xlarge "
-        f"$0.7520/h; change resources.cpus or resources.memory or resources.use_spot in {path}"
-    ), line
+        "and resources.memory 32+ leave it out; " + FIT.format(
+            "resources.cpus 8+ and resources.memory 32+") + "; on-demand: aws us-east-1 "
+        f"g4dn.2xlarge $0.7520/h; change resources.cpus or resources.memory or "
+        f"resources.use_spot in {path}"), line
 
 
 def test_only_the_size_that_leaves_it_out_is_named(tmp_path: Path) -> None:
     line, path = why(tmp_path, TASK + "  cpus: 8+\n  memory: 16+\n")
     assert line == (
         "job j: spot T4:1 comes with 4 vCPUs and 16 GB (aws g4dn.xlarge); resources.cpus 8+ "
-        "leaves it out; on-demand: aws us-east-1 g4dn.2xlarge $0.7520/h; change "
-        f"resources.cpus or resources.use_spot in {path}"), line
+        "leaves it out; " + FIT.format("resources.cpus 8+") + "; on-demand: aws us-east-1 "
+        f"g4dn.2xlarge $0.7520/h; change resources.cpus or resources.use_spot in {path}"), line
 
 
 def test_a_size_the_spot_offering_has_leaves_it_a_plan(tmp_path: Path) -> None:
