@@ -384,7 +384,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                                   rows, shown, result.at, stale_after)  # which row's is old
     drawn = table(title, columns, rows, detail=[
         "risk source", "preempt/h", speed, "GPUs", "vs OD V100", figures.PRICE_OF], wide=wide)
-    console.print(drawn, soft_wrap=wide)
+    console.print(drawn, soft_wrap=wide, markup=False)  # (its cells are Text already)
     # Columns left out to fit: their notes say --wide shows them, no mark is explained bare.
     hidden = tuple(set(columns) - {str(c.header) for c in drawn.columns})
     first_of_file = next(q for q in result.jobs if q.job.source == p.job.source) is p
