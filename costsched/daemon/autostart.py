@@ -124,6 +124,8 @@ def rearm(store: PriceStore, config: Config, *, env: Mapping[str, str] | None = 
     says it (a launch's line), or that it could not be started; None where a daemon
     watches already, no job runs, or daemon.autostart is off (the user's choice, which
     `status` says beside its jobs)."""
+    if not live_jobs(store):  # (the common case, asked first: nothing to watch)
+        return None
     armed = ensure(store, config, env=env)
     return armed.line() if armed.started or armed.error else None
 
