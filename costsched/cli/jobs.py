@@ -490,9 +490,9 @@ def start(job: JobArgument,
     launcher = job_launcher(store, job)
     record = service.start(store, launcher, job, secrets=secrets, budget=budget,
                            repack=repack)
-    said = printable(f"job {record.id} ({record.name}): {code_line(record, repack)}")
+    said = f"job {record.id} ({record.name}): {code_line(record, repack)}"
     edited = edited_since_launch(record.id, record.name, record.spec)
-    for line in (said, edited) if edited else (said,):
+    for line in filter(None, (said, edited)):
         if json_out:  # (its standard output is the document)
             typer.echo(printable(line), err=True)
         else:
