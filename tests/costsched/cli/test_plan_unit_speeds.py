@@ -7,13 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-TASK = """\
-name: clf
-resources:
-  accelerators: {{L4: 1, A10G: 1}}
-  use_spot: true
-run: python train.py
-{section}"""
+from tests.costsched.cli.test_plan_assumed_work_hints import TASK  # (the trial's task)
 
 
 def _speeds(cli, folder: Path, section: str, name: str) -> dict[str, float]:  # noqa: ANN001

@@ -9,11 +9,9 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from costsched.cli import app
 from costsched.report.rounding import JOB_ROUNDING_NOTE, ROUNDING_NOTE
 from costsched.store import PriceStore
+from tests.costsched.cli.test_totals_as_written import _run  # (a command's output, wide)
 from tests.costsched.test_costs import EAST_A, at, observe
 
 PRICE = 0.07962  # an L4 spot's, per hour
@@ -38,12 +36,6 @@ def _three_runs(tmp_path: Path) -> tuple[str, int]:
     store.jobs.transition(job, "stopped", at=t)
     store.dispose()
     return db, job
-
-
-def _run(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "250"})
-    assert result.exit_code == 0, result.output
-    return result.stdout
 
 
 def test_a_job_cost_under_its_exact_figure_is_said_to_be_its_charges_sum(
