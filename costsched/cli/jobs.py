@@ -444,15 +444,19 @@ def stop(job: JobArgument, db: DbOption = None, json_out: JsonOption = False) ->
 
     A job that ended by itself since the supervisor last looked is closed as it ended, not
     stopped: exit code 2, 'has succeeded: nothing to stop'."""
+    from costsched.cli.status_next import stopped_starts_again
+    from costsched.service.jobs.stopping import stop_said
+
     store = open_store(db)
     launcher = job_launcher(store, job)
-    record = service.stop(store, launcher, job)
+    record, lost = stop_said(store, launcher, job)
     armed = _rearm(store, launcher)  # the other jobs watched from now on
     if json_out:
         print_json(views.record_document(record))
     else:
-        console.print(printable(f"job {record.id} ({record.name}): {record.state}"),
-                      highlight=False, markup=False)
+        said = f"; {lost}; {stopped_starts_again(record)}" if lost else ""
+        console.print(printable(f"job {record.id} ({record.name}): {record.state}{said}"),
+                      highlight=False, markup=False, soft_wrap=True)
     _print_armed(armed, json_out)
 
 

@@ -10,6 +10,7 @@ from costsched.service.jobs.state_said import STARTABLE
 
 if TYPE_CHECKING:
     from costsched.service import jobs as service
+    from costsched.store.jobs import JobRecord
 
 
 def secrets_for_start(s: service.JobStatus, said: list[str]) -> list[str]:
@@ -61,15 +62,22 @@ def stopped_next(s: service.JobStatus) -> str:
     none, as one stopped in its setup: `steps.resume_step`); '' for any other job (a cap's
     stop says its own: `cap_lines`)."""
     from costsched import own_budget
-    from costsched.service.jobs.steps import resume_step
 
     if s.record.state != "stopped" or s.steps_not_reached \
             or own_budget.stopped_at(s.stopped_why, s.record.id) is not None:
         return ""
-    at = s.record.checkpoint_step
+    return stopped_starts_again(s.record)
+
+
+def stopped_starts_again(record: JobRecord) -> str:
+    """`starts_again` of a stopped job: from its newest verified checkpoint's step, as its
+    stop recorded it (step 0 when its checkpoint store holds none: `steps.resume_step`)."""
+    from costsched.service.jobs.steps import resume_step
+
+    at = record.checkpoint_step
     if at is None:
-        at = resume_step(None, s.record.checkpoint_location or "")
-    return starts_again(s.record.id, at)
+        at = resume_step(None, record.checkpoint_location or "")
+    return starts_again(record.id, at)
 
 
 # The shell's exit codes of a command it could not run: not executable, not found.

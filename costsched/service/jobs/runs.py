@@ -170,9 +170,9 @@ def _placed_offering(placement: pd.Series) -> Offering:
 class JobEvent(str):
     """One thing a reconcile did to a job: its line (this str), the job, what it was
     (`kind`: "move", "checkpoint", "finished", "failed", "recovery", "restart" (on an
-    error), "launch", "cloud", or "error": what kept the pass from looking after it,
-    `trouble`), the log level it deserves and the notification it calls for ("recovery",
-    "failure" or "")."""
+    error), "launch", "stopped" (by a stop, its instance lost), "cloud", or "error": what
+    kept the pass from looking after it, `trouble`), the log level it deserves and the
+    notification it calls for ("recovery", "failure" or "")."""
 
     job_id: int
     kind: str

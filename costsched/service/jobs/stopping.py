@@ -15,7 +15,9 @@ finished by stopping again.
 A job whose instance ended by itself since the last pass (it succeeded or failed, the
 supervisor not yet round) is closed first, as that pass would close it
 (`watch.close_ended`): it is not stopped ("has succeeded: nothing to stop"), and keeps its
-state, its progress and its final checkpoint.
+state, its progress and its final checkpoint. One whose instance was lost (preempted)
+since the last pass is stopped, not recovered, its placement charged until the instance was
+lost (`watch.close_ended`, `stopping`): the stop says so (`stop_said`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ def stop(store: PriceStore, launcher: Launcher, job: int | str, *,
     instances are terminated, its published checkpoints and code are kept, and `start`
     takes it up again. See `stop_job`. A job that ended by itself meanwhile is closed as
     it ended (InvalidInput: 'job 3 (x) has succeeded: nothing to stop')."""
+    return stop_said(store, launcher, job, at=at)[0]
+
+
+def stop_said(store: PriceStore, launcher: Launcher, job: int | str, *,
+              at: datetime | str | None = None) -> tuple[JobRecord, str]:
+    """`stop`, and what it has to say beyond the job's state: that its instance had been
+    lost before the stop, and when ('' when it had not)."""
     job_id, when = job_ids(store, job, states=())[0], as_time(at)
-    close_ended(store, launcher, job_id, when)
-    return stop_job(store, launcher, job_id, when)
+    done = close_ended(store, launcher, job_id, when, stopping=True)
+    if done is not None and done.kind == "stopped":  # lost before: stopped there
+        return store.jobs.get(job_id), str(done).split(": ", 1)[1]
+    return stop_job(store, launcher, job_id, when), ""

@@ -300,16 +300,18 @@ def settle(store: PriceStore, launcher: Launcher, seconds: float, poll: float = 
 
 
 def close_ended(store: PriceStore, launcher: Launcher, job_id: int,
-                at: datetime | None = None) -> JobEvent | None:
+                at: datetime | None = None, *, stopping: bool = False) -> JobEvent | None:
     """Close the job `job_id` when its instance has ended by itself (succeeded or failed),
     as a pass would (`_act_on_gone`, under the job's lease), before a command acts on it
     (`costsched stop`): a job that finished since the last pass is closed, never taken for
-    one still running. An instance still running, or lost (preempted: recovered by a pass,
-    not here), is left as it is; None then, else what happened."""
+    one still running. An instance still running is left as it is; one lost (preempted:
+    recovered by a pass, not here) too, unless `stopping`: the job is then stopped, its
+    placement charged until its instance was lost (`_stop_lost`). None when nothing was
+    done, else what happened."""
     run = _runs(store, [job_id])[job_id]
     if run.record.state not in LOOKED_AFTER or run.launcher != launcher.name:
         return None
-    return _act_on_gone(store, launcher, run, at, recover=False)
+    return _act_on_gone(store, launcher, run, at, recover=False, stopping=stopping)
 
 
 def close_ended_named(store: PriceStore, launcher: Launcher, name: str,
@@ -323,18 +325,19 @@ def close_ended_named(store: PriceStore, launcher: Launcher, name: str,
 
 
 def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
-                 at: datetime | None, recover: bool = True) -> JobEvent | None:
+                 at: datetime | None, recover: bool = True,
+                 stopping: bool = False) -> JobEvent | None:
     """Close or recover a job whose instance is gone (or that has no open placement),
     under the job's lease; a cloud that fails a call for it is said, and the job is left as
     it is for the next pass. Not `recover`: a job whose instance was lost is left as it is
-    (only one that ended by itself is closed)."""
+    (only one that ended by itself is closed), or, `stopping`, stopped (`_stop_lost`)."""
     with store.leases.holding(f"steps:{run.record.id}", STEP_LEASE_SECONDS) as mine:
         # Under the lease, as things are now: another costsched may have acted already.
         if not mine or store.jobs.get(run.record.id).state not in LOOKED_AFTER or any(
                 m.job_id == run.record.id for m in store.moves.unfinished()):
             return None
         try:
-            return _end_or_recover(store, launcher, run, at, recover)
+            return _end_or_recover(store, launcher, run, at, recover, stopping)
         except StaleState:  # a move of the job was started meanwhile: it carries on
             return None
         except CloudError as exc:  # this job's cloud did not answer: the others go on
@@ -345,9 +348,10 @@ def _act_on_gone(store: PriceStore, launcher: Launcher, run: RunningJob,
 
 
 def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
-                    at: datetime | None, recover: bool = True) -> JobEvent | None:
+                    at: datetime | None, recover: bool = True,
+                    stopping: bool = False) -> JobEvent | None:
     """Close a job whose instance finished, or recover one whose instance is gone (unless
-    not `recover`)."""
+    not `recover`; `stopping`: stop it instead, `_stop_lost`)."""
     placement = _open_placement(store, run.record.id)
     when = at or as_time(None)
     job_id = run.record.id
@@ -387,7 +391,8 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
                         f"failed{where} ({why}{restarts.exhausted(allowed)})",
                         notify="failure")
     if not recover:
-        return None
+        return _stop_lost(store, launcher, run, placement, instance, when) if stopping \
+            else None
     # Preempted, or stopped or terminated behind costsched's back: recover it, its
     # placement charged until it was lost.
     lost = lost_at(instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), when)
@@ -408,6 +413,32 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
     if resumed:
         store.jobs.note(job_id, RECOVERY_NOTE, f"instance {instance.id}: {resumed}", at=when)
     return _recover(store, launcher, run, at, placement, instance.id, why, resumed)
+
+
+def _stop_lost(store: PriceStore, launcher: Launcher, run: RunningJob, placement: pd.Series,
+               instance: Instance, at: datetime) -> JobEvent:
+    """A stop of a job whose instance was lost before any pass saw it (preempted, or
+    stopped or terminated behind costsched's back): the job is stopped, not recovered; its
+    placement charged until the instance was lost and the preemption recorded, as a pass
+    would; the step of its newest checkpoint kept, where `start` resumes. What it says
+    names the instance and when it was lost."""
+    job_id = run.record.id
+    lost = lost_at(instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), at)
+    said = (f"its instance {instance.id} had been {instance.state} at "
+            f"{lost:%Y-%m-%d %H:%M:%SZ}, before this stop: charged until then, not recovered")
+    # Stopped first, under the lease: never read running with no placement.
+    store.jobs.transition(job_id, "stopped", at=at, expect=LOOKED_AFTER,
+                          detail=f"stopped by the user; {said}")
+    if instance.state == "preempted":
+        store.availability.record(_placed_offering(placement), "preempted", at=lost,
+                                  detail=f"instance {instance.id}",
+                                  source=_observed_as(run.launcher))
+    launcher.terminate(instance.id)
+    store.jobs.end_placement(job_id, lost)
+    if instance.checkpoint_step is not None:  # where `start` resumes
+        store.jobs.record_progress(job_id, store.jobs.get(job_id).steps_done, at=at,
+                                   checkpoint_step=instance.checkpoint_step)
+    return JobEvent(job_id, "stopped", said)
 
 
 def _restart_on_error(store: PriceStore, launcher: Launcher, run: RunningJob,
