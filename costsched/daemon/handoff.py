@@ -4,9 +4,11 @@ A supervisor started before a launch has only its own environment's values for t
 secrets: without the launch's, a recovery or move of the job would wait for them. So the
 supervisor listens on a Unix socket in a private folder of its own (0700, the socket 0600,
 in the temporary directory) and writes where, beside its log (`<log>.<pid>.handoff`: the
-socket's path and its pid, nothing secret); a launch or `costsched start` that finds it
-watching gives it {job id: {name: value}} there, and it keeps them in its memory only
-(`launch_secrets.keep`), never written or logged, until it ends.
+socket's path and its pid, nothing secret; a supervisor killed before its end leaves them,
+removed by the next supervisor or launch that finds it dead: `handoff_sweep`); a launch or
+`costsched start` that finds it watching gives it {job id: {name: value}} there, and it
+keeps them in its memory only (`launch_secrets.keep`), never written or logged, until it
+ends.
 
 Each end checks the other (SO_PEERCRED): the supervisor answers only a process of its own
 user; the launch gives only to the process that holds the store's supervisor lease, of its
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from costsched import launch_secrets
 from costsched.daemon.events import _emit, _one_line
+from costsched.daemon.handoff_sweep import ADVERT_SUFFIX, FOLDER_PREFIX, sweep_dead
 from costsched.daemon.supervision import KIND_WORDS, Watching
 from costsched.store import PriceStore
 from costsched.store.leases import process_gone
@@ -46,7 +49,7 @@ Take = Callable[[dict[int, dict[str, str]]], list[int]]
 
 def advert_path(log: str, pid: int) -> Path:
     """Where the supervisor `pid` that logs to `log` says which socket it listens on."""
-    return Path(f"{log}.{pid}.handoff")
+    return Path(f"{log}.{pid}{ADVERT_SUFFIX}")
 
 
 def peer_refusal(credentials: bytes, uid: int | None = None) -> str | None:
@@ -88,7 +91,8 @@ class Listening:
         the supervisor could not be given them."""
         if not log or PEERCRED is None:
             return None
-        folder = Path(tempfile.mkdtemp(prefix="costsched-supervisor-"))  # mode 0700
+        sweep_dead(log)  # what supervisors killed before their end left
+        folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))  # mode 0700
         path = folder / "socket"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         advert = advert_path(log, os.getpid())
@@ -216,6 +220,8 @@ def _advertised(store: PriceStore, watcher: Watching, wait: float) -> str | None
         row = next((r for r in store.daemons.rows() if r.pid == pid and r.here), None)
         log = row.log if row is not None else log
         found = _read_advert(advert_path(log, pid), pid) if log else None
+        if log and not found and process_gone(pid):
+            sweep_dead(log)  # its advert and folder, where it died before its end
         if found or row is not None or process_gone(pid) or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
