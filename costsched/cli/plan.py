@@ -391,7 +391,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     hint = (figures.rule_hint(job.model, p.job.table.frame, p.job.source, first_of_file, shown)
             if estimated.any() else "")
     notes = [*map(user_text, job_notes(p)),  # plain words: a `[section]` shown as written
-             *filter(None, [figures.gang_note(p.job, shown, work),
+             *filter(None, [figures.gang_note(p.job, shown, work, hidden),
                             figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated, hidden),
              *filter(None, [figures.rate_note(shown, p.job.nodes, "preempt/h" in hidden),

@@ -343,10 +343,12 @@ def stale_note(old: Stale, shown: pd.DataFrame, at: object, stale_after: float,
     return f"{old.note()}{where}: {user_text(newer(old.clouds))}"  # (markup: text escaped)
 
 
-def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
+def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None,
+              hidden: tuple[str, ...] = ()) -> str:
     """For a job of several nodes: that its speed is the gang's, as its `throughputs:`
     gives it (a figure is never one node's times the nodes), with the first row's figure
-    where the job's file gave it ('' for one node)."""
+    where the job's file gave it ('' for one node); `hidden`: the columns the table left
+    out to fit (its speed column's note then says --wide shows it)."""
     nodes = getattr(job, "nodes", 1)
     if nodes <= 1 or shown.empty:
         return ""
@@ -355,7 +357,8 @@ def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None) -> str:
     given_here = (str(first["throughput_source"]).startswith("job spec")
                   and not bool(first["throughput_estimated"]) and not relative(work))
     pace = (f"{first['steps_per_second']:.4g} steps/s on {first['gpu_model']}" if given_here
-            else f"the {speed_column(work)} column")
+            else f"the {speed_column(work)} column"
+            + (f" ({HIDDEN})" if speed_column(work) in hidden else ""))
     figure = f"`{key}: {{{first['gpu_model']}: ...}}`" if given_here else f"`{key}:`"
     return user_text(f"{nodes} nodes: {pace} is the gang's pace, all {nodes} nodes "
                      f"together, as {figure} gives it (never one node's times {nodes}): "
@@ -499,10 +502,12 @@ def notes(shown: pd.DataFrame, work: Work | None, hint: str,
         out.append(f"speed{where}: work done in an hour against {work.on()} (1 = as fast)")
     if shown["throughput_estimated"].any() or steps_estimated:
         figures = "cost" if work is not None and work.assumed else "hours, cost"
+        # the column named as its own note names it where the table left it out
+        vs = "vs OD V100" + (f" ({HIDDEN})" if "vs OD V100" in hidden else "")
         steps = (f"; the {work.steps:,.0f} steps too ({work.hours:g} h on {work.on()} "
-                 "at an estimated speed), and every hours, cost and vs OD V100 figure from "
+                 f"at an estimated speed), and every hours, cost and {vs} figure from "
                  "them" if steps_estimated and work is not None else "")
-        out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} and vs OD V100 from "
+        out.append(f"{ESTIMATED_MARK} estimated speed, and the {figures} and {vs} from "
                    f"it{steps} ({hint} "
                    "gives the rule; `throughputs:` in the job's file, `costsched: "
                    "{throughputs: ...}` in a SkyPilot task, gives measured ones)")
