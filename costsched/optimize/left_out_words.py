@@ -60,6 +60,20 @@ def reason_words(job: Workload, reason: str) -> str:
     return f"other {_NOUNS[column]}{than} ({_short(written)})"
 
 
+def no_speed_words(job: Workload, gpus: list[str]) -> str:
+    """Why no speed of the job is known on `gpus` (GPU models costsched has no data sheet
+    of: a store or a catalog refresh found them) and what the job can do, in its file's
+    words: 'RTX6000: no published figure, no data sheet to estimate one from, and
+    `costsched.throughputs` takes no figure for it; `sky launch` runs it' (a task's), or
+    '...; allow other GPUs in constraints.gpu_models' (a job file's)."""
+    sky = bool(getattr(job, "sky", False))
+    it = "it" if len(gpus) == 1 else "them"
+    said = (f"{_or(gpus)}: no published figure, no data sheet to estimate one from, and "
+            f"`{as_written('throughputs', sky)}` takes no figure for {it}")
+    return said + (f"; `sky launch` runs {it}" if sky else
+                   f"; allow other GPUs in {_short(key(job, 'gpu_models'))}")
+
+
 def counted_reasons(job: Workload, reasons: Iterable[str]) -> dict[str, int]:
     """How many offerings each reason leaves out, by its words (most first; reasons worded
     alike are counted together); '' (not left out) is not counted."""

@@ -382,10 +382,12 @@ def _no_choice_reason(job: Workload, ranked: pd.DataFrame) -> str:
         if not speedless.empty:  # GPUs outside costsched's table of GPU data sheets
             gpus = sorted({f"{g}:{int(n)}" for g, n in zip(
                 speedless["gpu_model"], speedless["gpu_count"], strict=True)})
+            from costsched.optimize.left_out_words import no_speed_words
+
+            models = list(dict.fromkeys(str(g) for g in speedless["gpu_model"]))
             return (f"job {name}: no speed of {job.job.model} is known on "
-                    f"{', '.join(gpus[:6])}, the GPUs its filters allow (no published "
-                    "figure, no data sheet to estimate from): give the job's steps/s on "
-                    "them (`throughputs:` in its file)")
+                    f"{', '.join(gpus[:6])}, the GPUs its filters allow "
+                    f"({no_speed_words(job, models)})")
         from costsched.optimize.left_out_words import counted_reasons
 
         shown = ", ".join(f"{n} {why}" for why, n in

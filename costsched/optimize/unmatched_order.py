@@ -21,9 +21,11 @@ from costsched.cpu_work import CpuWork
 from costsched.lazy import pandas as pd
 from costsched.model import Constraints
 from costsched.optimize.job import Workload
+from costsched.optimize.left_out_words import counted_reasons, no_speed_words
 from costsched.optimize.no_plan_keys import of_alternative
 from costsched.optimize.rank import UNFILTERED, zone_allowed
 from costsched.optimize.unmatched import Missing, asked_words, within
+from costsched.throughput import GPU_SPECS
 from costsched.vocabulary import ALTERNATIVE_DROPPED, ORDER_DROPPED, counted
 
 _FIELDS = ("clouds", "regions", "zones", "markets", "instance_types")  # of an order's item
@@ -85,7 +87,7 @@ def alternatives(job: Workload, ranked: pd.DataFrame, market: pd.DataFrame,
             continue
         alone = of_alternative(job, i)  # its own keys ('resources.ordered[0].use_spot')
         missing = explain(replace(alone, job=replace(job.job, constraints=own))) or \
-            _left_out(ranked[in_alternative(ranked, item)])
+            _left_out(job, ranked[in_alternative(ranked, item)])
         out.append(Alternative(asked, "" if missing is None else missing.why()))
     return tuple(out)
 
@@ -160,16 +162,21 @@ def in_alternative(ranked: pd.DataFrame, item: Mapping[str, Sequence[str]]) -> p
     return match
 
 
-def _left_out(rows: pd.DataFrame) -> Missing | None:
+def _left_out(job: Workload, rows: pd.DataFrame) -> Missing | None:
     """An alternative whose offerings pass the job's filters yet are left out (its
-    deadline, its budget, no speed): 'its 2 offerings are left out: 1 misses deadline, 1
-    over budget', as the plan counts those it leaves out; None when it has none."""
+    deadline, its budget, no speed): 'its 2 offerings left out: 1 misses deadline, 1
+    over budget', in the words the plan counts those it leaves out by
+    (`left_out_words`), a GPU with no speed known named with what the task can do
+    (`no_speed_words`); None when it has none."""
     rows = rows[rows["excluded"].isin(UNFILTERED)]
     if rows.empty:
         return None
-    counts = rows["excluded"].value_counts()
+    gpus = list(dict.fromkeys(str(g) for g in rows.loc[rows["excluded"] == "no throughput",
+                                                       "gpu_model"] if g not in GPU_SPECS))
     return Missing(f"its {counted(len(rows), 'offering')} left out: "
-                   + ", ".join(f"{int(n)} {why}" for why, n in counts.items()))
+                   + ", ".join(f"{n} {said}" for said, n in counted_reasons(
+                       job, rows["excluded"]).items())
+                   + (f" ({no_speed_words(job, gpus)})" if gpus else ""))
 
 
 def _alternative(c: Constraints, order: Sequence[Mapping[str, Sequence[str]]],

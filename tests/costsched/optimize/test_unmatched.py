@@ -175,10 +175,11 @@ def test_offerings_that_pass_but_have_no_speed_are_said_to() -> None:
     asked = replace(job(gpu_models=("X9",)), table=ThroughputTable())
     [plan] = plan_jobs([asked], prepare(frame),
                        explain=lambda j: unmatched(j, frame, NOW, now=NOW))
+    # (`throughputs:` refuses a GPU without a data sheet: the hint is the filter's key)
     assert plan.reason == (
         "job j: no speed of ResNet-50 (batch size 64) is known on X9:1, the GPUs its filters "
-        "allow (no published figure, no data sheet to estimate from): give the job's "
-        "steps/s on them (`throughputs:` in its file)")
+        "allow (X9: no published figure, no data sheet to estimate one from, and "
+        "`throughputs` takes no figure for it; allow other GPUs in constraints.gpu_models)")
 
 
 def test_a_missed_deadline_reads_above_the_deadline_it_misses() -> None:
