@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -31,6 +32,16 @@ _RESTARTED = {"": "restarted on the next instance (a restart on error)",
               "failed": "not restarted, its restart failed"}
 
 
+def lost_at_stop(instance: str, state: str, at: datetime) -> str:
+    """What a stop of a job whose instance was lost before any pass saw it says of it
+    ('its instance X had been preempted at 2026-12-01 10:02:41Z'), in its line and its stop's
+    detail, where `logs --all` reads it back (`_stopped`)."""
+    return f"its instance {instance} had been {state} at {at:%Y-%m-%d %H:%M:%SZ}"
+
+
+_LOST_AT_STOP = re.compile(r"its instance \S+ had been (\w+) at ")
+
+
 def _before_start(start: PlacementRow, states: Sequence[EventRow], ended: str) -> str:
     """How the instance before a `start` ended, from the job's state changes (`states`):
     'ended-short ... (exited 0 before its declared steps)' where the start took up a job
@@ -51,11 +62,16 @@ def _before_start(start: PlacementRow, states: Sequence[EventRow], ended: str) -
 def _stopped(states: Sequence[EventRow], by: datetime | None, ended: str) -> str:
     """'stopped ... at the cap of its own budget' where the job's last stop up to `by`
     (None: its last) was a budget's cap's, whichever pass carried it out (the watch's or
-    a `status`'s: one stop, one detail), else 'stopped ...'."""
+    a `status`'s: one stop, one detail); 'preempted ...: not recovered, the job was
+    stopped' where its instance was lost before the stop (`lost_at_stop`); else
+    'stopped ...'."""
     stops = [e for e in states if e.to_state == "stopped" and (by is None or e.at <= by)]
     detail = str(stops[-1].detail or "") if stops else ""
     if detail.startswith(CAP_STOP):  # 'stopped at its own budget: $... would pass ...'
         return f"stopped{ended} at the cap of {detail[len(CAP_STOP):].split(':', 1)[0]}"
+    lost = _LOST_AT_STOP.search(detail)  # lost before the stop: as a recovery it cancelled
+    if lost:
+        return f"{lost[1]}{ended}: {_RECOVERED['cancelled']}"
     return f"stopped{ended}"
 
 

@@ -44,6 +44,7 @@ from costsched.service.jobs.steps import (
     secret_names,
     waiting_for_secrets,
 )
+from costsched.service.jobs.stories import lost_at_stop
 from costsched.service.jobs.watch_span import watched
 from costsched.service.speeds import flag_new as flag_speeds
 from costsched.service.throughputs import learn
@@ -424,8 +425,8 @@ def _stop_lost(store: PriceStore, launcher: Launcher, run: RunningJob, placement
     names the instance and when it was lost."""
     job_id = run.record.id
     lost = lost_at(instance, pd.Timestamp(placement["start_at"]).to_pydatetime(), at)
-    said = (f"its instance {instance.id} had been {instance.state} at "
-            f"{lost:%Y-%m-%d %H:%M:%SZ}, before this stop: charged until then, not recovered")
+    said = (f"{lost_at_stop(instance.id, instance.state, lost)}, before this stop: charged "
+            "until then, not recovered")
     # Stopped first, under the lease: never read running with no placement.
     store.jobs.transition(job_id, "stopped", at=at, expect=LOOKED_AFTER,
                           detail=f"stopped by the user; {said}")

@@ -1,8 +1,9 @@
 """`costsched stop` of a spot job whose instance was preempted seconds before, no supervisor
 having seen it: the job is stopped, not recovered, its placement charged until the
-preemption (not until the stop), and the stop's line says when the instance was lost and
-from which step `start` resumes. Real processes: the local launcher's instance running
-examples/train.py, a real SQLite store, no daemon."""
+preemption (not until the stop), the stop's line says when the instance was lost and from
+which step `start` resumes, and `logs --all` tells the instance as preempted. Real
+processes: the local launcher's instance running examples/train.py, a real SQLite store, no
+daemon."""
 
 from __future__ import annotations
 
@@ -54,3 +55,7 @@ def test_a_stop_after_an_unseen_preemption_charges_until_it_and_says_so(
             f"{lost.lost_at:%Y-%m-%d %H:%M:%SZ}, before this stop: charged until then, not "
             f"recovered; `costsched start {job_id}` starts it again from step "
             f"{lost.checkpoint_step:,.0f}, its newest verified checkpoint's") in line, said
+    # Its log tells the instance as lost, not as stopped.
+    told = " ".join(invoke("logs", str(job_id), "--all").split())
+    assert (f"--- instance {instance} (launched {placement.start_at:%Y-%m-%d %H:%MZ}, "
+            f"preempted {end:%Y-%m-%d %H:%MZ}: not recovered, the job was stopped)") in told, told
