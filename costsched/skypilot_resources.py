@@ -12,7 +12,7 @@ from typing import Any
 
 from costsched import catalog, clouds
 from costsched import skypilot_fields as fields
-from costsched.bundled_prices import closest_gpus
+from costsched.bundled_prices import GPU_MODELS, closest_gpus
 from costsched.catalog_offers import offered_instead
 from costsched.clouds.hints import catalog_refresh_hint
 from costsched.instance_sizes import SIZES, said, sized
@@ -401,7 +401,23 @@ def _scope(res: dict, where: str, fail: Fail, alternative: bool = False,
             raise
         scope.types = set()  # dropped with a note when other alternatives remain
         scope.notes.append(f"{str(exc).split(': field ', 1)[-1]}; {ALTERNATIVE_DROPPED}")
+    if alternative and not scope.gpus and not scope.cpu and scope.types:
+        # An alternative naming only an instance type asks for that type's GPUs: without
+        # them, the others' accelerators alone would make the union's GPU filter.
+        scope.gpus = _gpus_of(scope.types)
     return scope
+
+
+def _gpus_of(types: set[tuple[str, str]]) -> list[tuple[str, int]]:
+    """The (GPU model, count) shapes of the catalog's instance types `types`; none where
+    one is of a GPU costsched has no figures of (a type a catalog refresh found): that
+    alternative then keeps to its types alone."""
+    rows = [catalog.lookup(cloud, name) for cloud, name in sorted(types)]
+    shapes = [(str(r["gpu_model"]), int(r["gpu_count"])) for r in rows
+              if r is not None and int(r["gpu_count"]) > 0]
+    if any(model not in GPU_MODELS for model, _ in shapes):
+        return []
+    return list(dict.fromkeys(shapes))
 
 
 def _accelerators(value: Any, where: str, fail: Fail,
@@ -564,7 +580,8 @@ def _union(scopes: list[Scope], where: str, fail: Fail) -> Scope:
         zones=joined([s.zones for s in scopes]), markets=joined([s.markets for s in scopes]),
         types=None if any(s.types is None for s in scopes)
         else set().union(*(s.types or set() for s in scopes)),
-        gpus=list(dict.fromkeys(g for s in scopes for g in s.gpus)),
+        gpus=[] if any(not s.gpus for s in scopes)  # one asks for no GPU: any is allowed
+        else list(dict.fromkeys(g for s in scopes for g in s.gpus)),
         use_spot_given=any(s.use_spot_given for s in scopes), cpu=scopes[0].cpu,
     )
     if _wider(out, scopes):

@@ -292,3 +292,24 @@ def test_the_ordered_cost_note_subtracts_as_written(tmp_path: Path, steps: int) 
     places = len(found.group(2).split(".")[1])
     assert {len(g.split(".")[1]) for g in found.groups()} == {places}, note
     assert round(cost - least, places) == more, note
+
+
+def test_an_alternative_naming_only_an_instance_type_keeps_that_types_gpus(
+        tmp_path: Path) -> None:
+    """`{cloud: aws, instance_type: g4dn.xlarge}` then `{accelerators: V100:1}`: the first
+    asks for the type's T4, not for the second's V100 (which would leave it no offering)."""
+    text = """\
+name: bytype
+resources:
+  ordered:
+    - {cloud: aws, instance_type: g4dn.xlarge}
+    - {accelerators: V100:1}
+run: python train.py
+"""
+    plan = service.plan(str(tmp_path / "empty.sqlite"), task(text), at=NOW).jobs[0]
+    choices = plan.choices
+    assert plan.best["instance_type"] == "g4dn.xlarge" and plan.best["cloud"] == "aws"
+    t4 = choices[choices["gpu_model"] == "T4"]
+    assert set(t4["instance_type"]) == {"g4dn.xlarge"}  # not the T4 types it did not name
+    assert set(choices["gpu_model"]) == {"T4", "V100"}
+    assert set(choices["order_rank"]) == {0, 1}
