@@ -134,29 +134,41 @@ def test_commands_on_a_store_not_made_yet_load_no_migration(env: dict[str, str],
 
 LAUNCH_MACHINERY = ("costsched.service.jobs.runs", "costsched.migration.launcher",
                     "costsched.store.moves")
+LAUNCH_STEPS = ("costsched.service.jobs.launches", "costsched.service.jobs.steps",
+                "costsched.service.jobs.watch")
 
 
-def test_plan_loads_no_launch_machinery(env: dict[str, str]) -> None:
+@pytest.fixture(scope="module")
+def plan_anywhere(env: dict[str, str]) -> tuple[list[int], list[str]]:
+    """The plan of a job its deadline policy places, in a fresh interpreter: its exit codes
+    and which of the launch's modules it loaded (the two tests below look at that one run:
+    watching more names changes nothing of what loads)."""
+    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
+                           watched=(*LAUNCH_MACHINERY, "costsched.service.jobs.first_place",
+                                    *LAUNCH_STEPS))
+    return codes, loaded
+
+
+def _of(loaded: list[str], watched: tuple[str, ...]) -> list[str]:
+    return [name for name in loaded if name in watched]
+
+
+def test_plan_loads_no_launch_machinery(env: dict[str, str], plan_anywhere) -> None:  # noqa: ANN001
     """A plan starts nothing: it loads neither the job runs' module, the migration
     machine's launcher nor the moves' store (a launch does), unless the job is one its
     deadline policy places: then the plan asks the launch's own decision where it goes."""
     codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50.yaml")]], env,
                            watched=("costsched.prices", *LAUNCH_MACHINERY))
     assert codes == [0] and loaded == ["costsched.prices"], loaded  # the probe sees the planner
-    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
-                           watched=LAUNCH_MACHINERY)
+    codes, loaded = plan_anywhere[0], _of(plan_anywhere[1], LAUNCH_MACHINERY)
     assert codes == [0] and "costsched.service.jobs.runs" in loaded, loaded  # (it sees them)
 
 
-LAUNCH_STEPS = ("costsched.service.jobs.launches", "costsched.service.jobs.steps",
-                "costsched.service.jobs.watch")
-
-
-def test_plan_asks_launch_s_decision_without_loading_its_steps(env: dict[str, str]) -> None:
+def test_plan_asks_launch_s_decision_without_loading_its_steps(plan_anywhere) -> None:  # noqa: ANN001
     """The plan of a job its deadline policy places asks launch's first decision
     (`first_place`), and loads none of the steps a launch then takes."""
-    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
-                           watched=("costsched.service.jobs.first_place", *LAUNCH_STEPS))
+    codes, loaded = plan_anywhere[0], _of(plan_anywhere[1],
+                                          ("costsched.service.jobs.first_place", *LAUNCH_STEPS))
     assert codes == [0] and loaded == ["costsched.service.jobs.first_place"], loaded
 
 

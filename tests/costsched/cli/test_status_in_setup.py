@@ -14,12 +14,13 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
 from costsched.cli import app
 from costsched.service import jobs as service
-from tests.costsched.dashboard.test_browser import Server
+from costsched.store import PriceStore
 from tests.real_jobs import TRAIN, a_world, instance_of, wait_for
 
 SETUP_LINE = re.compile(r"^  job (\d+): in setup since (\d\d:\d\d:\d\d) UTC \((\d+) (s|min) so "
@@ -34,7 +35,22 @@ def _status(db: str, instances: Path, *args: str) -> str:
     return out.stdout
 
 
-def test_status_says_a_job_is_in_setup_and_no_more_once_it_runs(tmp_path: Path) -> None:
+def _pages(store: PriceStore, *paths: str) -> list[str]:
+    """The dashboard's pages, from its app in this process (what `costsched dashboard`
+    serves: the instances' folder is the environment's)."""
+    pytest.importorskip("starlette", reason="the dashboard extra is not installed")
+    from starlette.testclient import TestClient
+
+    from costsched.dashboard.app import create_app
+
+    client = TestClient(create_app(store))
+    answers = [client.get(path) for path in paths]
+    assert all(a.status_code == 200 for a in answers), answers
+    return [a.text for a in answers]
+
+
+def test_status_says_a_job_is_in_setup_and_no_more_once_it_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     go = tmp_path / "go"
     with a_world(tmp_path) as (store, launcher, tmp):
         spec = {"name": "slow-setup", "throughputs": {"V100": 0.01}, "steps": 400,
@@ -68,17 +84,13 @@ def test_status_says_a_job_is_in_setup_and_no_more_once_it_runs(tmp_path: Path) 
         assert doc["state"] == "running" and doc["steps_per_second"] is None
         assert doc["throughput_flag"] is None  # no speed is measured over setup
 
-        server = Server(db, instances)
-        try:
-            _, page = server.get(f"/jobs/{job.id}")
-            _, jobs = server.get("/")
-        finally:
-            server.stop()
-        assert f"in setup since {said_at} UTC" in page.decode(), page.decode()[:2000]
-        assert f"{instance} (running)" in page.decode()
-        assert "<th>instance state</th>" in jobs.decode()
+        monkeypatch.setenv("COSTSCHED_INSTANCES", str(instances))
+        page, jobs = _pages(store, f"/jobs/{job.id}", "/")
+        assert f"in setup since {said_at} UTC" in page, page[:2000]
+        assert f"{instance} (running)" in page
+        assert "<th>instance state</th>" in jobs
         assert re.search(r"<td>running</td>\s*<td>(<progress[^>]*></progress> )?in setup</td>",
-                         jobs.decode()), jobs.decode()
+                         jobs), jobs
 
         go.touch()  # setup ends; the job's command runs and reports its steps
         wait_for(lambda: launcher.status(instance).step, seconds=120)
@@ -87,9 +99,5 @@ def test_status_says_a_job_is_in_setup_and_no_more_once_it_runs(tmp_path: Path) 
         assert "in setup" not in text, text
         [doc] = json.loads(_status(db, instances, str(job.id), "--json"))["jobs"]
         assert doc["setup_since"] is None and doc["setup_seconds"] is None, doc
-        server = Server(db, instances)
-        try:
-            _, page = server.get(f"/jobs/{job.id}")
-        finally:
-            server.stop()
-        assert "in setup" not in page.decode()
+        [page] = _pages(store, f"/jobs/{job.id}")
+        assert "in setup" not in page

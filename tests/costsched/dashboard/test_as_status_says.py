@@ -8,6 +8,7 @@ is masked, as `status` masks it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -195,19 +196,33 @@ BROKEN_AT_HYPHEN = """
 }).map((cell) => cell.textContent.trim()))(%s)"""
 
 
+HYPHENATED = "charlm-native-long-run"
+
+
+@pytest.fixture(scope="module")
+def hyphenated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, int]]:
+    """The dashboard of a store whose job named HYPHENATED exited 0 short of its steps
+    (ended-short): one process, which both widths' tests read."""
+    tmp_path = tmp_path_factory.mktemp("hyphenated")
+    store = PriceStore(str(tmp_path / "store.sqlite"))
+    observe(store, EAST, [(-10, 1.0)])
+    job = ended_job(store, HYPHENATED, "succeeded")
+    store.dispose()
+    server = Server(str(tmp_path / "store.sqlite"), tmp_path / "instances")
+    yield server, job
+    server.stop()
+
+
 @pytest.mark.parametrize("width", ["desktop", "phone"])
-def test_names_and_states_never_break_at_a_hyphen(store: PriceStore, db_path: Path,
-                                                  browser, tmp_path: Path,  # noqa: F811
+def test_names_and_states_never_break_at_a_hyphen(hyphenated, browser,  # noqa: ANN001, F811
                                                   width: str) -> None:
     """As the report's HTML keeps them (`report.html.WHOLE`): a job's name and its state
     read whole in every table of the dashboard, at a laptop's width and a phone's."""
     import json
 
-    observe(store, EAST, [(-10, 1.0)])
-    name = "charlm-native-long-run"
-    job = ended_job(store, name, "succeeded")  # exited 0 short of its steps: ended-short
+    server, job = hyphenated
+    name = HYPHENATED
     words = [name, "ended-short"]
-    server = Server(str(db_path), tmp_path / "instances")
     try:
         for page in ("", f"jobs/{job}", "spend"):
             browser.open(server.url + page, *WIDTHS[width])
@@ -217,7 +232,6 @@ def test_names_and_states_never_break_at_a_hyphen(store: PriceStore, db_path: Pa
         assert browser.problems == []
     finally:
         browser.leave()
-        server.stop()
 
 
 def test_a_secret_named_envs_value_is_masked_as_status_masks_it(

@@ -9,6 +9,7 @@ large budget still shows, on a logarithmic axis whose ticks read as money the us
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -64,10 +65,11 @@ def no_jobs(tmp_path: Path) -> tuple[str, Path]:
     return str(db), tmp_path / "instances"
 
 
-@pytest.fixture()
-def history(tmp_path: Path) -> tuple[str, Path, int, int]:
-    """The report's scenario (jobs over six hours), a job placed for four days and one for
-    twenty seconds."""
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, int, int]]:
+    """The dashboard of the report's scenario (jobs over six hours), a job placed for four
+    days and one for twenty seconds: one process for the module's tests, which only read."""
+    tmp_path = tmp_path_factory.mktemp("history")
     db = tmp_path / "store.sqlite"
     store = PriceStore(str(db))
     fill(store)
@@ -85,7 +87,9 @@ def history(tmp_path: Path) -> tuple[str, Path, int, int]:
                      usd_per_hour=1.0, reason="launch", instance="s-1")
     store.jobs.end_placement(short, before + timedelta(seconds=20))
     store.dispose()
-    return str(db), tmp_path / "instances", long, short
+    server = Server(str(db), tmp_path / "instances")
+    yield server, long, short
+    server.stop()
 
 
 def test_prices_without_a_running_job_and_empty_charts_say_so(no_jobs, browser) -> None:  # noqa: F811
@@ -110,8 +114,7 @@ def test_prices_without_a_running_job_and_empty_charts_say_so(no_jobs, browser) 
 
 
 def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> None:  # noqa: F811
-    db, instances, long, short = history
-    server = Server(db, instances)
+    server, long, short = history
     try:
         for job in (1, long, short):  # six hours, four days and twenty seconds
             browser.open(f"{server.url}jobs/{job}", *WIDTHS["desktop"])
@@ -131,12 +134,10 @@ def test_time_axes_and_the_spend_tables_read_at_a_glance(history, browser) -> No
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
-        server.stop()
 
 
 def test_every_column_of_every_table_is_in_view(history, browser) -> None:  # noqa: F811
-    db, instances, _, _ = history
-    server = Server(db, instances)
+    server, _, _ = history
     try:
         browser.open(server.url, *WIDTHS["desktop"])
         jobs = browser.js("[...new Set(Array.from(document.querySelectorAll("
@@ -152,7 +153,6 @@ def test_every_column_of_every_table_is_in_view(history, browser) -> None:  # no
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
-        server.stop()
 
 
 def frugal(tmp_path: Path, budget: float, usd_per_hour: float) -> tuple[str, Path]:
@@ -170,15 +170,26 @@ def frugal(tmp_path: Path, budget: float, usd_per_hour: float) -> tuple[str, Pat
     return str(db), tmp_path / "instances"
 
 
-@pytest.fixture()
-def small_beside_large(tmp_path: Path) -> tuple[str, Path]:
-    """A job that spent two cents of its $900 budget."""
-    return frugal(tmp_path, 900, 1.2)
+@pytest.fixture(scope="module")
+def frugal_dashboard(tmp_path_factory: pytest.TempPathFactory
+                     ) -> Iterator[Callable[[float, float], Server]]:
+    """The dashboard of `frugal`'s store for (budget, usd_per_hour): one process for each,
+    whichever tests of the module look at it (they only read)."""
+    made: dict[tuple[float, float], Server] = {}
+
+    def of(budget: float, usd_per_hour: float) -> Server:
+        if (budget, usd_per_hour) not in made:
+            made[budget, usd_per_hour] = Server(*frugal(tmp_path_factory.mktemp("frugal"),
+                                                        budget, usd_per_hour))
+        return made[budget, usd_per_hour]
+
+    yield of
+    for server in made.values():
+        server.stop()
 
 
-def test_a_small_spend_beside_a_large_budget_shows(small_beside_large, browser) -> None:  # noqa: F811
-    db, instances = small_beside_large
-    server = Server(db, instances)
+def test_a_small_spend_beside_a_large_budget_shows(frugal_dashboard, browser) -> None:  # noqa: F811
+    server = frugal_dashboard(900, 1.2)  # a job that spent two cents of its $900 budget
     try:
         browser.open(server.url, *WIDTHS["desktop"])
         browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 1")
@@ -194,7 +205,6 @@ def test_a_small_spend_beside_a_large_budget_shows(small_beside_large, browser) 
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
-        server.stop()
 
 
 def given_tick(value: float) -> str:
@@ -208,8 +218,8 @@ def given_tick(value: float) -> str:
 
 @pytest.mark.parametrize("budget, usd_per_hour", [(10, 0.06), (900, 1.2)])
 def test_a_logarithmic_money_axis_reads_as_set_and_never_overlaps(
-        tmp_path, browser, budget, usd_per_hour) -> None:  # noqa: F811
-    server = Server(*frugal(tmp_path, budget, usd_per_hour))
+        frugal_dashboard, browser, budget, usd_per_hour) -> None:  # noqa: F811
+    server = frugal_dashboard(budget, usd_per_hour)
     try:
         browser.open(server.url, *WIDTHS["desktop"])
         browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 1")
@@ -226,4 +236,3 @@ def test_a_logarithmic_money_axis_reads_as_set_and_never_overlaps(
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
-        server.stop()

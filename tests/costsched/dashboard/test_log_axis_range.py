@@ -6,6 +6,7 @@ and phone widths."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -55,11 +56,30 @@ def spenders(tmp_path: Path, jobs: list[tuple[float, float | None]]) -> tuple[st
     return str(db), tmp_path / "instances"
 
 
+@pytest.fixture(scope="module")
+def dashboard_of(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Server]]:
+    """The dashboard of a spread's store, one at a time: a spread's two widths (its tests
+    run one after the other) look at one dashboard process, started for the first."""
+    held: dict[str, Server] = {}
+
+    def of(spread: str) -> Server:
+        if spread not in held:
+            for server in held.values():
+                server.stop()
+            held.clear()
+            held[spread] = Server(*spenders(tmp_path_factory.mktemp("spread"), SPREADS[spread]))
+        return held[spread]
+
+    yield of
+    for server in held.values():
+        server.stop()
+
+
 @pytest.mark.parametrize("width", ["desktop", "phone"])
 @pytest.mark.parametrize("spread", list(SPREADS))
-def test_a_logarithmic_axis_labels_its_whole_range(tmp_path, browser, spread,  # noqa: F811
+def test_a_logarithmic_axis_labels_its_whole_range(dashboard_of, browser, spread,  # noqa: F811
                                                     width) -> None:
-    server = Server(*spenders(tmp_path, SPREADS[spread]))
+    server = dashboard_of(spread)
     try:
         browser.open(server.url, *WIDTHS[width])
         browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 1")
@@ -76,4 +96,3 @@ def test_a_logarithmic_axis_labels_its_whole_range(tmp_path, browser, spread,  #
         assert browser.problems == []
     finally:
         browser.leave()  # before the server stops: its live stream does not try again
-        server.stop()

@@ -26,10 +26,10 @@ print("training", flush=True)
 while True:
     time.sleep(0.1)
 """
-# Told it checkpoints every 6 s: its step is looked for within 18 s of its run.
-ENVS = {INTERVAL_ENV: "0.1"}
+# Told it checkpoints every 3 s: its step is looked for within 9 s of its run.
+ENVS = {INTERVAL_ENV: "0.05"}
 WAIT = wait_seconds(ENVS)
-LINE = (f"no step reported in 18 s of its run: write the step to $COSTSCHED_PROGRESS_FILE "
+LINE = (f"no step reported in 9 s of its run: write the step to $COSTSCHED_PROGRESS_FILE "
         f"(docs/job-contract.md); until then its forecast and moves assume none of its "
         f"{STEPS:,} steps done")
 
@@ -75,4 +75,4 @@ def test_a_job_that_reports_no_step_is_told_so_after_its_wait(
     client = TestClient(create_app(store))
     assert client.get(f"/api/jobs/{job.id}").json()["job"]["no_step"] == LINE
     page = client.get(f"/jobs/{job.id}").text
-    assert "no step reported in 18 s of its run" in page
+    assert "no step reported in 9 s of its run" in page
