@@ -315,7 +315,8 @@ class Publisher:
         last look found it too, renamed in since (under another inode), as it is now, or (a
         log) appended to; never once the job was seen writing a file in place
         (`_written_in_place`: then the settle rule is its), nor at the first look that finds
-        it (it may be half written)."""
+        it (it may be half written: as the new-names rule's one look of patience, this
+        rests on the looks lying further apart than a save's pauses)."""
         if self._written_in_place or not len(seen.complete) == len(seen.signature) == 1:
             return False
         [name] = seen.complete
