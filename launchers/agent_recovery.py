@@ -44,8 +44,8 @@ def publish_leftovers(store: CheckpointStore, directory: Path,
     them is not in the store's newest verified version with the same content (those that
     are, the version names without uploading them again); the version published, or None
     when none was. `final`: the job has exited; while it runs, only a set its commit
-    marker says is whole, or a lone file (`launchers.publisher`): one look cannot tell
-    that a set stopped changing."""
+    marker says is whole (`launchers.publisher`): one look cannot tell that a set stopped
+    changing, nor that a lone file is not being written."""
     publisher = Publisher(store, directory)
     newest = store.newest_verified()
     if newest is not None:

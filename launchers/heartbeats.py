@@ -126,8 +126,8 @@ class StoreBeat:
             no_step: float | None = None, checkpoint_error: str = "") -> bool:
         if not self.on:
             return False
-        # (a line's words may change at each look, "nothing published for N s": its
-        # coming and going is written at once, its new words with the next beat)
+        # (a line's words may change as what it says does: its coming and going is
+        # written at once, its new words with the next beat)
         return (time.monotonic() >= self._next or self._written != (
             checkpoint_version, in_setup, no_step is not None, bool(checkpoint_error)))
 

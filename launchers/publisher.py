@@ -23,7 +23,12 @@ published only when the job's set is whole:
 - else once the directory has stopped changing: no file's (size, mtime), temp files
   included, changed between looks for the settle period (SETTLE seconds, the job's
   $COSTSCHED_CHECKPOINT_SETTLE_SECONDS; 0: no wait). A directory of one complete file and
-  nothing else is published at once: a file renamed into place is whole by itself;
+  nothing else is published a look later, without the wait, when that look found it
+  renamed in since the look before, or as it was then (a file renamed into place is
+  whole by itself): never at the first look that finds it (it may be half written), nor
+  once the job was seen changing a file under the same inode (written in place, as
+  `torch.save(model, "last.pt")` does: a look between its writes would take it torn), nor
+  changed in place since the last look (`_lone_whole`);
 - else, with no wait, when the job saves each checkpoint as new files under new names and
   deletes older ones (`ckpt-000650.npz`, renamed into place; the newest few kept), in a
   subfolder too, may point a link at the newest (`checkpoints/latest`, made under a temp
@@ -128,7 +133,14 @@ from launchers.publish_files import (
 )
 from launchers.renamed_last import RenamedLast
 from launchers.replaced_sets import ReplacedSets, Verdict
-from launchers.settle_words import COMMIT, ENV_SETTLE, SaveBursts, held_back, unsettled
+from launchers.settle_words import (
+    COMMIT,
+    ENV_SETTLE,
+    SaveBursts,
+    held_back,
+    unsettled,
+    waited,
+)
 from launchers.state_logs import appended, grown_since, is_log, judge
 
 log = logging.getLogger("costsched.agent")
@@ -177,9 +189,11 @@ class Publisher:
         self._signature: frozenset | None = None  # the directory at the last look...
         self._still_since = 0.0  # ...unchanged since then (clock)
         self._waiting_since: float | None = None  # a changed set not published since then
+        self._waiting_from = ""  # ...its wall-clock time, as the status says it
         self._before: dict[str, tuple[int, int, int]] | None = None  # complete files, and
         self._tidy_before = False  # no temp file, at the last look
         self._in_place = False  # the job was seen changing a complete file between looks
+        self._written_in_place = False  # ...under the same inode (not renamed into place)
         self._renamed_in: tuple[str, tuple[int, int, int]] | None = None  # the state file
         self._replaced: str | None = None  # last seen renamed in, and when it still is here
         self._beyond = False  # the job was seen doing what the state-and-logs rule does not
@@ -286,7 +300,7 @@ class Publisher:
         self._marked = self._marked or marker is not None
         if self._marked:
             return self._marker.committed(seen, before, final)
-        if final or self.settle <= 0 or (len(seen.complete) == len(seen.signature) == 1):
+        if final or self.settle <= 0 or self._lone_whole(seen, before):
             return ""
         if now - self._still_since >= self.settle:
             return ""
@@ -294,6 +308,21 @@ class Publisher:
                  if n in self._logs() and now - at < self.settle]  # each cause seen
         return unsettled(self.settle, grows, self._bursts.quick(now), self._sets.replaced,
                          self._sets.within)
+
+    def _lone_whole(self, seen: Look, before: dict[str, tuple[int, int, int]] | None
+                    ) -> bool:
+        """A directory of one complete file and nothing else that is whole by itself: the
+        last look found it too, renamed in since (under another inode), as it is now, or (a
+        log) appended to; never once the job was seen writing a file in place
+        (`_written_in_place`: then the settle rule is its), nor at the first look that finds
+        it (it may be half written: as the new-names rule's one look of patience, this
+        rests on the looks lying further apart than a save's pauses)."""
+        if self._written_in_place or not len(seen.complete) == len(seen.signature) == 1:
+            return False
+        [name] = seen.complete
+        was, is_ = (before or {}).get(name), (self._before or {}).get(name)
+        return was is not None and is_ is not None and (
+            was == is_ or was[2] != is_[2] or is_log(name) and appended(was, is_))
 
     def _reference(self, files: Mapping[str, os.stat_result]) -> None:
         """The files of the version just published or restored: the next save's reference."""
@@ -377,7 +406,9 @@ class Publisher:
         take minutes). Said once in the log, too, as the cause changes."""
         if self._waiting_since is None:
             self._waiting_since, self._saves_waiting = now, 0
-        waited = now - self._waiting_since
+            # (the words stay the same while the wait lasts: its watchers say them once)
+            self._waiting_from = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        so_far = now - self._waiting_since
         blocker = verdict.blocker if verdict.held else ""
         if not blocker and last.held and verdict.again_at is None is last.again_at:
             # (no look due that may take it)
@@ -389,12 +420,12 @@ class Publisher:
                             grows)
         else:
             again = not self._marked and self._saves_waiting >= 3
-            if waited < (3 * self.settle if again else _PATIENCE):
+            if so_far < (3 * self.settle if again else _PATIENCE):
                 return ""
         if why != self._said:
             self._said = why
             log.warning("checkpoint not published: %s", why)
-        return f"nothing published for {waited:,.0f} s: {why}"
+        return waited(self._waiting_from, why)
 
     def _publish(self, final: bool) -> tuple[int, str]:
         """(1 when a version was published, else 0; what a set waits for, said in `error`)."""
@@ -418,6 +449,9 @@ class Publisher:
         self.again_at = None if self._marked else _soonest(verdict.again_at, last.again_at)
         self._in_place = self._in_place or before is not None and any(
             n in before and before[n] != self._before[n]
+            and not (is_log(n) and appended(before[n], self._before[n])) for n in paths)
+        self._written_in_place = self._written_in_place or before is not None and any(
+            n in before and before[n] != self._before[n] and before[n][2] == self._before[n][2]
             and not (is_log(n) and appended(before[n], self._before[n])) for n in paths)
         replaced, beyond = judge(before or {}, self._before)
         self._beyond = self._beyond or beyond

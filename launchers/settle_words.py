@@ -14,6 +14,21 @@ MARKER = f"$COSTSCHED_CHECKPOINT_DIR/{COMMIT}"  # where the job touches it
 DOC = "docs/job-contract.md#checkpoints-of-several-files"
 # the settle time a job sets (`launchers.publisher.settle_seconds`)
 ENV_SETTLE = "COSTSCHED_CHECKPOINT_SETTLE_SECONDS"
+_WAITED = "nothing published since "
+
+
+def waited(since: str, why: str) -> str:
+    """A wait as the status says it: since when (a wall-clock time: the words stay the
+    same while the wait lasts), and why."""
+    return f"{_WAITED}{since}: {why}"
+
+
+def cause(said: str) -> str:
+    """Why nothing was published, of what the status said of a job's checkpoints: the
+    why of a wait (`waited`), else what was said."""
+    if said.startswith(_WAITED) and ": " in said:
+        return said.split(": ", 1)[1]
+    return said
 
 
 def names(files: Collection[str]) -> str:

@@ -37,7 +37,9 @@ def test_a_state_file_and_its_log_are_published_at_the_look_after_each_save(
     folder, store, clock = work
     publisher = Publisher(store, folder, clock=clock)
     save(folder / "state.pkl", "150", 0)
-    assert publisher.publish_changed() == 1  # one file alone: whole at once
+    assert publisher.publish_changed() == 0  # one file alone: a look later
+    clock.now = 1
+    assert publisher.publish_changed() == 1
     append(folder / "metrics.jsonl", '{"step": 250}', 3)
     clock.now = 4
     assert publisher.publish_changed() == 0  # only the log grew: nothing saved since

@@ -62,7 +62,7 @@ def test_a_full_store_is_pruned_so_publishing_recovers(tmp_path: Path, room_for)
     store = LocalStore(tmp_path / "store")
     work = tmp_path / "work" / "checkpoints"
     work.mkdir(parents=True)
-    publisher = Publisher(store, work, keep=3)
+    publisher = Publisher(store, work, keep=3, settle=0)  # (each look: what is there)
     room_for(2)
     for step in range(4):
         (work / "model.pt").write_bytes(f"step {step}".encode() * 100)

@@ -16,6 +16,7 @@ import pytest
 from launchers.checkpoints.local import LocalStore
 from launchers.publisher import SETTLE, Publisher, restore
 from launchers.replaced_sets import ReplacedSets
+from launchers.settle_words import cause
 from tests.launchers.test_publish_whole import BASE, Clock, save, sets, work  # noqa: F401
 
 Event = tuple[float, Callable[[], None]]
@@ -240,7 +241,7 @@ def test_saves_held_back_are_said_at_once_with_what_was_seen(
             "stays in the directory (a temporary file: a save under way, as far as costsched "
             "can tell): " + fix + ", or set COSTSCHED_CHECKPOINT_SETTLE_SECONDS below the "
             "time between saves"), publisher.error
-    assert len(said) == 1 and said[0].endswith(publisher.error.split(" s: ", 1)[1]), said
+    assert len(said) == 1 and said[0].endswith(cause(publisher.error)), said
 
 
 def test_an_inode_reused_between_two_looks_holds_back_one_save_only() -> None:

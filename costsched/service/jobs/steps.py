@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from costsched.service.jobs.checkpoint_seen import Reported
 
 SECRET_NOTE = "secret"  # the job's log: the secret a daemon lacks to carry its move on
+# The job's log: what its agent says of its checkpoints' publishing, as it changes
+# ("published", or UNPUBLISHED and why: `watch._check_instances`).
+CHECKPOINT_NOTE, UNPUBLISHED = "checkpoint", "not published: "
 # The job's log: the step a job stood at when a start took it up again (`resume_from`), the
 # run before's end: a start that ends short at no step past it went nowhere
 # (`JobStatus.start_went_nowhere`); its readings may have seen the run before end sooner.
@@ -365,6 +368,7 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
         may_have_run,
         nothing_saved_words,
         resumed_words,
+        resumes_from_checkpoint,
         unknown_step_words,
         unreported_words,
         unsaid_step_words,
@@ -392,7 +396,7 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
     if saved is None:
         return unknown_step_words(newest) if silent and newest is not None else ""
     if silent and none and may_have_run(ran):
-        return nothing_saved_words()
+        return nothing_saved_words() + _unpublished(store, record.id)
     saved = max(saved, 0.0)
     if unreported and saved == record.steps_done:
         # lost before it reported a step, its checkpoint the one the job stood at (the one
@@ -402,7 +406,21 @@ def resume_from(store: PriceStore, run: RunningJob, saved: float | None,
         # No placement is open (the lost one ended, the next not begun): no reading is
         # kept, and no progress record, which a measured speed would read.
         store.jobs.record_steps({record.id: saved}, at=at, extend=False)
-    return resumed_words(saved, record.steps_done, runs_here(run.launcher), inferred)
+    words = resumed_words(saved, record.steps_done, runs_here(run.launcher), inferred)
+    if record.steps_done > saved and not resumes_from_checkpoint(saved):  # all of it lost
+        words += _unpublished(store, record.id)
+    return words
+
+
+def _unpublished(store: PriceStore, job_id: int) -> str:
+    """Why the job's checkpoints were not published, as its agent last said it (a
+    recovery from the start then says so, with the fix), else ''."""
+    from launchers.settle_words import cause
+
+    said = store.jobs.last_details([job_id], CHECKPOINT_NOTE).get(job_id, "")
+    if not said.startswith(UNPUBLISHED):
+        return ""
+    return f"; nothing was published: {cause(said.removeprefix(UNPUBLISHED))}"
 
 
 def stood_at_of(notes: Iterable[EventRow]) -> dict[int, float]:

@@ -34,6 +34,8 @@ from costsched.service.jobs.runs import (
     unknown_instance_fix,
 )
 from costsched.service.jobs.steps import (
+    CHECKPOINT_NOTE,
+    UNPUBLISHED,
     _mover,
     _record_step,
     _resume_launches,
@@ -203,7 +205,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     placed = _open_instances(store, ids)
     unread: dict[str, Exception] = {}
     instances = _statuses(launcher, list(placed.values()), unread)
-    said = store.jobs.last_details(ids, "checkpoint") if ids else {}
+    said = store.jobs.last_details(ids, CHECKPOINT_NOTE) if ids else {}
     steps: dict[int, float] = {}
     told: dict[int, datetime | None] = {}  # when each job wrote its step, where said
     setups: dict[int, float | None] = {}  # how long its instance's setup took, where said
@@ -232,7 +234,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
                 told[job_id] = instance.step_at
                 setups[job_id] = instance.setup_seconds
             if instance.state in ("running", "pending"):
-                now = (f"not published: {instance.checkpoint_error}"
+                now = (f"{UNPUBLISHED}{instance.checkpoint_error}"
                        if instance.checkpoint_error else "published")
                 if now != said.get(job_id, "published"):
                     news[job_id] = now
@@ -243,7 +245,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     store.jobs.record_steps(ended, at=when, extend=False,  # seen gone: no training since
                             setups=setups)
     for job_id, now in news.items():
-        store.jobs.note(job_id, "checkpoint", now, at=when)
+        store.jobs.note(job_id, CHECKPOINT_NOTE, now, at=when)
         lines[job_id] = JobEvent(job_id, "checkpoint", f"checkpoints {now}",
                                  level="info" if now == "published" else "warning")
     for run in gone:

@@ -85,6 +85,8 @@ def recovered_once(world: World) -> tuple[JobRecord, str, float]:
     store, launcher, tmp = world
     job, first = launch(world, AFTER_A_CHECKPOINT, tmp / "ran", name="again.py")
     wait_for(lambda: launcher.status(first).step == 67)
+    # (step.txt alone is published a look after it was written: it may be half written)
+    wait_for(lambda: launcher.status(first).checkpoint_version is not None)
     preempt(launcher, first)
     service.reconcile(store, launcher)
     return job, instance_of(store, job.id), store.jobs.get(job.id).steps_done
