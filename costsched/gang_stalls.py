@@ -30,6 +30,14 @@ KINDS = (NODE_RECOVERY, GANG_EVENT)
 NODE_LINE = re.compile(r"instance (\S+): node ([\d, ]+) was ")
 RESUMES = "the gang resumes from its newest checkpoint"  # a repair's line, once it resumed
 REPAIR_OVER = (RESUMES, "the gang was ended")
+# A gang ended because its lost node could not be replaced where it ran (`jobs.gangs`):
+# its job is recovered as a whole where N nodes fit.
+MOVES = "the gang was ended, to move where its nodes fit"
+_NOT_REPLACED = re.compile(r"instance (\S+): (node [\d, ]+ could not be replaced in \S+) \(")
+# (a store written by an earlier version: '...: no capacity to replace node 1: the gang
+# moves where its nodes fit')
+_NOT_REPLACED_BEFORE = re.compile(r"instance (\S+): .*\bno capacity to replace "
+                                  r"(node [\d, ]+): the gang moves where its nodes fit")
 # The end of a NODE_RECOVERY line: the step the gang reported last before the loss, and
 # when it wrote it (its training stopped there: the stall begins).
 LAST_STEP = re.compile(r"; it last reported step [\d,]+ at "
@@ -45,6 +53,27 @@ def last_step_words(step: float | None, at: datetime | None, seen: datetime) -> 
         return ""
     return (f"; it last reported step {float(step):,.0f} at "
             f"{at.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC")
+
+
+def gang_moves_line(nodes: str, where: str, why: str) -> str:
+    """A gang's repair's line (after 'instance ID: ') when its lost nodes `nodes` ('1')
+    could not be replaced in `where` (its zone) for `why` (the launcher's reason): 'node 1
+    could not be replaced in us-east-1a (no capacity ...): the gang was ended, to move where
+    its nodes fit'."""
+    why = why.removesuffix(": the gang was ended")
+    return f"node {nodes} could not be replaced in {where} ({why}): {MOVES}"
+
+
+def not_replaced(detail: str) -> tuple[str, str] | None:
+    """(the instance, 'node 1 could not be replaced in us-east-1a') of a gang's repair's
+    line saying its lost node could not be replaced where it ran (`gang_moves_line`); None
+    for any other line."""
+    found = _NOT_REPLACED.match(detail)
+    if found is not None:
+        return found.group(1), found.group(2)
+    found = _NOT_REPLACED_BEFORE.match(detail)
+    return None if found is None else (found.group(1),
+                                       f"{found.group(2)} could not be replaced")
 
 
 def resumed_note(nodes: str, words: str) -> str:
@@ -76,6 +105,28 @@ def resumes_of(node_events: Iterable[EventRow], notes: Iterable[EventRow]
                       and str(e.detail or "").startswith(mark)), None)
         if found is not None:
             out[event.id] = found
+    return out
+
+
+def stopped_first(node_events: Iterable[EventRow], gang_events: Iterable[EventRow],
+                  states: Iterable[EventRow]) -> set[int]:
+    """Of a job's NODE_RECOVERY events, the ids of those whose job was stopped before its
+    gang resumed (`gang_events`: its repairs' other lines; `states`: its state changes):
+    nothing was recovered, so none is counted as a recovery."""
+    said = sorted([*node_events, *gang_events], key=lambda e: e.id)
+    stops = sorted(e.id for e in states if e.to_state == "stopped")
+    out = set()
+    for event in said:
+        line = NODE_LINE.match(str(event.detail or ""))
+        if event.kind != NODE_RECOVERY or line is None:
+            continue
+        stop = next((i for i in stops if i > event.id), None)
+        if stop is None:
+            continue
+        head = f"instance {line.group(1)}:"
+        if not any(event.id <= e.id < stop and str(e.detail or "").startswith(head)
+                   and RESUMES in str(e.detail) for e in said):
+            out.add(event.id)
     return out
 
 

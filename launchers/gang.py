@@ -262,6 +262,8 @@ class GangView:
     lost: tuple[int, ...] = ()  # nodes preempted while the others wait for their replacement
     replacing: tuple[int, ...] = ()  # nodes replaced, the gang waiting for them (paused)
     exit_code: bool = True  # rank 0's exit code is the gang's (not when a lost node failed it)
+    # Else the gang's, where another node's failure ended it: that node's (None: not known).
+    node_exit: int | None = None
 
 
 def _ended(detail: str) -> str:
@@ -311,10 +313,16 @@ def gang_state(launcher: Spawner, instance_id: str, folder: Path, record: dict,
     if state not in ("pending", "running"):  # rank 0 ended: no node outlives it
         end_nodes(launcher, instance_id, folder, launcher.grace_seconds)
     mended = "lost" in verdict  # rank 0's exit 0 did not end it well: not the gang's code
+    # Another node's failure ended it: that node's exit code, not rank 0's (SIGTERM's).
+    failed = verdict.get("state") == "failed" and verdict.get("rank", 0) != 0 and not mended
+    code = read_json(node_folder(folder, verdict["rank"]) / "status.json").get(
+        "exit_code") if failed else None
+    code = code if isinstance(code, int) else None
     if verdict and state in ("running", "stopped", "failed", "preempted", "succeeded"):
         return GangView(verdict["state"], verdict["detail"],
-                        lost=tuple(verdict["lost"]) if mended else (), exit_code=not mended)
-    return GangView(state, detail, exit_code=not mended)
+                        lost=tuple(verdict["lost"]) if mended else (),
+                        exit_code=not (mended or failed), node_exit=code)
+    return GangView(state, detail, exit_code=not (mended or failed), node_exit=code)
 
 
 def _finished(launcher: Spawner, instance_id: str, folder: Path, detail: str) -> dict:

@@ -288,7 +288,7 @@ class LocalLauncher(Launcher):
                 return self._read(instance_id, folder)
             state, detail, lost, replacing = view.state, view.detail, view.lost, view.replacing
             if not view.exit_code:
-                ended = {**ended, "exit_code": None}
+                ended = {**ended, "exit_code": view.node_exit}
         step, step_at = last_step(folder, status.get("step"), step_time(status.get("step_at")),
                                   state)
         instance = Instance(id=instance_id, job_id=record["job_id"], attempt=record["attempt"],

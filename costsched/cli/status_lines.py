@@ -36,7 +36,7 @@ from costsched.cli.common import (
 )
 from costsched.cli.long_table import Lines, print_table
 from costsched.cli.said import Said, as_json
-from costsched.cli.status_gangs import lost_lines, node_notices
+from costsched.cli.status_gangs import instance_state, lost_lines, node_notices
 from costsched.cli.status_next import (
     failed_next,
     next_to_start,
@@ -124,7 +124,7 @@ def print_status(shown: list[service.JobStatus], json_out: bool, title: str = "J
                                                      p["instance_type"], p["market"])
         name = s.record.name + (f" ({s.nodes} nodes)" if s.nodes > 1 else "")
         rows.append([str(s.record.id), name, s.shown_state, where,
-                     s.instance_state or "-", *([instance_of(s) or "-"] if wide else []),
+                     instance_state(s), *([instance_of(s) or "-"] if wide else []),
                      progress(s), cost,
                      str(sum(m.kind == "migration" and m.state == "done" for m in s.moves)),
                      str(s.recoveries)])
@@ -381,7 +381,8 @@ def problems(s: service.JobStatus, brief: bool = False, figures: bool = False,
     out = [s.trouble] if s.trouble else []  # this look could not look after it: why
     if s.failure is not None:
         remember_secrets(s.record.spec)  # its output may print a secret
-        out += failure_lines(s.failure, brief, s.record.id if brief else None)
+        out += failure_lines(s.failure, brief, s.record.id
+                             if brief or s.failure.node is not None else None)
     if s.checkpoint_error:
         out.append(f"checkpoints not published: {s.checkpoint_error}")
     if s.no_step:  # its step not written a minute into its run, as its checkpoints above
@@ -421,7 +422,13 @@ def failure_lines(f: service.Failure, brief: bool = False, job_id: int | None = 
             said = bare
     out = [said]
     if tail:
-        out.append("its last line:" if len(tail) == 1 else f"its last {len(tail)} lines:")
+        lines = "its last line" if len(tail) == 1 else f"its last {len(tail)} lines"
+        if f.node is not None:  # the gang's failing node's, not rank 0's
+            lines = f"node {f.node}'s last line" if len(tail) == 1 else \
+                f"node {f.node}'s last {len(tail)} lines"
+            if job_id is not None:
+                lines += f" (`costsched logs {job_id} --node {f.node}` prints its output)"
+        out.append(f"{lines}:")
         out.extend(f"  | {line}" for line in tail)
     return out
 

@@ -289,6 +289,8 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "failure": None if s.failure is None else {
             "exit_code": s.failure.exit_code, "phase": s.failure.phase or None,
             "detail": s.failure.detail, "log_tail": s.failure.log_tail,
+            # a gang's node whose failure ended it (`log_tail` is its output); null: rank 0's
+            "node": s.failure.node,
             # the step `start` resumes it from (null: not known), read off the time its
             # checkpoint was saved or not
             "resumes_at": s.failure.resumes_at, "resumes_inferred": s.failure.resumes_inferred},
@@ -304,8 +306,12 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         # Recoveries after a preemption: recovery moves, and a gang's nodes replaced in
         # place (each with when and what was done).
         "recoveries": s.recoveries,
+        # (`stopped_first`: the job was stopped before its gang resumed: not counted)
         "node_recoveries": [{"at": e.at.isoformat().replace("+00:00", "Z"),
-                             "detail": e.detail} for e in s.node_recoveries],
+                             "detail": e.detail, "stopped_first": e.id in s.stopped_first}
+                            for e in s.node_recoveries],
+        # A gang's nodes its instance says are lost now (not training until replaced).
+        "nodes_lost": list(s.nodes_out),
         "next": s.next or None, "decision": decision_document(s.decision),
         "throughput_flag": throughput_flag,
         # A running job's rest: the speed it is priced at ("measured" or "planned"), and
@@ -342,12 +348,15 @@ def _moved(s: JobStatus) -> list[Any]:
 def recovered_of(note: Any, s: JobStatus) -> dict:
     """One of `s.recovered` in --json: seen `at`, its words (`said`), whether its recovery
     waits to start (`waiting`) and, once under way, when it began (`began_at`)."""
-    from costsched.service.jobs.recovered import began, waiting
+    from costsched.service.jobs.recovered import began, gang_moved, said_of, waiting
     from costsched.service.jobs.resumed_words import inferred
 
     waits = waiting(note, s.moves)
-    start = None if waits else began(note, [c.placement for c in s.cost.charged])
-    return {"at": note.at.isoformat(), "said": note.detail, "waiting": waits,
+    placed = [c.placement for c in s.cost.charged]
+    start = None if waits else began(note, placed)
+    return {"at": note.at.isoformat(),
+            # a gang's: what ended it, its node not replaced where it ran, and where it went
+            "said": said_of(note, gang_moved(note, s.gangs_ended, placed)), "waiting": waits,
             "began_at": None if start is None else start.isoformat(),
             # the step it resumes from read off the time its checkpoint was saved: 'about'
             "step_inferred": inferred(str(note.detail))}

@@ -353,7 +353,8 @@ def test_no_capacity_to_replace_a_node_recovers_the_job_as_a_new_gang(
     lose_rank1(launcher, first)
     calls.fail_run = 3
     [said] = service.reconcile(store, launcher)  # rank 0 checkpoints first
-    assert said.endswith("the gang moves where its nodes fit"), said
+    assert said.endswith("the gang was ended, to move where its nodes fit"), said
+    assert "node 1 could not be replaced in us-" in said, said
     assert len(calls.commands) == 1 and len(live_records(aws)) == 1
     calls.fail_run = None
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)

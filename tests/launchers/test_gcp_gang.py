@@ -352,7 +352,8 @@ def test_through_the_service_no_capacity_to_replace_a_node_brings_a_new_gang(
         400, "The zone does not have enough resources available",
         errors=[compute_v1.Errors(code="ZONE_RESOURCE_POOL_EXHAUSTED", message="details")]))
     [said] = service.reconcile(store, launcher)  # rank 0 checkpoints first
-    assert said.endswith("the gang moves where its nodes fit"), said
+    assert said.endswith("the gang was ended, to move where its nodes fit"), said
+    assert "node 1 could not be replaced in us-" in said, said
     fake.fail_nth = None
     monkeypatch.setattr(cloud_gang, "STOP_GRACE_SECONDS", 0.0)
     done = service.reconcile(store, launcher)

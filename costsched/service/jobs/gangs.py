@@ -19,7 +19,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from costsched.gang_stalls import NODE_LINE, RESUMES, last_step_words, resumed_note
+from costsched.gang_stalls import (
+    NODE_LINE,
+    RESUMES,
+    gang_moves_line,
+    last_step_words,
+    resumed_note,
+)
 from costsched.migration.launcher import CapacityError, Instance, Launcher, LaunchSpec
 from costsched.model import BOOKED_MARKETS, NODE_RECOVERY, RECOVERY_NOTE
 from costsched.service.jobs.resumed_words import resumed_words
@@ -73,7 +79,8 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
         except CapacityError as exc:
             store.availability.record(offering, "capacity", at=when, detail=exc.reason,
                                       source=observed_as(launcher.name))
-            done = f"{exc}: the gang moves where its nodes fit"
+            nodes = ", ".join(str(r) for r in instance.lost_nodes or instance.replacing)
+            done = gang_moves_line(nodes, offering.zone or offering.region, str(exc))
         after = launcher.status(instance.id)
         # Kept: its lost node is counted here, once (a gang ended instead reads as
         # preempted: its recovery move counts it).

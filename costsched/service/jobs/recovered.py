@@ -32,20 +32,51 @@ def began(note: EventRow, placed: Sequence[PlacementRow]) -> datetime:
     return min(after, default=note.at)
 
 
+def gang_moved(note: EventRow, ended: Sequence[EventRow],
+               placed: Sequence[PlacementRow]) -> str:
+    """Of the recovery of the preemption `note`, a gang's ended because its lost node
+    could not be replaced where it ran (`ended`: its job's lines saying so,
+    `gang_stalls.not_replaced`): 'node 1 could not be replaced in us-east-1a: the gang
+    moved to aws us-east-1b' (where its recovery placed it, once it did); '' for any other
+    recovery."""
+    from costsched.gang_stalls import not_replaced
+
+    instance, _ = lost_steps_said(str(note.detail))
+    said = [found[1] for e in sorted(ended, key=lambda e: e.id) if e.id < note.id
+            and (found := not_replaced(str(e.detail))) is not None and found[0] == instance]
+    if not said:
+        return ""
+    went = sorted((p for p in placed if p.reason == "recovery" and p.start_at >= note.at),
+                  key=lambda p: p.start_at)
+    return said[-1] + (f": the gang moved to {went[0].cloud} {went[0].zone or went[0].region}"
+                       if went else "")
+
+
+def said_of(note: EventRow, gang: str = "") -> str:
+    """A recovery's words (`note`'s, a RECOVERY_NOTE), with what ended its gang (`gang`:
+    `gang_moved`'s words) after its instance: 'instance ID: node 1 could not be replaced in
+    ...: the gang moved to ...; resumes from step 100 ...'."""
+    if not gang:
+        return str(note.detail)
+    instance, words = lost_steps_said(str(note.detail))
+    return f"instance {instance}: {gang}" + (f"; {words}" if words else "")
+
+
 def recovery_line(note: EventRow, moves: Sequence[MoveRecord],
-                  placed: Sequence[PlacementRow], waits: str = "") -> str:
+                  placed: Sequence[PlacementRow], waits: str = "", gang: str = "") -> str:
     """The line of one preemption's recovery (`note`): 'recovered at 2026-11-30 22:46 UTC:
     instance ID: resumes from step 100 ...' once under way, else 'preempted at ... UTC:
     instance ID: will resume from step 100 ..., once its recovery starts' (`waits`: what
-    it waits for, the line `status` says it in: 'recovery waits for secret X (...): ...')."""
-    detail = str(note.detail)
+    it waits for, the line `status` says it in: 'recovery waits for secret X (...): ...').
+    `gang`: what ended its gang, said after its instance (`gang_moved`)."""
     if not waiting(note, moves):
-        return f"recovered at {began(note, placed):%Y-%m-%d %H:%M} UTC: {detail}"
-    instance, words = lost_steps_said(detail)
+        return f"recovered at {began(note, placed):%Y-%m-%d %H:%M} UTC: {said_of(note, gang)}"
+    instance, words = lost_steps_said(str(note.detail))
     if words.startswith(_RESUMES):
         words = "will resume from " + words[len(_RESUMES):]
     why = waits.partition(" (")[0].removeprefix("recovery ") if waits else ""
-    return (f"preempted at {note.at:%Y-%m-%d %H:%M} UTC: instance {instance}: {words}, once "
+    return (f"preempted at {note.at:%Y-%m-%d %H:%M} UTC: instance {instance}: "
+            + (f"{gang}; " if gang else "") + f"{words}, once "
             f"its recovery starts" + (f": it {why}" if why else ""))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -86,6 +87,9 @@ class Failure:
     # when not known.
     resumes_at: float | None = None
     resumes_inferred: bool = False  # that step read off the time its checkpoint was saved
+    # A gang's node other than rank 0 whose failure ended it (its rank; `log_tail` is its
+    # output); None: rank 0's, or a job of one node.
+    node: int | None = None
 
 
 @dataclass(frozen=True)
@@ -137,13 +141,21 @@ class JobStatus:
     restarted: tuple[EventRow, ...] = ()
     # The step each of its migrations resumed it from (its MOVE_NOTE events: `moved`).
     moved: tuple[EventRow, ...] = ()
+    # Its gangs ended because a lost node could not be replaced where it ran, a line each
+    # (`gang_stalls.not_replaced`): said on the recovery that followed.
+    gangs_ended: tuple[EventRow, ...] = ()
+    # Of `node_recoveries`, the ids of those its job was stopped before its gang resumed
+    # (`gang_stalls.stopped_first`): not recoveries.
+    stopped_first: frozenset[int] = frozenset()
+    # Its instance was looked at by a pass that looked after it (`status` reconciled).
+    looked_after: bool = False
 
     @property
     def recoveries(self) -> int:
         """Its recoveries after a preemption: recovery moves that happened (`happened`)
         and nodes replaced in place."""
         return recoveries((m.kind for m in self.moves if happened(m) and not is_restart(m)),
-                          len(self.node_recoveries))
+                          len(self.node_recoveries) - len(self.stopped_first))
 
     @property
     def booked_usd(self) -> float:
@@ -386,11 +398,19 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended_of = _by_job(store.jobs.event_rows(ended, kinds=["state"]) if ended else [])
         noted = store.jobs.event_rows(None if every else ids,
                                       [NODE_RECOVERY, RECOVERY_NOTE, RESTART_NOTE,
-                                       STOOD_AT_NOTE, MOVE_NOTE])
+                                       STOOD_AT_NOTE, MOVE_NOTE, gang_stalls.GANG_EVENT])
         replaced_of = _by_job(e for e in noted if e.kind == NODE_RECOVERY)
         recovered_of = _by_job(e for e in noted if e.kind == RECOVERY_NOTE)
         restarted_of = _by_job(e for e in noted if e.kind == RESTART_NOTE)
         moved_of = _by_job(e for e in noted if e.kind == MOVE_NOTE)
+        repairs_of = _by_job(e for e in noted if e.kind == gang_stalls.GANG_EVENT)
+        ended_gangs_of = {j: [e for e in said if gang_stalls.not_replaced(str(e.detail))]
+                          for j, said in repairs_of.items()}
+        # A gang's repair its job was stopped in, before the gang resumed: no recovery.
+        states_of = _by_job(store.jobs.event_rows(list(replaced_of), kinds=["state"])
+                            if replaced_of else [])
+        stopped_first = {j: frozenset(gang_stalls.stopped_first(
+            replaced_of[j], repairs_of.get(j, ()), states_of.get(j, ()))) for j in replaced_of}
         stood_of = stood_at_of(noted)
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
@@ -430,6 +450,10 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
                                  recovered=tuple(recovered_of.get(job_id, ())),
                                  restarted=tuple(restarted_of.get(job_id, ())),
                                  moved=tuple(moved_of.get(job_id, ())),
+                                 gangs_ended=tuple(ended_gangs_of.get(job_id, ())),
+                                 stopped_first=stopped_first.get(job_id, frozenset()),
+                                 looked_after=job_id in ours and launcher is not None
+                                 and reconcile_first,
                                  all_left=all_steps_left(run, done,
                                                          bool(read_of.get(job_id)))))
         shown = with_speeds(shown)  # one figure each, as the report's
@@ -585,8 +609,26 @@ def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
     last = str(placements[-1].instance)
     try:
         instance = launcher.status(last)
-        lines = launcher.logs(last, tail=FAILURE_LOG_LINES).splitlines()
+        node = failed_node(detail or instance.detail, launcher)
+        lines = (launcher.logs(last, tail=FAILURE_LOG_LINES) if node is None else
+                 launcher.logs(last, tail=FAILURE_LOG_LINES, node=node)  # type: ignore[call-arg]
+                 ).splitlines()
     except Exception:  # noqa: BLE001 - no longer known, unreadable: what the log says
         return Failure(None, "", detail, [], resume_step(None, checkpoint_uri))
     return Failure(instance.exit_code, instance.phase, detail or instance.detail, lines,
-                   resume_step(instance, checkpoint_uri), instance.checkpoint_step_inferred)
+                   resume_step(instance, checkpoint_uri), instance.checkpoint_step_inferred,
+                   node)
+
+
+_NODE_FAILED = re.compile(r"^(?:exit code -?\d+: )?node (\d+) failed\b")
+
+
+def failed_node(detail: str, launcher: Launcher) -> int | None:
+    """The node of a gang whose failure ended it, as its failure's words say it ('node 1
+    failed: ...'), where `launcher` keeps each node's output; None otherwise (rank 0's)."""
+    import inspect
+
+    found = _NODE_FAILED.match(str(detail or ""))
+    if found is None or "node" not in inspect.signature(launcher.logs).parameters:
+        return None
+    return int(found.group(1)) or None

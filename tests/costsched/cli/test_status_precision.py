@@ -104,7 +104,8 @@ def _gang(final: bool, out: tuple[int, ...], since_minutes: float = 0.0) -> Simp
     return SimpleNamespace(record=SimpleNamespace(final=final,
                                                   state="succeeded" if final else "running"),
                            nodes_out=out,
-                           node_recoveries=events, recovered=(),
+                           node_recoveries=events, recovered=(), stopped_first=frozenset(),
+                           looked_after=True,
                            open_placement=None if final else {"start_at": start})
 
 
