@@ -347,6 +347,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
     from costsched.optimize.planner import superseded_offerings
     from costsched.service.budget_short import with_budget_risk
+    from costsched.service.jobs.tried_last import table_note
     from costsched.service.staleness import stale
 
     index = members[0]
@@ -398,7 +399,8 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown),
                             placed_note(result.launch_of(index), p.ranked, shown,
-                                        *launched_as(p, result.jobs), workload=p.job)])]
+                                        *launched_as(p, result.jobs), workload=p.job),
+                            table_note(shown, result.tried_last)])]
     if baseline:
         notes.append(baseline.replace("baseline:", "baseline of the vs OD V100 column "
                                       f"({figures.HIDDEN}):", 1)
