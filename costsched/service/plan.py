@@ -45,6 +45,7 @@ from costsched.service.jobs.tried_last import tried_last
 from costsched.service.launch_place import LaunchPlacement, launch_placements
 from costsched.service.plan_explain import (
     assumed_rate_line,
+    booting_none_line,
     cost_line,
     gang_line,
     move_line,
@@ -195,8 +196,9 @@ class PlanResult:
         interval = self.interval(job)
         if interval is not None:
             lines.append(interval.said(tau))
-        lines.append(plan.job.restart_said(restart))
-        lines.append(start_line(plan.job, start))
+        # where the launcher boots no instance, its start and restarts in one line
+        lines += ([booting_none_line(plan.job)] if plan.job.start_left_out else
+                  [plan.job.restart_said(restart), start_line(plan.job, start)])
         lines.append(cost_line(span, rate, cost, _price_age(row.head(1), self.at)))
         lines.extend(self._move_lines(plan, offering, moved_from, overheads, interval))
         if r["excluded"]:  # what the arithmetic is of: an offering the plan leaves out
