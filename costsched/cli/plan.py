@@ -398,9 +398,10 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
              *filter(None, [figures.rate_note(shown, p.job.nodes, "preempt/h" in hidden),
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown),
-                            placed_note(result.launch_of(index), p.ranked, shown,
-                                        *launched_as(p, result.jobs), workload=p.job),
-                            table_note(shown, result.tried_last)])]
+                            user_text(placed_note(result.launch_of(index), p.ranked, shown,
+                                                  *launched_as(p, result.jobs),
+                                                  workload=p.job)),
+                            user_text(table_note(shown, result.tried_last))])]
     if baseline:
         notes.append(baseline.replace("baseline:", "baseline of the vs OD V100 column "
                                       f"({figures.HIDDEN}):", 1)
