@@ -393,6 +393,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
             if estimated.any() else "")
     notes = [*map(user_text, job_notes(p)),  # plain words: a `[section]` shown as written
              *filter(None, [figures.gang_note(p.job, shown, work, hidden),
+                            user_text(figures.zone_note(p.job, shown)),
                             figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated, hidden),
              *filter(None, [figures.rate_note(shown, p.job.nodes, "preempt/h" in hidden),
