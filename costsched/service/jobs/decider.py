@@ -259,7 +259,7 @@ class PriceDecider(Decider):
 
 
 def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan,
-                  last: Collection[OfferingKey]) -> None:
+                  last: Collection[OfferingKey] = ()) -> None:
     """BudgetShort when only its own budget keeps the stored `job` from every offering,
     priced where its start would be placed: past those a launch tries last (`last`, where
     it met no capacity lately: `tried_last.launch_first`)."""
