@@ -586,15 +586,14 @@ def resolve(spec: JobSpec, table: ThroughputTable, at: datetime,
 def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
     """How `spec` says its work (`steps` once resolved)."""
     if spec.hours is None or spec.reference_gpu is None:
-        return Work(steps, source=source)
+        return Work(steps, source=source, nodes=spec.num_nodes)
     if spec.reference_gpu == CPU:
         reference = CPU_REFERENCE
     else:
         gpu, n = parse_gpu(spec.reference_gpu)
         reference = f"{n}x{gpu}"
-    # Speeds relative to the reference are the gang's pace: its hour of work is the gang's.
-    gang = spec.num_nodes if relative or spec.task.work_assumed else 1
-    return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source, gang)
+    return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source,
+                spec.num_nodes)
 
 
 def parse(data: Any, source: str = "<spec>") -> JobSpec:

@@ -50,7 +50,7 @@ from costsched.model import InvalidInput, utc
 from costsched.optimize.decision import Overheads
 from costsched.passes import memo
 from costsched.throughput import ASSUMED_WORDS, ThroughputTable, assumed_basis, model_key
-from costsched.work import CPU_REFERENCE, Work, assumed_work, own_steps
+from costsched.work import CPU_REFERENCE, Work, assumed_work, own_steps, stored_nodes
 
 DEFAULT_FACTOR = 1.5  # measured / planned beyond this (either way) is flagged
 SPEED_COLUMNS = ["job_id", "gpu_model", "gpu_count", "hours", "planned_sps", "measured_sps",
@@ -95,7 +95,7 @@ def _given_hours(spec: Mapping) -> Work:
     hours, reference = float(spec.get("hours") or 0.0), str(spec.get("reference_gpu") or "")
     gpu, _, count = reference.partition(":")
     where = CPU_REFERENCE if gpu.upper() == "CPU" else f"{count or 1}x{gpu}"
-    return Work(hours * 3600, hours, where)
+    return Work(hours * 3600, hours, where, nodes=stored_nodes(spec))
 
 
 def rate_or_nan(rate: Rate | None, gpu: str, count: int) -> float:

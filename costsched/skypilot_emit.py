@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -27,8 +27,9 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     job keeps them."""
     written = written if isinstance(written, Mapping) else {}
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
-    infra = "/".join(str(p) for p in (offering["cloud"], offering["region"],
-                                       offering.get("zone") or "") if p)
+    zone = offering.get("zone") or pinned_zone(spec.constraints.zones, spec.task.order,
+                                               offering["cloud"], offering["region"])
+    infra = "/".join(str(p) for p in (offering["cloud"], offering["region"], zone) if p)
     task: dict[str, Any] = {"name": spec.name}
     paths = spec.task.as_written  # local paths as the user wrote them
     if spec.workdir:
@@ -123,6 +124,19 @@ def checkpoint_names_unset(spec: JobSpec) -> list[str]:
     does not."""
     used = CHECKPOINT_NAMES.findall(f"{spec.setup or ''}\n{spec.run or ''}")
     return sorted({n for n in used if n not in spec.envs})
+
+
+def pinned_zone(zones: Iterable[str], order: Iterable[Mapping[str, Any]], cloud: str,
+                region: str) -> str:
+    """The one zone of `region` a job's file keeps it to (its `zones`, or those of its
+    `ordered:` / `any_of` alternatives, `order`), where an offering is priced for the whole
+    region (on-demand prices are): what a pinned task keeps; '' where it names none there,
+    or several."""
+    from costsched.clouds import zone_region
+
+    named = [*zones, *(z for alt in order for z in alt.get("zones", ()))]
+    here = {z for z in named if zone_region(z) == (cloud, region)}
+    return here.pop() if len(here) == 1 else ""
 
 
 def secret_like_envs(spec: JobSpec) -> list[str]:

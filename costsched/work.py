@@ -33,12 +33,14 @@ class Work:
     relative: bool = False  # speeds are relative to the reference (no model, no throughputs)
     assumed: bool = False  # not said: costsched's default hour on the reference
     source: str = ""  # the job's file
-    nodes: int = 1  # a gang's nodes: its hours of work are the gang's, at its pace
+    nodes: int = 1  # the job's nodes (a gang's), however its work is said
 
     def on(self) -> str:
         """What an hour of the work is on: the reference ('1xV100'), or a gang's nodes of it
-        ('2 nodes x 1xL4'), whose pace, all nodes together, a speed is (1 = as fast)."""
-        if self.nodes > 1 and self.reference and self.reference != CPU_REFERENCE:
+        ('2 nodes x 1xL4'), whose pace, all nodes together, a speed is (1 = as fast): the
+        hours of work of speeds relative to the reference, or assumed, are the gang's."""
+        gang = self.relative or self.assumed
+        if gang and self.nodes > 1 and self.reference and self.reference != CPU_REFERENCE:
             return f"{self.nodes} nodes x {self.reference}"
         return self.reference
 
@@ -128,10 +130,10 @@ def assumed_work(stored: Mapping[str, Any]) -> Work | None:
         gpu, _, count = reference.partition(":")
         reference = f"{count or 1}x{gpu}"
     return Work(float(hours) * 3600, float(hours), reference, True, True,
-                str(stored.get("source") or ""), _nodes(spec))
+                str(stored.get("source") or ""), stored_nodes(spec))
 
 
-def _nodes(spec: Mapping[str, Any]) -> int:
+def stored_nodes(spec: Mapping[str, Any]) -> int:
     """A stored spec's nodes (its task's num_nodes; 1 when not said)."""
     task = spec.get("task") or {}
     nodes = spec.get("num_nodes") or (task.get("num_nodes") if isinstance(task, Mapping) else 1)

@@ -157,7 +157,8 @@ def launch(
         if wait > 0:
             service.settle(store, backend, wait)
     for line in fitting if not json_out else ():
-        console.print(printable(line), highlight=False, markup=False)
+        if line not in _passed_said(records):  # said under the table, once
+            console.print(printable(line), highlight=False, markup=False)
     with one_pass():  # the jobs and their budgets as of one instant, read once
         shown = service.status(store, backend, None)
         shown = [s for s in shown if s.record.id in {r.id for r in records}]
@@ -277,6 +278,15 @@ def _print_checkpoints(records: Sequence[Any], json_out: bool) -> None:
             (err_console if json_out else console).print(
                 printable(f"  job {r.id}: {note}"), highlight=False, markup=False,
                 soft_wrap=True)
+
+
+def _passed_said(records: Sequence[Any]) -> set[str]:
+    """The lines under the table of a launch (`_print_passed_over`) as the budget check
+    words them ('job NAME: placed on ...'): not said twice."""
+    from costsched.service.jobs.launches import PASSED_OVER
+
+    return {f"job {r.name}: {line}" for r in records
+            for line in (r.spec.get(PASSED_OVER) or () if isinstance(r.spec, dict) else ())}
 
 
 def _print_passed_over(records: Sequence[Any], json_out: bool) -> None:

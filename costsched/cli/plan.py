@@ -347,6 +347,7 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
     """The ranking of the jobs `members` share (one job's, or a sweep's identical jobs')."""
     from costsched.optimize.planner import superseded_offerings
     from costsched.service.budget_short import with_budget_risk
+    from costsched.service.jobs.tried_last import table_note
     from costsched.service.staleness import stale
 
     index = members[0]
@@ -392,13 +393,16 @@ def _print_job(result: PlanResult, members: list[int], top: int, stale_after: fl
             if estimated.any() else "")
     notes = [*map(user_text, job_notes(p)),  # plain words: a `[section]` shown as written
              *filter(None, [figures.gang_note(p.job, shown, work, hidden),
+                            user_text(figures.zone_note(p.job, shown)),
                             figures.start_note(p.job, work)]),
              *figures.notes(shown, work, hint, steps_estimated, hidden),
              *filter(None, [figures.rate_note(shown, p.job.nodes, "preempt/h" in hidden),
                             figures.interval_note(result.interval(index), shown)]),
              *filter(None, [figures.budget_note(p.job, shown),
-                            placed_note(result.launch_of(index), p.ranked, shown,
-                                        *launched_as(p, result.jobs), workload=p.job)])]
+                            user_text(placed_note(result.launch_of(index), p.ranked, shown,
+                                                  *launched_as(p, result.jobs),
+                                                  workload=p.job)),
+                            user_text(table_note(shown, result.tried_last))])]
     if baseline:
         notes.append(baseline.replace("baseline:", "baseline of the vs OD V100 column "
                                       f"({figures.HIDDEN}):", 1)

@@ -365,6 +365,30 @@ def gang_note(job: Workload, shown: pd.DataFrame, work: Work | None,
                      "give the gang's measured pace there")
 
 
+def zone_note(job: Workload, shown: pd.DataFrame) -> str:
+    """For rows priced for a whole region where the job's file names one zone of it: that
+    zone, its key, and that `--emit sky` keeps it ('gcp us-central1 is priced for the whole
+    region; resources.zone in task.yaml names us-central1-a there, which `costsched plan
+    --emit sky` keeps'); '' where none is."""
+    from costsched.optimize.no_plan_keys import in_file, key
+    from costsched.skypilot_emit import pinned_zone
+
+    zones, order = job.job.constraints.zones, getattr(job, "order", ())
+    if not zones and not any(alt.get("zones") for alt in order):
+        return ""
+    named = {}
+    for r in shown[shown["zone"].fillna("") == ""].itertuples():
+        zone = pinned_zone(zones, order, str(r.cloud), str(r.region))
+        if zone:
+            named[f"{r.cloud} {r.region}"] = zone
+    if not named:
+        return ""
+    written = f"{key(job, 'zones')}{in_file(job)}"
+    return "; ".join(f"{place} is priced for the whole region; {written} names {zone} "
+                     "there, which `costsched plan --emit sky` keeps"
+                     for place, zone in named.items())
+
+
 def start_note(job: Workload, work: Work | None) -> str:
     """What the work's columns count beside the work: the job's start, once, at each
     offering's $/h ('hours and total $ count its start once, at each offering's $/h: 0.25 h

@@ -12,6 +12,7 @@ from costsched.cli.common import frame_record_stream, frame_records
 from costsched.cli.plan_placed import placement_json
 from costsched.cli.said import Said, as_json
 from costsched.optimize.quotas import quota_cost
+from costsched.service.jobs.tried_last import rows_tried_last
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,6 +97,9 @@ def plan_json(result: PlanResult, top: int, stale_after: float,
                 "booked": (result.booked[i].as_dict(result.at)
                            if result.booked and result.booked[i] is not None else None),
                 "launch_placement": placement_json(result.launch_of(i)),
+                # the offerings its launch tries after the others, and why (rank in the ranking)
+                "tried_last": [{"rank": n, "offering": o, "why": why} for n, o, why
+                               in rows_tried_last(result.ranking(i), result.tried_last)],
             }
 
     out: dict = {"at": result.at, "objective": result.objective,

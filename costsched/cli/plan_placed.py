@@ -59,6 +59,11 @@ def placed_note(placed: LaunchPlacement | None, ranked: pd.DataFrame,
     spot = len(placed.key) > 4 and placed.key[4] == "spot"
     later = ", on-demand of its type when the deadline needs it" if spot else ""
     first = str(shown["offering"].iloc[0]) if len(shown) else ""
+    from costsched.optimize.no_plan_keys import no_spot
+
+    asked = "" if spot or workload is None else no_spot(workload)
+    if placed.offering == first and asked:  # no spot to weigh: the file's choice
+        return f"launch places it on #1: on-demand, as {asked} asks"
     if placed.offering == first:
         return (f"launch places it on #1 {policy}: " + ("spot while it lasts, on-demand of "
                 "its type when the deadline needs it" if spot else "on-demand, as its "

@@ -43,6 +43,20 @@ def key(job: Workload, field: str) -> str:
     return as_written(f"constraints.{field}", sky)
 
 
+def no_spot(job: Workload) -> str:
+    """'resources.use_spot: false in sky2.yaml': the key of the job's file that keeps it
+    off spot, as written ('constraints.markets: [on_demand] in job.yaml'); '' where the job
+    may run on spot."""
+    markets = job.job.constraints.markets
+    if not markets or "spot" in markets:
+        return ""
+    written = key(job, "markets")
+    if " or " not in written:  # (alternatives that each say it: named, not quoted)
+        written += (": false" if written.endswith("use_spot")
+                    else f": [{', '.join(markets)}]")
+    return written + in_file(job)
+
+
 def sizes(job: Workload) -> dict[str, tuple[str, float, str]]:
     """The sizes a SkyPilot task writes (`resources.cpus`, `resources.memory`), which narrow
     its instance types, by the catalog's column: {'vcpus': ('resources.cpus', 8.0, '+')};

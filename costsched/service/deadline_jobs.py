@@ -38,6 +38,7 @@ from costsched.lazy import pandas as pd
 from costsched.model import InvalidInput
 from costsched.optimize.decision import Overheads, egress_per_gb
 from costsched.optimize.hazard import Evidence
+from costsched.optimize.no_plan_keys import no_spot
 from costsched.optimize.planner import plan_job, prepare, start_hours
 from costsched.policies import OfferingKey
 from costsched.policies.deadline import MarketNow, deadline_policy
@@ -143,7 +144,9 @@ def _market(store: PriceStore, resolved: ResolvedJob, at: datetime,
     ranked = ranked[(reason == "") | reason.str.startswith(DEADLINE_EXCLUSION)]
     spot = ranked[ranked["market"] == "spot"]
     if spot.empty:
-        raise NoSpot("no spot offering its constraints allow has a price now")
+        asked = no_spot(resolved)  # a job kept off spot: on-demand as its file asks
+        raise NoSpot(f"on-demand, as {asked} asks" if asked else
+                     "no spot offering its constraints allow has a price now")
     # On-demand: the priced offerings, else the catalog's list price of the same type in
     # the same region (what a launch there pays).
     listed = spot.assign(market="on_demand", zone="",

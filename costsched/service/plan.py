@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,9 +41,11 @@ from costsched.service.booked import booked_for
 from costsched.service.decide import decision_rates
 from costsched.service.jobs.lost_work import assumed_line
 from costsched.service.jobs.market import market_at
+from costsched.service.jobs.tried_last import tried_last
 from costsched.service.launch_place import LaunchPlacement, launch_placements
 from costsched.service.plan_explain import (
     assumed_rate_line,
+    booting_none_line,
     cost_line,
     gang_line,
     move_line,
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
     from costsched.optimize.booked import BookedPlans
     from costsched.optimize.collection import CollectionPlan
     from costsched.optimize.unmatched import Missing
+    from costsched.policies import OfferingKey
     from costsched.price_ages import Stale
     from costsched.service.jobs.market import Market
 
@@ -94,6 +97,9 @@ class PlanResult:
     # Per job, where `launch` places it when its deadline policy does, not the ranking's
     # order (`service.launch_place`); () when no launcher was given or no job is such.
     launch: tuple[LaunchPlacement | None, ...] = ()
+    # The offerings `launch` on the plan's launcher tries after the others, with why (a
+    # launch met no capacity there lately: `jobs.tried_last`); {} without a launcher.
+    tried_last: Mapping[OfferingKey, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -190,8 +196,9 @@ class PlanResult:
         interval = self.interval(job)
         if interval is not None:
             lines.append(interval.said(tau))
-        lines.append(plan.job.restart_said(restart))
-        lines.append(start_line(plan.job, start))
+        # where the launcher boots no instance, its start and restarts in one line
+        lines += ([booting_none_line(plan.job)] if plan.job.start_left_out else
+                  [plan.job.restart_said(restart), start_line(plan.job, start)])
         lines.append(cost_line(span, rate, cost, _price_age(row.head(1), self.at)))
         lines.extend(self._move_lines(plan, offering, moved_from, overheads, interval))
         if r["excluded"]:  # what the arithmetic is of: an offering the plan leaves out
@@ -406,6 +413,7 @@ def plan(
             if availability is None and per_job == "cost" and not filters:
                 _share_rankings(market_at(opened, when), resolved, raised, cpu, offerings)
             launch = launch_placements(opened, resolved, when, launcher)
+        last = {} if launcher is None else tried_last(market_at(opened, when), launcher)
     collection = None
     if several:
         from costsched.optimize.collection import POLICIES, plan_collection_shared
@@ -418,7 +426,7 @@ def plan(
     intervals = tuple(interval_of(spec, r.checkpoint_hours, source)
                       for (source, spec), r in zip(specs, resolved, strict=True))
     return PlanResult(when, objective, plans, collection, rates, quota_note=quota_note,
-                      booked=booked, intervals=intervals, launch=launch)
+                      booked=booked, intervals=intervals, launch=launch, tried_last=last)
 
 
 def _unlaunched(launcher: str | None, jobs: Sequence[ResolvedJob]

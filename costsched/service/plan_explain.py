@@ -60,6 +60,25 @@ def speed_line(job: Workload, row: Mapping[str, Any], kind: str) -> str:
             f"({kind}): {_ASSUMED_UNIT.sub(unit, source)}")
 
 
+def booting_none_line(job: Workload) -> str:
+    """Where the launcher boots no instance (`start_left_out`), the one line for its start
+    and restarts: none there, and what a cloud launcher would count ('' elsewhere): 'start
+    and restarts: none (the local launcher boots no instance, ...); on a cloud launcher its
+    first start, 0.3 h, comes on top, once, at the offering's $/h, and each restart takes
+    0.3 h'."""
+    from costsched.own_budget import span
+
+    if not job.start_left_out:
+        return ""
+    cloud = job.launched_by("")
+    first, again = span(cloud.start_hours), span(cloud.restart_hours)
+    counted = (f"its first start, {first}, comes on top, once, at the offering's $/h, and "
+               f"each restart takes {again}" if job.work_assumed else
+               f"its first start, {first}, and each restart, {again}, count in the expected "
+               "hours")
+    return f"start and restarts: none ({job.start_left_out}); on a cloud launcher {counted}"
+
+
 def start_line(job: Workload, shown: str) -> str:
     """The job's start as the expected hours count it (`shown`: as that line writes it),
     in `own_budget.start_words`'s words; for assumed work, left out of the per-work-hour

@@ -55,3 +55,34 @@ def test_plan_of_a_gang_without_work_names_the_gang(cli, tmp_path: Path,  # noqa
     assert emitted.exit_code == 0, emitted.output
     [comment] = [line for line in emitted.stdout.splitlines() if "expected" in line]
     assert comment.endswith("for 1 h of work on 2 nodes x 1xL4 (assumed)."), comment
+
+
+GIVEN = """name: gang
+run: python train.py
+num_nodes: 2
+resources:
+  accelerators: T4:1
+  use_spot: true
+costsched:
+  throughputs: {T4: 17}
+  steps: 3000
+"""
+
+
+@pytest.mark.parametrize("work", ["throughputs: {T4: 17}\n  steps: 3000", "hours: 2"])
+def test_a_gangs_given_work_keeps_its_nodes(cli, tmp_path: Path, work: str) -> None:  # noqa: ANN001
+    path = tmp_path / "given.yaml"
+    path.write_text(GIVEN.replace("throughputs: {T4: 17}\n  steps: 3000", work))
+    shown = cli("plan", str(path), "--json")
+    assert shown.exit_code == 0, shown.output
+    doc = json.loads(shown.stdout)
+    [job] = doc["jobs"]
+    assert job["work"]["nodes"] == 2, job["work"]  # as each row's nodes
+    assert {row["nodes"] for row in doc["rankings"][job["ranking_index"]]["ranking"]} == {2}
+
+
+def test_a_stored_gang_given_hours_keeps_its_nodes() -> None:
+    from costsched.measured import _given_hours
+
+    work = _given_hours({"hours": 2.0, "reference_gpu": "T4:1", "num_nodes": 2})
+    assert work.nodes == 2 and work.on() == "1xT4"  # its hours are on one node's GPU

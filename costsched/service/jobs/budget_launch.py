@@ -14,7 +14,7 @@ move's count it: a launch that fits is not stopped at once.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 
 from costsched import own_budget
@@ -24,9 +24,10 @@ from costsched.jobspec import JobSpec, ResolvedJob
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import Launcher
 from costsched.model import InvalidInput
-from costsched.optimize.planner import JobPlan, budget_short
+from costsched.optimize.planner import JobPlan
 from costsched.optimize.unmatched_estimates import ESTIMATED_MARK, estimate_said
 from costsched.own_budget import LaunchFit
+from costsched.policies import OfferingKey
 from costsched.rest_cost import RestCost, of_row
 from costsched.service.deadline_terms import uses_deadline_policy
 from costsched.service.decide import Decision
@@ -36,6 +37,12 @@ from costsched.service.jobs.market import pass_table
 from costsched.service.jobs.named_offering import picked
 from costsched.service.jobs.reasons import label
 from costsched.service.jobs.runs import refuse_live_name
+from costsched.service.jobs.tried_last import (
+    capacity_passed,
+    launch_first,
+    placed_past,
+    tried_last,
+)
 from costsched.service.jobs.watch_span import watch_span
 from costsched.spec_errors import as_written
 from costsched.spec_notes import unknown_budget
@@ -89,12 +96,13 @@ def launch_fits(store: PriceStore, jobs: Jobs, config: BudgetsConfig, at: dateti
         table = table if table is not None else pass_table(store)
         resolved = _as_launched(spec, source, table, at, launcher, checkpoint_root)
         plan = planned(resolved, market, at)
-        row = _priced_row(plan, offering)
+        last = {} if launcher is None else tried_last(market, launcher.name)
+        row = _priced_row(plan, offering, last)
         if row is None:
             continue  # the launch itself says why nothing fits
         placed, parts = "", of_row(row)
-        if offering is None and launcher is not None and uses_deadline_policy(resolved):
-            row, placed, parts = _deadline_row(store, launcher, resolved, plan, row, at)
+        if offering is None and launcher is not None:
+            row, placed, parts = _placed_row(store, launcher, resolved, plan, row, at, last)
         expected = float(row["expected_cost"])  # the plan's: its first start counted once
         start = own_budget.start_usd(resolved, float(row["usd_per_hour"]))  # (all its nodes)
         pessimistic = own_budget.pessimistic_usd(resolved, row)
@@ -124,14 +132,15 @@ def _as_launched(spec: JobSpec, source: str, table: ThroughputTable, at: datetim
     return resolve(spec, table, at, source=source, launcher=effective().launch.launcher)
 
 
-def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
-                  plan: JobPlan, first: pd.Series, at: datetime
-                  ) -> tuple[pd.Series, str, RestCost | None]:
-    """The plan's row of the offering the deadline policy places the job on (the launch's
-    own choice, `first_place.first_placement`), the line that says so when it is not the
-    plan's first (`first`), and the parts of its cost (`rest_cost.of_row`; None for the
-    policy's own figure); the plan's own when the policy cannot be asked (the launch says
-    why)."""
+def _placed_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
+                plan: JobPlan, first: pd.Series, at: datetime,
+                last: Mapping[OfferingKey, str]) -> tuple[pd.Series, str, RestCost | None]:
+    """The plan's row of the offering the launch places the job on (the first it tries,
+    `first_place.first_placement`: its deadline policy's pick, or past one where a launch
+    met no capacity lately, `last`), the line that says so when it is not the plan's first
+    (`first`), and the parts of its cost (`rest_cost.of_row`; None for the deadline
+    policy's own figure); the plan's own when the launch's decision cannot be asked (the
+    launch says why)."""
     from costsched.service.jobs.first_place import first_placement
 
     try:
@@ -139,7 +148,11 @@ def _deadline_row(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
     except InvalidInput:
         return first, "", of_row(first)
     key = tuple(candidates[0]["key"])
-    if key[:5] == _key(first)[:5]:
+    passed = capacity_passed(plan.ranked, tuple(decision.choice), key, last)
+    if passed is not None:
+        row, choice, why = passed
+        return row, f"job {resolved.name}: {placed_past(row, choice, why)}", of_row(row)
+    if key[:5] == _key(first)[:5] or not uses_deadline_policy(resolved):
         return first, "", of_row(first)
     rows = plan.ranked[[_key(r)[:5] == key[:5] for _, r in plan.ranked.iterrows()]]
     if rows.empty:  # a list price the plan does not rank: the policy's own expected cost
@@ -192,16 +205,18 @@ def _key(row: pd.Series) -> tuple[str, ...]:
     return tuple(str(row[k]) for k in ("cloud", "region", "zone", "instance_type", "market"))
 
 
-def _priced_row(plan: JobPlan, offering: str | None) -> pd.Series | None:
+def _priced_row(plan: JobPlan, offering: str | None,
+                last: Collection[OfferingKey] = ()) -> pd.Series | None:
     """The offering a launch places the job on, as its plan prices it (the `offering`
     named, else the plan's choice); when its own budget leaves it none, the one the plan's
-    refusal prices (`budget_short`): one figure for the line and the refusal. None when
-    something else keeps it from running (the launch says what)."""
+    refusal prices (`budget_short`), past those a launch tries last (`last`, where it
+    met no capacity lately: `tried_last.launch_first`): one figure for the line and the
+    refusal. None when something else keeps it from running (the launch says what)."""
     if offering is not None:
         return picked(plan.choices, plan.ranked, offering).iloc[0]
     if not plan.choices.empty:
         return plan.choices.iloc[0]
-    return budget_short(plan.job, plan.ranked)
+    return launch_first(plan.job, plan.ranked, last)
 
 
 def _check_budget_name(source: str, job: str, name: str | None,

@@ -38,7 +38,7 @@ from costsched.migration.machine import offering_of
 from costsched.model import BOOKED_MARKETS, InvalidInput
 from costsched.optimize.decision import MovePrice, Overheads
 from costsched.optimize.job import Workload
-from costsched.optimize.planner import JobPlan, budget_short, plan_jobs
+from costsched.optimize.planner import JobPlan, plan_jobs
 from costsched.optimize.quotas import QuotaCost, quota_cost
 from costsched.optimize.unmatched import Missing, unmatched, with_dropped
 from costsched.optimize.unmatched_estimates import estimate_said
@@ -234,7 +234,7 @@ class PriceDecider(Decider):
         rest = job.rest()
         plan = planned(rest, market, now)
         if plan.choices.empty and job.budget is not None:
-            _refuse_short(job, rest, plan)
+            _refuse_short(job, rest, plan, market.full_for(job.here))
         choices = picked(plan.choices, plan.ranked, job.offering)
         ranked = []
         for row in choices.itertuples():
@@ -258,10 +258,15 @@ class PriceDecider(Decider):
                         quota_cost="" if paid is None else paid.line())
 
 
-def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan) -> None:
-    """BudgetShort when only its own budget keeps the stored `job` from every offering."""
+def _refuse_short(job: JobNow, rest: ResolvedJob, plan: JobPlan,
+                  last: Collection[OfferingKey] = ()) -> None:
+    """BudgetShort when only its own budget keeps the stored `job` from every offering,
+    priced where its start would be placed: past those a launch tries last (`last`, where
+    it met no capacity lately: `tried_last.launch_first`)."""
+    from costsched.service.jobs.tried_last import launch_first
+
     assert job.budget is not None  # noqa: S101 - a stored job's placement
-    cheapest = budget_short(rest, plan.ranked)
+    cheapest = launch_first(rest, plan.ranked, last)
     if cheapest is None or cheapest["excluded"] != "over budget":
         return  # something else (a deadline, its filters) keeps it: its plan says what
     raise BudgetShort(rest.name, job.budget, rest.job.steps, str(cheapest["offering"]),

@@ -50,6 +50,7 @@ from costsched.service.jobs.steps import (
     resume_step,
     unsay_waits,
 )
+from costsched.service.jobs.tried_last import capacity_passed, placed_past, tried_last
 from costsched.service.jobs.unready import unlaunched
 from costsched.service.jobs.watch import close_ended, close_ended_named, settle
 from costsched.service.resolve import resolve
@@ -126,8 +127,11 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
                       "launcher": launcher.name, "code": code, "offering": pick,
                       "checkpoint_root": checkpoint_root, MASKED_AT_SOURCE: True,
                       CHECKPOINT_SCOPE: store_scope(store.engine)}
-            over = _passed_over(store, launcher, resolved, when, candidates)
-            if over:  # the alternatives of its order it does not start on, and why
+            # its plan's first choice passed over for want of capacity lately, and the
+            # alternatives of its order it does not start on, with why
+            over = [*_capacity_passed(store, launcher, resolved, when, decided, candidates),
+                    *_passed_over(store, launcher, resolved, when, candidates)]
+            if over:
                 stored[PASSED_OVER] = over
             # Stored with its lease held by this launch: a daemon finds it only to leave it.
             holder = holder_name()
@@ -156,6 +160,20 @@ def launch(store: PriceStore, jobs: Jobs, *, launcher: Launcher, at: datetime | 
 # The stored job's lines on the `ordered:` alternatives its launch passed over (`launch`
 # prints them).
 PASSED_OVER = "passed_over"
+
+
+def _capacity_passed(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,
+                     when: datetime, decided: Decision, candidates: list[dict]) -> list[str]:
+    """The line of a launch that starts the job past its decision's choice, where a launch
+    met no capacity lately (`tried_last`): 'placed on X at $a/h, not on Y at $b/h (the
+    plan's first choice): no capacity met 4 min ago on this machine (local launcher): ...';
+    [] where it starts on that choice."""
+    if not candidates:
+        return []
+    market = market_at(store, when)
+    passed = capacity_passed(planned(resolved, market, when).ranked, tuple(decided.choice),
+                             tuple(candidates[0]["key"]), tried_last(market, launcher.name))
+    return [] if passed is None else [placed_past(*passed)]
 
 
 def _passed_over(store: PriceStore, launcher: Launcher, resolved: ResolvedJob,

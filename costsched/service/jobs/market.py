@@ -76,12 +76,17 @@ class Market:
     def full_for(self, here: bool) -> set[OfferingKey]:
         """`full`, for the launches of a launcher whose instances run on this machine
         (`here`) with the capacity its own simulated instances met too."""
+        return set(self.full_seen(here))
+
+    def full_seen(self, here: bool) -> dict[OfferingKey, datetime]:
+        """`full_for`, each offering with when it last met no capacity (what says why a
+        launch tries it after the others: `tried_last`)."""
         from costsched.service.jobs.runs import CAPACITY_COOLDOWN  # a plan needs no runs
 
         seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity",
                                              clouds_only=not here)
-        return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux")
-                for r in seen.itertuples()}
+        return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux"):
+                r.at.to_pydatetime() for r in seen.itertuples()}  # oldest first: the last kept
 
     @property
     def quotas(self) -> QuotaFacts:

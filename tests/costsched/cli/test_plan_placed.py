@@ -162,3 +162,36 @@ def test_an_on_demand_placement_is_said_as_one() -> None:
                     "0.0056 h x $0.5260/h = $0.0029 for its work and start; `costsched "
                     "launch job.yaml --offering 'aws us-west-2 g4dn.xlarge spot'` takes #1 "
                     "instead")
+
+
+SKY_ON_DEMAND = """\
+name: od
+num_nodes: 2
+resources:
+  ordered:
+    - accelerators: V100:1
+    - accelerators: T4:1
+  use_spot: false
+run: 'true'
+costsched: {throughputs: {T4: 20, V100: 20}, steps: 500, deadline: 2h}
+"""
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    (SKY_ON_DEMAND, "resources.use_spot: false in od.yaml"),
+    (JOB.format(name="od", python=sys.executable, markets=", markets: [on_demand]"),
+     "constraints.markets: [on_demand] in od.yaml")])
+def test_a_job_kept_off_spot_is_on_demand_as_its_file_asks(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,  # noqa: ANN001
+        key: str) -> None:
+    monkeypatch.setenv("COLUMNS", "300")
+    monkeypatch.chdir(tmp_path)  # the file named as typed
+    (tmp_path / "od.yaml").write_text(text)
+    shown = cli("plan", "od.yaml")
+    assert shown.exit_code == 0, shown.output
+    out = " ".join(shown.stdout.split())
+    assert f"launch places it on #1: on-demand, as {key} asks" in out, out
+    assert "deadline needs it now" not in out and "spot-hedge" not in out, out
+    [planned] = json.loads(cli("plan", "od.yaml", "--json").stdout)["jobs"]
+    reason = planned["launch_placement"]["reason"]
+    assert f"on-demand, as {key} asks" in reason and "no spot offering" not in reason, reason

@@ -89,3 +89,24 @@ def test_a_plan_of_work_not_given_says_no_start_comes_on_top_of_its_rate(
         "0.25 h: 10 min boot and set-up ([migration] restart_minutes) + 5 min warm-up "
         "([migration] warmup_minutes) comes on top, once, at the offering's $/h"), note
     assert "hours and totals" not in planned.output
+
+
+TASK = "name: t\nrun: 'true'\nresources: {accelerators: L4:1, use_spot: true}\n"
+
+
+@pytest.mark.parametrize(("text", "counted"), [
+    (JOB, "its first start, 0.25 h, and each restart, 0.25 h, count in the expected hours"),
+    (TASK, "its first start, 0.25 h, comes on top, once, at the offering's $/h, and each "
+           "restart takes 0.25 h")])
+def test_explain_on_the_local_launcher_says_its_start_and_restarts_once(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,  # noqa: ANN001
+        counted: str) -> None:
+    monkeypatch.setenv("COSTSCHED_LAUNCH_LAUNCHER", "local")
+    (tmp_path / "w.yaml").write_text(text)
+    explained = cli("plan", tmp_path / "w.yaml", "--explain", "1")
+    assert explained.exit_code == 0, explained.output
+    lines = [" ".join(line.split()) for line in explained.stdout.splitlines()]
+    said = [line for line in lines if "restart" in line and not line.startswith("expected")]
+    assert said == [f"start and restarts: none ({LEFT_OUT}); on a cloud launcher {counted}"]
+    assert sum(line.count("left out") for line in lines if not
+               line.startswith("expected")) == 0, lines  # (its formula says 'start left out')
