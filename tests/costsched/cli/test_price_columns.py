@@ -85,3 +85,22 @@ def test_bundled_prices_summed_from_parts_carry_no_float_noise() -> None:
 def test_bills_lines_total_reads_as_billed_money_elsewhere(cli) -> None:  # noqa: ANN001
     out = cli("bills", "lines").stdout
     assert out.startswith("0 lines, $0.0000"), out
+
+
+def test_the_dashboard_prices_page_writes_each_column_at_one_precision(tmp_path: Path) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from costsched.dashboard.app import create_app
+    from costsched.store import PriceStore
+
+    page = TestClient(create_app(PriceStore(str(tmp_path / "s.sqlite")))).get("/prices").text
+    start = page.index("<h2>Cheapest per GPU model and count</h2>")
+    rows = re.findall(r"<tr><td>[^<]+</td>(.*?)</tr>", page[start:page.index("</table>", start)])
+    assert rows
+    for market in (0, 1):  # on-demand, spot
+        cells = [re.findall(r'class="num">([^<]+)<', r)[market] for r in rows]
+        assert len(_decimals(cells)) == 1, cells
+    start = page.index("<h2>Cheapest offerings per GPU model</h2>")
+    cells = re.findall(r'class="num">(\$[^<]+)<', page[start:page.index("</table>", start)])
+    assert len(cells) > 4 and len(_decimals(cells)) == 1, cells
