@@ -53,11 +53,14 @@ HTML), the dashboard and every message.
   amount as written; a figure that grows (a running placement's hours) at the same
   decimals call after call (`steady_hours`); no product where none reads as the amount.
 - A stored price per hour (`stored_price`: an offering's, as collected or bundled, one
-  instance's or a gang's sum of them, the price a charge used): at its own decimals
-  (`stored_places`, MAX_DECIMALS to PRICE_MOST: '$0.07962', '$0.9180', '$30.13118'), the
-  same text in every table, line and page (plan, gpus, prices, catalog, status, report,
-  the dashboard, a product's price), never '$0.0796' in one and '$0.07962' in another;
-  a table aligns them right. An average charged is the price where it was charged at one
+  instance's or a gang's sum of them, the price a charge used): alone, at its own
+  decimals (`stored_places`, MAX_DECIMALS to PRICE_MOST: '$0.07962', '$0.9180',
+  '$30.13118'), never rounded, the same figure in every table, line and page (plan,
+  gpus, prices, catalog, status, report, the dashboard, a product's price), never
+  '$0.0796' in one and '$0.07962' in another.
+  A column of them (`stored_prices`, `derived_prices`) reads at one precision, the most
+  decimals one of them takes ('$0.159240' above '$0.361800'; '$7.3600' above '$11.4400'),
+  aligned right. An average charged is the price where it was charged at one
   (its own decimals); across prices it has more digits than PRICE_MOST, is no stored
   price and reads at MAX_DECIMALS ('$0.2457'). A figure per hour made by dividing
   (`derived_per_hour`) is no stored price either: a cost per hour of assumed work at
@@ -255,6 +258,14 @@ def usd_all(*values: float | None) -> list[str]:
     return [usd(v, places) for v in values]
 
 
+def derived_prices(values: Sequence[float | None], prices: Sequence[float | None]) -> list[str]:
+    """A column of prices per GPU-hour, each dividing the stored price beside it in
+    `prices`: at that column's precision (`column_places`), so that a one-GPU offering's
+    reads as its price does."""
+    places = column_places(prices)
+    return [usd(v, places) for v in values]
+
+
 def stored_price(value: float | None) -> str:
     """A stored price per hour, wherever it is shown: an offering's price as collected or
     bundled, one instance's or a gang's sum of them, the price a charge used (its average
@@ -273,6 +284,20 @@ def stored_places(value: float | None) -> int:
     if _known(value) and _writes(float(value), PRICE_MOST):  # type: ignore[arg-type]
         return price_places(float(value))  # type: ignore[arg-type]
     return MAX_DECIMALS
+
+
+def column_places(prices: Iterable[float | None]) -> int:
+    """The one precision of a column of stored prices (a table's `$/h`, `$/GPU-h`): the
+    most decimals any of them takes (`stored_places`), so that each reads as it is and
+    the column at one precision ('$0.159240' above '$0.361800', never '$0.15924' above
+    '$0.3618'); MAX_DECIMALS where none is known."""
+    return max((stored_places(p) for p in prices if _known(p)), default=MAX_DECIMALS)
+
+
+def stored_prices(values: Sequence[float | None]) -> list[str]:
+    """A column of stored prices, each at the column's one precision (`column_places`)."""
+    places = column_places(values)
+    return [usd(v, places) for v in values]
 
 
 def derived_per_hour(value: float | None, price: float | None = None) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from costsched.amounts import decimals, stored_price, usd, usd_all
+from costsched.amounts import CHARGED, decimals, stored_prices, total_as_written, usd, usd_all
 from costsched.cli.common import (
     DbOption,
     JsonOption,
@@ -111,10 +111,13 @@ def import_(
                            "costsched-job and costsched-attempt as cost allocation tags in "
                            "the Billing console"), highlight=False)
     if len(recorded):
+        records = recorded.to_dict("records")
+        estimated = stored_prices([r["estimated_usd_per_hour"] for r in records])
+        billed_rates = stored_prices([r["billed_usd_per_hour"] for r in records])
         rows = [[Text(str(r["placement_id"])), Text(f"{r['cloud']} {r['region']} "
                                                      f"{r['instance_type']} {word(r['market'])}"),
-                 Text(stored_price(r["estimated_usd_per_hour"])),
-                 Text(stored_price(r["billed_usd_per_hour"]))] for r in recorded.to_dict("records")]
+                 Text(e), Text(b)]
+                for r, e, b in zip(records, estimated, billed_rates, strict=True)]
         console.print(table("Billed compute rates recorded as prices (source bill)",
                             ["placement", "offering", "estimated $/h", "billed $/h"], rows))
 
@@ -157,12 +160,20 @@ def lines_cmd(
     if json_out:
         print_json({"lines": total, "shown": frame_records(shown)})
         return
-    console.print(Text(f"{counted(total, 'line')}, {usd(float(found['usd'].sum()))}"
+    # Billed money reads as the cost report's charges do (CHARGED, zero too), the total
+    # the sum of the lines as written.
+    from costsched.report.html import table_places
+
+    places = table_places(found[_LINE_SHOWN])
+    places["usd"] = max(places["usd"], CHARGED.usd)
+    billed = usd(total_as_written(list(found["usd"]), places["usd"]) if total else 0.0,
+                 places["usd"])
+    console.print(Text(f"{counted(total, 'line')}, {billed}"
                        + (f"; the {len(shown)} largest" if len(shown) < total else "")),
                   highlight=False)
     if shown.empty:
         return
-    headings, rows = report_cells(shown, _LINE_SHOWN)
+    headings, rows = report_cells(shown, _LINE_SHOWN, places)
     console.print(table("Bill lines", headings, rows, detail=list(reversed(headings[4:]))))
 
 

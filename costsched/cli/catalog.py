@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 
 from costsched import catalog as catalog_data
-from costsched.amounts import derived_per_hour, stored_price
+from costsched.amounts import derived_prices, stored_prices
 from costsched.cli.common import (
     JsonOption,
     WideOption,
@@ -108,13 +108,15 @@ def catalog_cmd(
         records = frame_records(frame)
         print_json({"version": catalog_data.CATALOG_VERSION, "instance_types": records})
         return
+    lowest = list(frame["min_usd_per_hour"])
+    prices = stored_prices(lowest)
+    per_gpu = derived_prices(list(frame["min_usd_per_hour"] / frame["gpu_count"]), lowest)
     rows = [
         [r.cloud, r.instance_type, f"{r.gpu_count}x{r.gpu_model}", str(r.vcpus),
-         f"{r.memory_gb:g}", stored_price(r.min_usd_per_hour),
-         derived_per_hour(r.min_usd_per_hour / r.gpu_count, r.min_usd_per_hour),
+         f"{r.memory_gb:g}", price, gpu_price,
          ", ".join(r.regions) if isinstance(r.regions, list) else "-", str(r.as_of),
          "-" if pd.isna(r.retired) else f"{r.retired:%Y-%m-%d}"]
-        for r in frame.itertuples()
+        for r, price, gpu_price in zip(frame.itertuples(), prices, per_gpu, strict=True)
     ]
     console.print(table(f"Catalog {catalog_data.CATALOG_VERSION}: {len(frame)} GPU instance types",
                         ["cloud", "instance type", "GPUs", "vCPUs", "GiB", "from $/h",

@@ -566,7 +566,7 @@ def is_figure(column: str) -> bool:
     return (column.startswith("$") or column.endswith(("$", "$/h", "%", "h", "/s", "hours",
                                                         "preemptions", "ratio"))
             or column in {"GPUs", "hours", "#", "id", "cost vs on-demand", "progress",
-                          "vs OD V100", "speed"})
+                          "vs OD V100", "speed", "lost steps"})
 
 
 def command_options() -> set[str]:

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from costsched import bundled_prices
-from costsched.amounts import derived_per_hour, stored_price
+from costsched.amounts import derived_prices, stored_prices
 from costsched.bundled_prices import age_text
 from costsched.cli.common import (
     IN_MEMORY,
@@ -263,20 +263,24 @@ def summary_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]],
     out = _table(f"Cheapest price per GPU model and count, {asked}")
     # Two spaces before an age and a place, one where a left-aligned cell meets a price
     # aligned right (a gap of its own): 80 columns hold both markets' cells, each price
-    # at its own decimals ('$26.374103').
+    # at its column's one precision ('$26.374103').
     out.padding = (0, 0, 0, 0)
     out.add_column("GPUs", no_wrap=True)
     for market in ("on-demand", "spot"):
         out.add_column(market, justify="right", no_wrap=True)
         out.add_column(f"{GAP}age", justify="right", no_wrap=True)
         out.add_column(f"{GAP}where", overflow="fold")
-    for row in _records(rows):
+    records = _records(rows)
+    # each market's column at one precision
+    prices = {market: stored_prices([r.get(f"{market}_usd_per_hour") for r in records])
+              for market in ("on_demand", "spot")}
+    for i, row in enumerate(records):
         cells = [f"{row['gpu_model']}:{row['gpu_count']}"]
         for market in ("on_demand", "spot"):
             where = row.get(f"{market}_where")
             age = row.get(f"{market}_age_days")
             over = OVER_QUOTA_MARK if row.get(f"{market}_quota") else ""
-            cells += [stored_price(row.get(f"{market}_usd_per_hour")),
+            cells += [prices[market][i],
                       GAP + _age(age if age is not None else float("nan"),
                                  bool(row.get(f"{market}_superseded"))),
                       GAP + (_place(where) + over if isinstance(where, str) else "-")]
@@ -304,11 +308,12 @@ def offerings_table(rows: pd.DataFrame | Iterable[Mapping[str, Any]], top: int,
                         ("age", True), ("where", False), ("instance type", False)):
         out.add_column(name, justify="right" if right else "left", no_wrap=right,
                        overflow="fold")
-    for r in shown:
+    prices = stored_prices([r["usd_per_hour"] for r in shown])
+    per_gpu = derived_prices([r["usd_per_gpu_hour"] for r in shown],
+                             [r["usd_per_hour"] for r in shown])
+    for r, price, gpu_price in zip(shown, prices, per_gpu, strict=True):
         out.add_row(*(Text(c) for c in (
-            str(r["gpu_count"]), r["market"].replace("_", "-"),
-            stored_price(r["usd_per_hour"]),
-            derived_per_hour(r["usd_per_gpu_hour"], r["usd_per_hour"]),
+            str(r["gpu_count"]), r["market"].replace("_", "-"), price, gpu_price,
             _age(r["age_days"], bool(r["superseded"])),
             f"{r['cloud']} {r['zone'] or r['region']}"
             + (f" {OVER_QUOTA_MARK}" if r.get("quota") else ""),

@@ -26,7 +26,7 @@ from costsched.amounts import (
     hours_times,
     ratio,
     stored_places,
-    stored_price,
+    stored_prices,
     total_as_written,
     usd,
     usd_all,
@@ -288,9 +288,9 @@ def totals(costs: list[float]) -> list[str]:
 
 
 def price_cells(shown: pd.DataFrame) -> list[str]:
-    """The $/h column: each stored price at its own decimals (`stored_price`), as every
-    command writes it; the column aligns them right."""
-    return [stored_price(float(v)) for v in shown["usd_per_hour"]]
+    """The $/h column: the stored prices at one precision (`stored_prices`), as every
+    command writes a column of them; the column aligns them right."""
+    return stored_prices([float(v) for v in shown["usd_per_hour"]])
 
 
 PRICE_OF = "price of"  # the column of the dates of stale prices, where a row has one

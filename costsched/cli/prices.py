@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from costsched.amounts import derived_per_hour, stored_price
+from costsched.amounts import derived_prices, stored_prices
 from costsched.bundled_prices import age_text
 from costsched.cli.availability import availability_cmd
 from costsched.cli.common import (
@@ -205,14 +205,15 @@ def show(
                       "catalog` lists the "
                       "known offerings.", highlight=False, soft_wrap=True)
         return
+    per_hour = stored_prices(list(frame["usd_per_hour"]))
+    per_gpu = derived_prices(list(frame["usd_per_gpu_hour"]), list(frame["usd_per_hour"]))
     rows = [
         [f"{r.cloud} {r.zone or r.region}", r.instance_type, r.market.replace("_", "-"),
-         f"{r.gpu_count}x{r.gpu_model}", stored_price(r.usd_per_hour),
-         derived_per_hour(r.usd_per_gpu_hour, r.usd_per_hour),
+         f"{r.gpu_count}x{r.gpu_model}", price, gpu_price,
          "-" if pd.isna(r.spot_discount) else f"{r.spot_discount:.0%}",
          age_text(r.age_days) + (SUPERSEDED_MARK if r.superseded else ""),
          r.effective_at.strftime("%Y-%m-%d")]
-        for r in frame.itertuples()
+        for r, price, gpu_price in zip(frame.itertuples(), per_hour, per_gpu, strict=True)
     ]
     title = (f"Prices as of {when:%Y-%m-%d %H:%M} UTC, current before superseded, cheapest "
              "per GPU-hour first")
@@ -275,9 +276,11 @@ def history(
                            f"{instance!r}"
                            + (f" in {', '.join(split_csv(region))}" if region else "") + hint)
     rows = [[r.effective_at.strftime("%Y-%m-%d %H:%M:%S"), r.cloud, r.region, r.zone or "-",
-             word(r.market), stored_price(r.usd_per_hour),
+             word(r.market), price,
              "" if r.last_seen_at == r.effective_at else r.last_seen_at.strftime("%Y-%m-%d"),
-             r.source] for r in frame.itertuples()]
+             r.source] for r, price in zip(frame.itertuples(),
+                                           stored_prices(list(frame["usd_per_hour"])),
+                                           strict=True)]
     console.print(table(f"Price history of {instance} ({counted(len(frame), 'change')})",
                         ["time (UTC)", "cloud", "region", "zone", "market", "$/h",
                          "seen until", "source"],

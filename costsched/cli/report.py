@@ -144,6 +144,11 @@ def _cells(rows: list[dict], columns: list[str], places: dict[str, int]
         [Text(format_cell(c, row[c], places)) for c in columns] for row in rows]
 
 
+# Columns a narrow page leaves out last, in this order, after every other detail column:
+# a move's lost work, then the parts its total is the sum of (a total beside its parts).
+GOES_LAST = ("lost steps", "lost work $", "egress $", "idle $")
+
+
 def _print(built: Report) -> None:
     since = None if built.since is None else f"{built.since:%Y-%m-%d %H:%M}"
     of = f" of {built.chosen}" if built.chosen else ""
@@ -172,8 +177,9 @@ def _print(built: Report) -> None:
         headings, rows = _cells(shown, [c for c in found[0] if c not in HIDDEN.get(name, [])
                                         and heading(c) not in left], places)
         # Where the page is narrow, the rightmost columns go first; the row's name and its
-        # spend stay.
-        detail = [h for h in reversed(headings[1:]) if h != "total $"]
+        # spend stay, a move's lost work goes late and the parts of its total last.
+        detail = sorted((h for h in reversed(headings[1:]) if h != "total $"),
+                        key=lambda h: GOES_LAST.index(h) + 1 if h in GOES_LAST else 0)
         out = table(title, headings, rows, detail=detail)  # type: ignore[arg-type]
         if left:
             kept = {str(c.header) for c in out.columns}

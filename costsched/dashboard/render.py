@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -14,12 +15,14 @@ from costsched.amounts import (
     as_written,
     charged_usd,
     charging,
+    column_places,
     decimals,
     derived_per_hour,
     given,
     hours,
     stored_price,
     total_as_written,
+    usd,
     usd_all,
 )
 from costsched.amounts import age as age_of
@@ -272,12 +275,33 @@ def noun(count: int, singular: str, plural: str | None = None) -> str:
     return counted(count, singular, plural).partition(" ")[2]
 
 
+def price(value: float | None, places: int | None = None) -> str:
+    """A stored price alone (`stored_price`), or in a column at its one precision
+    (`places`: `price_places` of the column's prices)."""
+    return stored_price(value) if places is None else usd(value, places)
+
+
+def per_gpu_hour(value: float | None, of: float | None = None,
+                 places: int | None = None) -> str:
+    """A price per GPU-hour (`derived_per_hour` of the price `of`), or in a column at
+    its one precision (`places`)."""
+    return derived_per_hour(value, of) if places is None else usd(value, places)
+
+
+def price_places(rows: Iterable[Any], key: str = "usd_per_hour") -> int:
+    """The one precision of a column of stored prices (`amounts.column_places`): the
+    `key` of each of `rows`."""
+    return column_places([getattr(r, key, None) if not isinstance(r, dict) else r.get(key)
+                          for r in rows])
+
+
 FILTERS = {"noun": noun, "when": when, "age": age, "due": due, "days_old": days_old,
            "offering": offering, "cell": cell, "heading": heading, "chart_json": chart_json,
            "progress": job_progress, "places": places, "due_places": due_places,
            "job_places": job_places, "leg_costs": leg_costs, "shown": shown,
            "spent": spent, "spent_all": spent_all,
-           "price": stored_price, "per_gpu_hour": derived_per_hour, "hours": hours, "sps": sps,
+           "price": price, "per_gpu_hour": per_gpu_hour,
+           "price_places": price_places, "hours": hours, "sps": sps,
            "totals_line": totals_line, "given": given, "charged_rate": charged_rate}
 FILTERS["in_setup"] = in_setup  # `job | in_setup`: its setup's words ('' past setup)
 FILTERS["estimated"] = estimated

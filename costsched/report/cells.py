@@ -515,6 +515,8 @@ def format_cell(column: str, value: object, places: Mapping[str, int] | None = N
         return sps(float(value))  # type: ignore[arg-type]
     if is_ratio(column):
         return ratio(float(value), places.get("ratio"))  # type: ignore[arg-type]
+    if column == "lost_steps":  # a count of steps, as status counts them
+        return f"{int(float(value)):,}"  # type: ignore[arg-type]
     if column == "flagged":
         return "yes" if value else ""
     if column == "day":

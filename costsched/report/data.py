@@ -37,7 +37,7 @@ from costsched.price_ages import (
     stale_after_hours,
     stale_charges,
 )
-from costsched.report import estimates, useful
+from costsched.report import estimates, lost_work, useful
 from costsched.report.columns import (
     BUDGET_COLUMNS,
     CLOUD_COLUMNS,
@@ -312,9 +312,6 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     lives = [c.placement for c in pieces([p for p in ran if p.job_id in budgets], None, end)]
     job_moves = store.moves.of_jobs(names)
     into, reasons = moved_into(job_moves, placed), {p.id: p.reason for p in placed}
-    moves, idle = move_table(job_moves, names, placed, all_moves, start, end,
-                             target_running_times(store, job_moves, start, end),
-                             gang_events(store, names))
     rates = _rates(jobs, {p.job_id for p in placed})
     # The baselines take the pace the job kept over its placements' hours, setup included
     # (a launch choice kept would have paid its setup too); the speed table, its training
@@ -324,6 +321,12 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     readings = trained_readings(store, list(names))  # a gang's repairs left out
     paced, guessed = placement_paces(ran, done, read_at, rates, readings)  # each its own steps
     measured = speeds(ran, done, read_at, rates, readings)
+    nodes = {j.id: nodes_of(j.spec) for j in jobs}
+    moves, idle = move_table(job_moves, names, placed, all_moves, start, end,
+                             target_running_times(store, job_moves, start, end),
+                             gang_events(store, names),
+                             store.jobs.event_rows(list(names), [RECOVERY_NOTE]),
+                             lost_work.paces(measured), nodes)
     share = useful.shares(by_id, ran, readings, end)  # the work done, not the overhead
     each = useful.placement_shares(by_id, ran, readings, end)  # ... on each placement
     stays = static_stays(by_id, ran, cut, start, end, paced, rates, share)
@@ -331,7 +334,6 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     # A job's actual dollars beside its estimate run to the end of the report, as its
     # spend does: one figure per job (`_one_spend`).
     runs = [c.placement for c in pieces([p for p in ran if p.job_id in predicted], None, end)]
-    nodes = {j.id: nodes_of(j.spec) for j in jobs}
     dates: list[datetime | None] = []
     charged = charge_parts(
         store, end, nodes,

@@ -28,7 +28,8 @@ TYPES: dict[str, dict[str, type]] = {
     "clouds": dict.fromkeys(CLOUD_COLUMNS[1:], float),
     "days": {"job_id": int, **dict.fromkeys(DAY_COLUMNS[4:], float)},
     "egress": {"job_id": int, "gb": float, "usd_per_gb": float, "usd": float},
-    "moves": dict.fromkeys(["idle_usd", "egress_usd", "usd", *PRICED], float),
+    "moves": dict.fromkeys(["idle_usd", "egress_usd", "usd", "lost_steps", "lost_work_usd",
+                            *PRICED], float),
     "budgets": {"budget_usd": float, "spent_usd": float, "used": float},
 }
 

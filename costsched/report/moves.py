@@ -14,6 +14,7 @@ from costsched.costs import Move
 from costsched.gang_stalls import KINDS, NODE_LINE, REPAIR_OVER
 from costsched.model import NODE_RECOVERY
 from costsched.own_budget import moved_by_cap
+from costsched.report.lost_work import lost_work_usd, note_for
 from costsched.report.sums import group_sums
 from costsched.store import PriceStore
 from costsched.store.job_rows import EventRow, PlacementRow
@@ -24,14 +25,19 @@ MOVE_KINDS = ("migration", "recovery", "start")  # a launch is not a move betwee
 NODE_KIND = "node recovery"  # a gang's node replaced where it ran: no move
 PRICED = ["priced_total_usd", "priced_egress_usd", "priced_restart_usd", "priced_lost_work_usd",
           "priced_overlap_usd"]
+# lost_steps, lost_work_usd: the steps a recovery lost and what training them again cost
+# (`lost_work`); NaN where not counted or not priced, and for other moves.
 MOVE_COLUMNS = ["move_id", "job_id", "name", "kind", "state", "at", "source", "target",
-                "idle_usd", "egress_usd", "usd", *PRICED]
+                "idle_usd", "egress_usd", "usd", "lost_steps", "lost_work_usd", *PRICED]
 
 
 def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, str],
                placed: Sequence[PlacementRow], egress: Sequence[Move],
                start: datetime | None, end: datetime, ran: Mapping[int, datetime],
-               gang: Sequence[EventRow] = ()) -> tuple[list[dict], list[tuple[int, PlacementRow]]]:
+               gang: Sequence[EventRow] = (), notes: Sequence[EventRow] = (),
+               pace: Mapping[tuple[int, str, int], float] | None = None,
+               nodes: Mapping[int, int] | None = None
+               ) -> tuple[list[dict], list[tuple[int, PlacementRow]]]:
     """The migrations and recoveries started in the period (MOVE_COLUMNS, idle_usd and
     usd NaN), and their idle intervals ((row of their move, interval)); with them, in
     each job's order of time, the nodes replaced in place (`gang`: the jobs' gang events,
@@ -44,8 +50,11 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
     its launch until it ran (until `end` while it has not). Egress: the checkpoint's copy
     into the target. A move's source is the placement it left; a start's (a stopped job
     has none running) is the one its checkpoint was copied from, the job's placement
-    before its target: where its egress comes from."""
+    before its target: where its egress comes from. A recovery's (and a node's) lost
+    work: the steps its RECOVERY_NOTE (of `notes`) counted, priced at the job's measured
+    `pace` for its `nodes` (`lost_work`)."""
     moves = _in_period(job_moves, start, end)
+    pace, nodes = pace or {}, nodes or {}
     # A job's placement on an instance: its last one there.
     on_instance = {(p.job_id, p.instance): p for p in placed}
     into = group_sums([m.to_placement for m in egress], [m.usd for m in egress])
@@ -64,12 +73,16 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
         if target is not None:
             spans.append(_clip(target, target.start_at, ran.get(move.id, end)))
         out = into.get(target.id, [0.0])[0] if target is not None else 0.0
+        steps = note_for(notes, move.job_id, move.source_instance, created) \
+            if move.kind == "recovery" else math.nan
+        lost = lost_work_usd(steps, move.job_id, source, target, pace,
+                             nodes.get(move.job_id, 1))
         found.append(((move.job_id, created), dict(zip(MOVE_COLUMNS, (
             move.id, move.job_id, names[move.job_id],
             _kind(move), move.state,
-            created, _where(source), _where(target), math.nan, out, math.nan, *_priced(move)),
-            strict=True)), spans))
-    found += _node_rows(gang, names, on_instance, start, end)
+            created, _where(source), _where(target), math.nan, out, math.nan, steps, lost,
+            *_priced(move)), strict=True)), spans))
+    found += _node_rows(gang, names, on_instance, start, end, notes, pace, nodes)
     found.sort(key=lambda f: f[0])  # stable: a job's moves keep their order
     rows, idle = [], []
     for n, (_, row, spans) in enumerate(found):
@@ -113,7 +126,9 @@ def gang_events(store: PriceStore, job_ids: Sequence[int] | Mapping[int, object]
 
 def _node_rows(gang: Sequence[EventRow], names: Mapping[int, str],
                on_instance: Mapping[tuple[int, str], PlacementRow],
-               start: datetime | None, end: datetime
+               start: datetime | None, end: datetime, notes: Sequence[EventRow] = (),
+               pace: Mapping[tuple[int, str, int], float] | None = None,
+               gang_nodes: Mapping[int, int] | None = None
                ) -> list[tuple[tuple, dict, list[PlacementRow]]]:
     """The rows of the nodes replaced in place in the period (`move_table`)."""
     out = []
@@ -129,10 +144,13 @@ def _node_rows(gang: Sequence[EventRow], names: Mapping[int, str],
                      and str(e.detail or "").startswith(f"instance {instance}:")
                      and any(words in str(e.detail) for words in REPAIR_OVER)), None)
         spans = [] if placement is None else [_clip(placement, event.at, over or end)]
+        steps = note_for(notes, event.job_id, instance, event.at, node=nodes)
+        lost = lost_work_usd(steps, event.job_id, placement, placement, pace or {},
+                             (gang_nodes or {}).get(event.job_id, 1))
         out.append(((event.job_id, event.at), dict(zip(MOVE_COLUMNS, (
             None, event.job_id, names[event.job_id], NODE_KIND,
             "done" if over is not None else "replacing", event.at,
-            f"node {nodes}", _where(placement), math.nan, 0.0, math.nan,
+            f"node {nodes}", _where(placement), math.nan, 0.0, math.nan, steps, lost,
             *(math.nan,) * len(PRICED)), strict=True)), spans))
     return out
 

@@ -23,7 +23,10 @@ TABLES = (
                 "left"),
     ReportTable("days", "Spend per day (UTC)", "placements split at midnight UTC"),
     ReportTable("moves", "Migrations, recoveries and starts", "idle: billed without "
-                "training (part of the compute spend); egress: the checkpoint's copy"),
+                "training (part of the compute spend); egress: the checkpoint's copy; "
+                "lost work: the steps a recovery lost, trained again at the pace the job "
+                "kept and the price it ran at (part of the compute spend; - where no pace "
+                "was measured)"),
     ReportTable("egress", "Egress per move", ""),
     ReportTable("budgets", "Jobs near, over or stopped at their budget",
                 "whole-life spend; near: 80% of it or more"),
