@@ -21,7 +21,9 @@ from costsched.cli.common import (
     at_least,
     console,
     friendly_errors,
+    no_store_yet,
     print_json,
+    say_no_store,
     split_csv,
 )
 from costsched.cli.wait_ended import HELP as WAIT_HELP
@@ -64,8 +66,9 @@ def status(
     at_least("--wait", wait, 0.0)
     if db == NO_STORE:  # nothing launched on this machine yet
         if job is not None:
-            raise InvalidInput(f"job {job!r}: no job of that name (none was launched here yet; "
-                               "`costsched launch JOB.yaml` starts one)")
+            raise InvalidInput(f"job {job!r}: no job of that name ({no_store_yet(db)}; `costsched "
+                               "launch JOB.yaml` starts one)")
+        say_no_store(db)
         print_nothing(json_out)
         return
     if job is None and not wait and glance.nothing_to_show(db):
