@@ -43,7 +43,13 @@ from costsched.cli.status_lines import (
     undecided,  # noqa: F401
     written_costs,
 )
-from costsched.cli.wait_ended import EXIT_WAIT_RAN_OUT, not_ended
+from costsched.cli.wait_ended import (
+    EXIT_WAIT_RAN_OUT,
+    EXIT_WAITED_FAILED,
+    ended_failed,
+    not_ended,
+    waited_for,
+)
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
@@ -356,6 +362,7 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                                   states=states, name=name, limit=limit, only=only)
 
     shown = look()
+    waited = waited_for(shown, named=job is not None)
     delay: float | None = None
     changed = False
     with live_status("waiting", shown=not json_out and wait > 0) as live:
@@ -395,12 +402,15 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
         print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places,
                       written=None if places is None else written_costs(shown))
     _print_armed(service.namesakes(store, job), json_out)  # the others of its name
-    ran_out = not_ended(shown, wait)
-    if ran_out:
-        err_console.print(user_text(ran_out), highlight=False, markup=False, soft_wrap=True)
+    ran_out, failed = not_ended(shown, wait), ended_failed(shown, waited, wait)
+    for line in (ran_out, failed):
+        if line:
+            err_console.print(user_text(line), highlight=False, markup=False, soft_wrap=True)
     _say_not_looked_after(shown)
     if ran_out:
         raise typer.Exit(EXIT_WAIT_RAN_OUT)
+    if failed:  # (so that `status JOB --wait N && costsched fetch JOB DIR` stops here)
+        raise typer.Exit(EXIT_WAITED_FAILED)
 
 
 def _say_not_looked_after(shown: list[service.JobStatus]) -> None:
