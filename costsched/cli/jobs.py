@@ -520,10 +520,11 @@ def start(job: JobArgument,
     _say_not_launched(store, [record.id], shown=not json_out)
 
 
-def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0,
+def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int | None = None,
               every: bool = False) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
-    --follow; `node`: a multi-node job's node (its rank); `every`: every instance's."""
+    --follow; `node`: a multi-node job's node (its rank; None: as given none, node 0, or
+    every node with `every`); `every`: every instance's."""
     from costsched.cli.logs_lines import instance_line, namesakes_line
     from costsched.redact import remembered_masked
     from costsched.service.glance import remember_secrets
@@ -532,18 +533,25 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     launcher = job_launcher(store, job)
     for found in service.job_ids(store, job, states=()):  # its secrets' values: masked
         remember_secrets(store.jobs.get(found).spec)
-    if every and (follow or node):
-        raise InvalidInput("--all: expected without --follow (which crosses instances "
-                           "itself) and --node")
+    if every and follow:
+        raise InvalidInput("--all and --follow cannot be given together: --follow follows "
+                           "the job across its instances itself; --all shows what each "
+                           "instance printed")
+    if follow and node:
+        raise InvalidInput(f"--follow and --node {node} cannot be given together: --follow "
+                           f"shows node 0's output; `costsched logs {job} --all --node "
+                           f"{node}` shows node {node}'s on every instance")
     if shared := namesakes_line(store, job):  # whose output this is, and the others'
         typer.echo(shared, err=True)
     if every:
-        text = remembered_masked(service.every_log(store, launcher, job, tail=tail))
+        text = remembered_masked(service.every_log(store, launcher, job, tail=tail,
+                                                   node=node))
         typer.echo(text, nl=False)
         return
     if not follow or node:
-        text = remembered_masked(service.logs(store, launcher, job, tail=tail, node=node))
-        if text and (which := instance_line(store, job, node)):
+        text = remembered_masked(service.logs(store, launcher, job, tail=tail,
+                                              node=node or 0))
+        if text and (which := instance_line(store, job, node or 0)):
             typer.echo(which, err=True)
         typer.echo(text, nl=False)
         if not text:

@@ -111,12 +111,15 @@ def logs(job: JobArgument,
          follow: Annotated[bool, typer.Option(
              "--follow", "-f", help="Keep printing the output as it comes, across "
              "recoveries and moves, until the job ends (Ctrl-C stops).")] = False,
-         node: Annotated[int, typer.Option(
-             help="The node of a multi-node job (its rank; 0 is the first).", min=0)] = 0,
+         node: Annotated[int | None, typer.Option(
+             help="The node of a multi-node job (its rank; 0 is the first, the one shown "
+             "without --node); with --all, that node's on every instance.", min=0,
+             show_default=False)] = None,
          every: Annotated[bool, typer.Option(
              "--all", help="The output on every instance the job ran on (before each "
              "recovery or move too), oldest first, the last --tail lines of each; a "
-             "multi-node job's, every node's of every round.")] = False,
+             "multi-node job's, every node's of every round (--node: that node's).")
+         ] = False,
          db: DbOption = None) -> None:
     """The job's output on its current (or last) instance.
 
