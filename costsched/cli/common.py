@@ -73,10 +73,10 @@ def writes_store(db: str | None, new_store: bool) -> str | None:
     typo would split the prices or the jobs across stores)."""
     if db is None:
         configured = configured_db(db)
-        _refuse_url(None, configured)
+        refuse_url(None, configured)
         return configured
     if new_store or _same_store(db, configured_db(None)):
-        _refuse_url(db, db)
+        refuse_url(db, db)
         return db
     return _read_store(db, db, makes="add --new-store to make it (unasked, only the "
                        "default store is made)")
@@ -96,7 +96,7 @@ def _read_store(given: str | None, db: str | None, makes: str = "") -> str | Non
     `makes`: what makes it (default: the commands that make a store)."""
     from costsched.service.store_files import missing_store
 
-    _refuse_url(given, db)
+    refuse_url(given, db)
     missing = missing_store(db)
     server = _server_without_store(given, db) if missing is None else None
     if missing is None and server is None:
@@ -133,7 +133,7 @@ def _refuse(given: str | None, db: str | None, why: str, shown: str | None = Non
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def _refuse_url(given: str | None, db: str | None) -> None:
+def refuse_url(given: str | None, db: str | None) -> None:
     """A store URL (--db `given`, else `db` from `configured_db`, else $COSTSCHED_DB's)
     whose kind or driver costsched cannot open, refused in one line naming where it was
     given, with the URL meant where it is a PostgreSQL one written otherwise."""
@@ -244,7 +244,7 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
     configured = configured_db(db)
     if configured is not None:
         return _read_store(db, configured)
-    _refuse_url(None, None)
+    refuse_url(None, None)
     missing = missing_store(None)
     server = _server_without_store(None, None) if missing is None else None
     if missing is None and server is None:

@@ -141,3 +141,20 @@ def test_the_python_api_names_the_store_beside_it(tmp_path: Path) -> None:
     PriceStore(str(team)).dispose()
     with pytest.raises(InvalidInput, match=re.escape(f"did you mean '{team}'?")):
         api.prices(db=str(tmp_path / "teem.sqlite"))
+
+
+PRICES = Path(__file__).resolve().parents[3] / "examples" / "demo" / "prices-before.csv"
+
+
+@pytest.mark.parametrize("argv", [["gpus"], ["throughput", "show"], ["daemon", "--once"],
+                                  ["prices", "import", str(PRICES)], ["check"]])
+def test_every_command_names_costsched_db_as_where_a_postgres_url_came_from(
+        fresh: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("costsched.cli.check.check_all", lambda: [])  # no cloud asked
+    code, said = _run(argv, COSTSCHED_DB="postgres://me@localhost/team")
+    assert code == 2, said
+    assert said.endswith("error: $COSTSCHED_DB postgres://me@localhost/team: unknown database "
+                         "kind 'postgres'; did you mean postgresql+psycopg://me@localhost/team? "
+                         "(expected sqlite, postgresql+psycopg or another SQLAlchemy "
+                         "dialect)"), said
+    assert "Traceback" not in said
