@@ -56,9 +56,19 @@ def given_names(source: str, envs: Mapping[str, bool], secrets: Mapping[str, boo
                                    f"{listed[left]!r}? ({_gives(left)} gives it)")
             if close:  # (a name close to none is new: added, as `sky launch` adds it)
                 notes.append(f"{option} {name} adds {kind} the task has not, beside its "
-                             f"{_field(close[0])} {listed[close[0]]}, which keeps its own "
-                             f"value ({_gives(close[0])} gives that one)")
+                             f"{_field(close[0])} {listed[close[0]]}, "
+                             + _its_value(close[0], given_envs, given_secrets))
     return notes
+
+
+def _its_value(field: str, given_envs: Collection[str], given_secrets: Collection[str]
+               ) -> str:
+    """Where the close name's value comes from, as the same launch gives it: the option
+    that gives it too, else the file's value it keeps."""
+    kind, _, name = field.partition(".")
+    if name in (given_envs if kind == "envs" else given_secrets):
+        return f"which {'--env' if kind == 'envs' else '--secret'} {name} gives too"
+    return f"which keeps its own value ({_gives(field)} gives that one)"
 
 
 def _refuse_crossed(source: str, envs: Mapping[str, bool], given_envs: Collection[str],

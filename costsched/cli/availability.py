@@ -9,6 +9,7 @@ from costsched.cli.common import (
     frame_records,
     friendly_errors,
     print_json,
+    say_no_store,
     table,
 )
 from costsched.service.prices import spot_availability
@@ -19,6 +20,7 @@ def availability_cmd(db: EmptyDbOption = None, json_out: JsonOption = False) -> 
     """Spot availability imported from traces and probe logs: per offering and source,
     the time observed and the share of it spot was available (or a probed instance ran)."""
     frame = spot_availability(db)
+    say_no_store(db)
     if json_out:
         print_json(frame_records(frame))
         return

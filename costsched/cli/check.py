@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from costsched.cli.common import JsonOption, console, print_json, user_text
+from costsched.cli.common import (
+    JsonOption,
+    console,
+    friendly_errors,
+    print_json,
+    refuse_url,
+    user_text,
+)
 from costsched.redact import redact
 from costsched.service.check import CloudCheck, can_launch_somewhere, check_all
 
 
+@friendly_errors
 def check(json_out: JsonOption = False) -> None:
     """For each cloud: one line saying what it can do, or what stops it and the fix; then
     SDK installed, credentials found (environment, files, credential helpers, instance
@@ -65,6 +73,7 @@ def _facts() -> tuple[object, object] | None:
 
     if missing_store(None) is not None:
         return None
+    refuse_url(None, None)  # one line naming $COSTSCHED_DB, as every command says it
     from costsched.service.quotas import QuotaFacts
     from costsched.service.stores import using
     from costsched.service.values import as_time

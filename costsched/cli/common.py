@@ -72,8 +72,11 @@ def writes_store(db: str | None, new_store: bool) -> str | None:
     a --db that does not exist yet is named in one line, as for a command that reads (a
     typo would split the prices or the jobs across stores)."""
     if db is None:
-        return configured_db(db)
+        configured = configured_db(db)
+        refuse_url(None, configured)
+        return configured
     if new_store or _same_store(db, configured_db(None)):
+        refuse_url(db, db)
         return db
     return _read_store(db, db, makes="add --new-store to make it (unasked, only the "
                        "default store is made)")
@@ -91,33 +94,76 @@ def _same_store(db: str, other: str | None) -> bool:
 def _read_store(given: str | None, db: str | None, makes: str = "") -> str | None:
     """`reads_store` of the store `db`, resolved from --db `given` (`configured_db`);
     `makes`: what makes it (default: the commands that make a store)."""
-    from costsched.service.store_files import ENV_DB, missing_store
+    from costsched.service.store_files import missing_store
 
+    refuse_url(given, db)
     missing = missing_store(db)
-    server = _server_without_store(db) if missing is None else None
+    server = _server_without_store(given, db) if missing is None else None
     if missing is None and server is None:
         return db
-    named = (f"--db {user_text(server or db)}" if given is not None else
-             f"the configuration's db {user_text(server or db)}" if db is not None else
-             f"${ENV_DB} {user_text(server or os.environ[ENV_DB])}" if os.environ.get(ENV_DB)
-             else "the default store")
     what = ("no costsched store in this database yet" if server else
             f"no such store ({missing.resolve()})" if missing else "")
+    # A file beside it named alike: the store meant, and no new one proposed first.
+    close = _close_store(missing) if missing is not None else ""
     # (a command that writes makes a store --db names only when told to: `writes_store`)
     flag = " --new-store" if given is not None else ""
     makes = makes or (f"`costsched launch JOB.yaml{flag}`, {collect_hint()}"
                       f"{' with --new-store' if flag else ''} or `costsched prices import "
                       f"FILE{flag}` makes one")
-    err_console.print(f"[red]error:[/red] {named}: {user_text(what)}; {user_text(makes)}",
-                      highlight=False, soft_wrap=True)
+    said = f"{what}{close} If not, {makes}" if close else f"{what}; {makes}"
+    _refuse(given, db, said, server)
+
+
+def _source(given: str | None, db: str | None, shown: str | None = None) -> str:
+    """Where the store `db` (resolved from --db `given`, `configured_db`) was named, with
+    its value (`shown` for it, as given when None): '--db X', "the configuration's db X",
+    '$COSTSCHED_DB X', or 'the default store' (none of them set)."""
+    from costsched.service.store_files import ENV_DB
+
+    env = os.environ.get(ENV_DB)
+    return (f"--db {shown or given}" if given is not None else
+            f"the configuration's db {shown or db}" if db is not None else
+            f"${ENV_DB} {shown or env}" if env else "the default store")
+
+
+def _refuse(given: str | None, db: str | None, why: str, shown: str | None = None) -> NoReturn:
+    """End the command with one line: where its store was named (`_source`), and `why`."""
+    err_console.print(f"[red]error:[/red] {user_text(_source(given, db, shown))}: "
+                      f"{user_text(why)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def _server_without_store(db: str | None) -> str | None:
+def refuse_url(given: str | None, db: str | None) -> None:
+    """A store URL (--db `given`, else `db` from `configured_db`, else $COSTSCHED_DB's)
+    whose kind or driver costsched cannot open, refused in one line naming where it was
+    given, with the URL meant where it is a PostgreSQL one written otherwise."""
+    from costsched.service.store_files import ENV_DB
+
+    url = db if db is not None else os.environ.get(ENV_DB)
+    if not url or "://" not in url or url.startswith("sqlite"):
+        return
+    from costsched.store.database import describe, url_refused
+
+    refused = url_refused(url)
+    if refused is not None:
+        _refuse(given, db, refused, describe(url))
+
+
+def _close_store(missing: Path) -> str:
+    """'; did you mean '/x/team.sqlite'?' naming the files beside the store file `missing`
+    (of its extension, if it has one) whose names are close to its ('' when none is)."""
+    from costsched.taskfile import close_files
+
+    path = missing.expanduser().resolve()
+    return close_files(path, (path.suffix.lower(),) if path.suffix else ())
+
+
+def _server_without_store(given: str | None, db: str | None) -> str | None:
     """The URL (its password masked) of the database server `db` names (None: the
     default store) when it holds no costsched store yet; None for a SQLite store, and for
-    a server that holds one. A server down or silent ends the command in one line, exit
-    code 75 (`fail`): an option's callback runs outside `friendly_errors`."""
+    a server that holds one. A server down or silent ends the command in one line naming
+    where its URL was given, exit code 75 (`fail`): an option's callback runs outside
+    `friendly_errors`."""
     from costsched.service.store_files import ENV_DB
 
     url = db if db is not None else os.environ.get(ENV_DB)
@@ -131,6 +177,10 @@ def _server_without_store(db: str | None) -> str | None:
     try:
         held = holds_store(url, effective().store)
     except InvalidInput as exc:
+        store = f"store {describe(url)}: "
+        text = str(exc)
+        if text.startswith(store):  # where the URL came from, as the other lines say
+            exc.args = (f"{_source(given, db, describe(url))}: {text[len(store):]}",)
         fail(exc)
     return describe(url) if held is False else None
 
@@ -145,9 +195,33 @@ def _reads_store_or_nothing(db: str | None) -> str | None:
     from costsched.service.store_files import ENV_DB, missing_store
 
     configured = configured_db(db)
-    if configured is None and not os.environ.get(ENV_DB) and missing_store(None) is not None:
+    missing = missing_store(None)
+    if configured is None and not os.environ.get(ENV_DB) and missing is not None:
+        _NOT_MADE["where"] = str(missing.resolve())
         return NO_STORE
     return _read_store(db, configured)
+
+
+_NOT_MADE: dict[str, str] = {}  # the default store `say_no_store` names, once input is read
+
+
+def no_store_yet(db: str | None) -> str | None:
+    """What a command that only lists says where its store `db` is the default store not
+    made yet (`NO_STORE`, `IN_MEMORY` for `EmptyDbOption`): which store it read, for a
+    --db or $COSTSCHED_DB forgotten to be seen; None for any other store. Said once."""
+    where = _NOT_MADE.pop("where", None) if db in (NO_STORE, IN_MEMORY) else None
+    if where is None:
+        return None
+    return (f"the default store {where} does not exist yet, and no --db, $COSTSCHED_DB or "
+            "configured db names another: nothing was launched or stored with it")
+
+
+def say_no_store(db: str | None) -> None:
+    """`no_store_yet` on stderr, as a note: called once the command's input is read, so
+    that input it refuses gets its one line and nothing more."""
+    said = no_store_yet(db)
+    if said is not None:
+        err_console.print(f"note: {user_text(said)}", highlight=False, soft_wrap=True)
 
 
 def _reads_store_or_empty(db: str | None) -> str | None:
@@ -170,8 +244,9 @@ def _reads_store_or_list_prices(db: str | None) -> str | None:
     configured = configured_db(db)
     if configured is not None:
         return _read_store(db, configured)
+    refuse_url(None, None)
     missing = missing_store(None)
-    server = _server_without_store(None) if missing is None else None
+    server = _server_without_store(None, None) if missing is None else None
     if missing is None and server is None:
         return db
     where = server if server is not None else str(missing.resolve()) if missing else ""

@@ -28,6 +28,7 @@ from costsched.cli.common import (
     friendly_errors,
     print_json,
     printable,
+    refuse_url,
     writes_store,
 )
 from costsched.daemon import autostart, install
@@ -107,6 +108,11 @@ def daemon(
 def _run(config: config_module.Config, log: str, installed: bool, once: bool,
          json_out: bool) -> None:
     """`daemon`'s work once its log is set: serve, or run each task that is due once."""
+    from costsched.service.store_files import ENV_DB
+
+    # Named as given: $COSTSCHED_DB (which the configuration's db takes), or that db.
+    from_env = bool(config.db) and config.db == os.environ.get(ENV_DB)
+    refuse_url(None, None if from_env else config.db or None)
     store = open_store(config.db, config.store)
     if installed:
         Installed(store, config, log=log).serve()

@@ -43,7 +43,13 @@ from costsched.cli.status_lines import (
     undecided,  # noqa: F401
     written_costs,
 )
-from costsched.cli.wait_ended import EXIT_WAIT_RAN_OUT, not_ended
+from costsched.cli.wait_ended import (
+    EXIT_WAIT_RAN_OUT,
+    EXIT_WAITED_FAILED,
+    ended_failed,
+    not_ended,
+    waited_for,
+)
 from costsched.config import effective
 from costsched.model import InvalidInput
 from costsched.passes import one_pass
@@ -366,6 +372,7 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
                                   states=states, name=name, limit=limit, only=only)
 
     shown = look()
+    waited = waited_for(shown, named=job is not None)
     delay: float | None = None
     changed = False
     with live_status("waiting", shown=not json_out and wait > 0) as live:
@@ -405,12 +412,15 @@ def show_status(job: str | None, *, wait: float, state: list[str] | None, name: 
         print_budgets(store, of_jobs=named, at=seen, states=budgets, spent_places=places,
                       written=None if places is None else written_costs(shown))
     _print_armed(service.namesakes(store, job), json_out)  # the others of its name
-    ran_out = not_ended(shown, wait)
-    if ran_out:
-        err_console.print(user_text(ran_out), highlight=False, markup=False, soft_wrap=True)
+    ran_out, failed = not_ended(shown, wait), ended_failed(shown, waited, wait)
+    for line in (ran_out, failed):
+        if line:
+            err_console.print(user_text(line), highlight=False, markup=False, soft_wrap=True)
     _say_not_looked_after(shown)
     if ran_out:
         raise typer.Exit(EXIT_WAIT_RAN_OUT)
+    if failed:  # (so that `status JOB --wait N && costsched fetch JOB DIR` stops here)
+        raise typer.Exit(EXIT_WAITED_FAILED)
 
 
 def _say_not_looked_after(shown: list[service.JobStatus]) -> None:
@@ -520,10 +530,11 @@ def start(job: JobArgument,
     _say_not_launched(store, [record.id], shown=not json_out)
 
 
-def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 0,
+def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int | None = None,
               every: bool = False) -> None:
     """`costsched logs` (costsched.cli.look) from the store, following the job with
-    --follow; `node`: a multi-node job's node (its rank); `every`: every instance's."""
+    --follow; `node`: a multi-node job's node (its rank; None: as given none, node 0, or
+    every node with `every`); `every`: every instance's."""
     from costsched.cli.logs_lines import instance_line, namesakes_line
     from costsched.redact import remembered_masked
     from costsched.service.glance import remember_secrets
@@ -532,18 +543,25 @@ def show_logs(job: str, *, tail: int, follow: bool, db: str | None, node: int = 
     launcher = job_launcher(store, job)
     for found in service.job_ids(store, job, states=()):  # its secrets' values: masked
         remember_secrets(store.jobs.get(found).spec)
-    if every and (follow or node):
-        raise InvalidInput("--all: expected without --follow (which crosses instances "
-                           "itself) and --node")
+    if every and follow:
+        raise InvalidInput("--all and --follow cannot be given together: --follow follows "
+                           "the job across its instances itself; --all shows what each "
+                           "instance printed")
+    if follow and node:
+        raise InvalidInput(f"--follow and --node {node} cannot be given together: --follow "
+                           f"shows node 0's output; `costsched logs {job} --all --node "
+                           f"{node}` shows node {node}'s on every instance")
     if shared := namesakes_line(store, job):  # whose output this is, and the others'
         typer.echo(shared, err=True)
     if every:
-        text = remembered_masked(service.every_log(store, launcher, job, tail=tail))
+        text = remembered_masked(service.every_log(store, launcher, job, tail=tail,
+                                                   node=node))
         typer.echo(text, nl=False)
         return
     if not follow or node:
-        text = remembered_masked(service.logs(store, launcher, job, tail=tail, node=node))
-        if text and (which := instance_line(store, job, node)):
+        text = remembered_masked(service.logs(store, launcher, job, tail=tail,
+                                              node=node or 0))
+        if text and (which := instance_line(store, job, node or 0)):
             typer.echo(which, err=True)
         typer.echo(text, nl=False)
         if not text:

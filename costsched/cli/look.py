@@ -21,7 +21,9 @@ from costsched.cli.common import (
     at_least,
     console,
     friendly_errors,
+    no_store_yet,
     print_json,
+    say_no_store,
     split_csv,
 )
 from costsched.cli.wait_ended import HELP as WAIT_HELP
@@ -64,8 +66,9 @@ def status(
     at_least("--wait", wait, 0.0)
     if db == NO_STORE:  # nothing launched on this machine yet
         if job is not None:
-            raise InvalidInput(f"job {job!r}: no job of that name (none was launched here yet; "
-                               "`costsched launch JOB.yaml` starts one)")
+            raise InvalidInput(f"job {job!r}: no job of that name ({no_store_yet(db)}; `costsched "
+                               "launch JOB.yaml` starts one)")
+        say_no_store(db)
         print_nothing(json_out)
         return
     if job is None and not wait and glance.nothing_to_show(db):
@@ -108,12 +111,15 @@ def logs(job: JobArgument,
          follow: Annotated[bool, typer.Option(
              "--follow", "-f", help="Keep printing the output as it comes, across "
              "recoveries and moves, until the job ends (Ctrl-C stops).")] = False,
-         node: Annotated[int, typer.Option(
-             help="The node of a multi-node job (its rank; 0 is the first).", min=0)] = 0,
+         node: Annotated[int | None, typer.Option(
+             help="The node of a multi-node job (its rank; 0 is the first, the one shown "
+             "without --node); with --all, that node's on every instance.", min=0,
+             show_default=False)] = None,
          every: Annotated[bool, typer.Option(
              "--all", help="The output on every instance the job ran on (before each "
              "recovery or move too), oldest first, the last --tail lines of each; a "
-             "multi-node job's, every node's of every round.")] = False,
+             "multi-node job's, every node's of every round (--node: that node's).")
+         ] = False,
          db: DbOption = None) -> None:
     """The job's output on its current (or last) instance.
 

@@ -18,6 +18,7 @@ from costsched.cli.common import (
     friendly_errors,
     print_json,
     printable,
+    say_no_store,
 )
 from costsched.clouds.hints import collect_hint
 from costsched.config import effective, fraction_problem
@@ -81,6 +82,7 @@ def migrate(
         parse_offering(to)  # how to write one, before anything is opened
     store = jobs.open_store(db)
     launcher = jobs.job_launcher(store, job)
+    say_no_store(db)
     service.reconcile(store, launcher)
     advice = service.migrate(store, launcher, job, dry_run=dry_run, margin=margin,
                              force=force, to=to, overheads=effective().migration.overheads(),

@@ -20,6 +20,7 @@ from costsched.cli.common import (
     left_out_caption,
     options,
     print_json,
+    say_no_store,
     table,
 )
 from costsched.job_names import is_pattern, picks
@@ -73,6 +74,7 @@ def report(
             with options(job="--job"), using(db) as store:
                 _known_job(store, job)
 
+        say_no_store(db)
         print_billed(db, since=since, until=until, job=job, json_out=json_out, html=html_out)
         return
     if html_out is not None:  # refused before the report is built, not after
@@ -83,6 +85,7 @@ def report(
         with options(since="--since", until="--until", job="--job"):
             _known_job(store, job)
             built = build(store, since=since, until=until, job=job)
+        say_no_store(db)
         states = budgets_now(store, at=built.until, of_jobs=_named(built, job))
         spent_places, written = budget_figures(built)
         if html_out is not None:

@@ -18,6 +18,7 @@ from costsched.cli.common import (
     friendly_errors,
     options,
     print_json,
+    say_no_store,
     table,
     user_text,
     writes_store,
@@ -71,6 +72,7 @@ def show(
     """The newest signal per offering and kind, with the prior rate it maps to."""
     with options(at="--at", cloud="--cloud"):
         frame = service.signals(db, at, history=history, cloud=cloud)
+    say_no_store(db)
     if json_out:
         print_json({"signals": frame_records(frame)})
         return

@@ -18,6 +18,7 @@ from costsched.cli.common import (
     friendly_errors,
     print_json,
     reads_store,
+    refuse_url,
     split_csv,
     table,
     user_text,
@@ -123,6 +124,7 @@ def _no_store(db: str | None) -> bool:
     if db is not None:
         reads_store(db)
         return False
+    refuse_url(None, None)  # $COSTSCHED_DB's: named, as every command names it
     return missing_store(None) is not None
 
 

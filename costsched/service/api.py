@@ -25,12 +25,16 @@ def _existing(db: StoreLike) -> StoreLike:
     if isinstance(db, (str, Path)):
         from costsched.model import InvalidInput
         from costsched.service.store_files import missing_store
+        from costsched.taskfile import close_files
 
         missing = missing_store(str(db))
         if missing is not None:
-            raise InvalidInput(f"db {str(db)!r}: no such store ({missing.resolve()}); "
-                               "`costsched.import_prices`, `costsched prices import FILE` "
-                               f"or {collect_hint()} makes one")
+            path = missing.resolve()
+            close = close_files(path, (path.suffix.lower(),) if path.suffix else ())
+            makes = (f"`costsched.import_prices`, `costsched prices import FILE` or "
+                     f"{collect_hint()} makes one")
+            raise InvalidInput(f"db {str(db)!r}: no such store ({path})"
+                               + (f"{close} If not, {makes}" if close else f"; {makes}"))
     return db
 
 

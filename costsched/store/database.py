@@ -153,20 +153,10 @@ def make_engine(url: str, limits: StoreLimits | None = None) -> Engine:
         watched = _watched_connect(parsed, limits, where) \
             if backend == "postgresql" and parsed.get_driver_name() == "psycopg" else None
         engine = create_engine(parsed, **kwargs)
-    except NoSuchModuleError:
-        scheme = url.split("://", 1)[0]
-        raise StoreError(f"store {where}: unknown database kind {scheme!r}; expected sqlite, "
-                         "postgresql+psycopg or another SQLAlchemy dialect") from None
     except StoreError:
         raise
-    except (ArgumentError, ValueError):
-        raise StoreError(f"store {where}: not a database URL; expected a SQLite file path "
-                         "or a URL like postgresql+psycopg://user:password@host/db") from None
-    except ImportError as exc:
-        module = (exc.name or "").split(".")[0]
-        package = _DRIVER_PACKAGES.get(module, module or "its driver")
-        raise StoreError(f"store {where}: its database driver {module!r} is not installed; "
-                         f"install it (pip install {package})") from None
+    except (ArgumentError, ValueError, ImportError) as exc:
+        raise StoreError(f"store {where}: {_refused(url, exc)}") from None
     _BUSY_SECONDS[engine] = limits.busy_seconds
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", partial(_sqlite_pragmas, limits.busy_seconds))
@@ -179,6 +169,53 @@ def make_engine(url: str, limits: StoreLimits | None = None) -> Engine:
         event.listen(engine, "do_connect", watched)
     event.listen(engine, "handle_error", partial(_translate, where))
     return engine
+
+
+def url_refused(url: str) -> str | None:
+    """Why the URL `url` names no database costsched can open (its kind unknown, not a
+    URL, its driver not installed), told without connecting, for its caller to say where
+    the URL came from; None when it can be tried (a SQLite path: always)."""
+    if "://" not in url:
+        return None
+    try:
+        create_engine(make_url(url)).dispose()  # connects to nothing
+    except (ArgumentError, ValueError, ImportError) as exc:
+        return _refused(url, exc)
+    return None
+
+
+def _refused(url: str, exc: Exception) -> str:
+    """What the error making an engine for `url` raised means, with the fix."""
+    meant = _meant(url)
+    if isinstance(exc, NoSuchModuleError):
+        kinds = "sqlite, postgresql+psycopg or another SQLAlchemy dialect"
+        scheme = url.split("://", 1)[0]
+        return (f"unknown database kind {scheme!r}; did you mean {meant}? (expected {kinds})"
+                if meant else f"unknown database kind {scheme!r}; expected {kinds}")
+    if isinstance(exc, ImportError):
+        module = (exc.name or "").split(".")[0]
+        package = _DRIVER_PACKAGES.get(module, module or "its driver")
+        if module == "psycopg2" and meant:
+            return (f"its database driver {module!r} is not installed; did you mean {meant}? "
+                    f"(the driver costsched[postgres] installs; else pip install {package})")
+        return (f"its database driver {module!r} is not installed; install it "
+                f"(pip install {package})")
+    return ("not a database URL; expected a SQLite file path or a URL like "
+            "postgresql+psycopg://user:password@host/db")
+
+
+# How PostgreSQL URLs are written elsewhere (libpq, Heroku: postgres://; SQLAlchemy's
+# default driver, psycopg2), for the psycopg driver costsched[postgres] installs.
+_POSTGRESQL_SCHEMES = ("postgres", "postgresql", "postgresql+psycopg2", "postgres+psycopg",
+                       "postgres+psycopg2")
+
+
+def _meant(url: str) -> str:
+    """The URL (its password masked) a PostgreSQL URL written with a scheme or driver
+    costsched cannot open here means for the psycopg driver; '' for any other."""
+    scheme, _, rest = url.partition("://")
+    return (redact_url("postgresql+psycopg://" + rest)
+            if scheme.lower() in _POSTGRESQL_SCHEMES else "")
 
 
 _BUSY_SECONDS: weakref.WeakKeyDictionary[Engine, float] = weakref.WeakKeyDictionary()

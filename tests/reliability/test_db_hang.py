@@ -129,7 +129,8 @@ def test_a_command_ends_with_exit_75_when_the_server_never_answers(
     assert DEADLINE_S - 0.2 <= ended - silent.first_query < GUARD_S
     assert done.returncode == 75, done.stderr
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith(f"error: store postgresql+psycopg://u:***@127.0.0.1:{silent.port}/x:")
+    named = "--db" if command[0] == "status" else "store"  # `status`: the option that gave it
+    assert line.startswith(f"error: {named} postgresql+psycopg://u:***@127.0.0.1:{silent.port}/x:")
     assert f"did not answer within {DEADLINE_S:g} s" in line
     assert f"store.statement_timeout_seconds {TIMEOUT_S:g} s" in line
     assert "secret" not in done.stdout + done.stderr

@@ -112,7 +112,8 @@ def test_commands_fail_in_one_line_and_work_again(proxied: tuple[str, Proxy]) ->
     result = show(url)
     assert result.exit_code == 75  # try again later
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith("error: store postgresql+psycopg://") and SECRET_FREE in line
+    # (named as the option that gave it)
+    assert line.startswith("error: --db postgresql+psycopg://") and SECRET_FREE in line
     assert "connection refused" in line
     with pytest.raises(StoreError, match="the connection to the server was lost|closed"
                                          "|connection refused|ended the connection"):

@@ -91,7 +91,7 @@ def test_a_store_error_never_shows_a_password_with_a_slash(tmp_path: Path) -> No
     result = CliRunner().invoke(app, ["prices", "show", "--db",
                                       "postgresql+psycopg://costsched:pa/ss-w0rd@127.0.0.1:1/x"])
     assert result.exit_code == 75, result.output
-    assert result.stderr.startswith("error: store postgresql+psycopg://costsched:***@127.0.0.1:1")
+    assert result.stderr.startswith("error: --db postgresql+psycopg://costsched:***@127.0.0.1:1")
     no_secret(result.output)
 
 

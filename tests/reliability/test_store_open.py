@@ -38,7 +38,8 @@ def assert_one_line(code: int, out: str, err: str, *needles: str, exit_code: int
     again: the store is there but cannot be used now)."""
     assert code == exit_code, (code, out, err)
     assert len(err.strip().splitlines()) == 1, err
-    assert err.startswith("error: store "), err
+    # (a URL: named as the option that gave it, as the file it names for a path)
+    assert err.startswith(("error: store ", "error: --db ")), err
     assert "Traceback" not in out + err and SECRET not in out + err
     for needle in needles:
         assert needle in err, (needle, err)

@@ -5,6 +5,7 @@ instance it ran on, each under a line saying how that instance came and ended
 from __future__ import annotations
 
 import inspect
+import re
 import time
 from collections.abc import Iterator
 
@@ -54,27 +55,44 @@ def _new_lines(seen: list[str], lines: list[str]) -> list[str]:
     return lines
 
 
-def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200) -> str:
+def every_log(store: PriceStore, launcher: Launcher, job: int | str, tail: int = 200,
+              node: int | None = None) -> str:
     """The job's output on every instance it ran on, oldest first, each instance's last
     `tail` lines under a '--- instance ID (how it came and ended)' line (`_stories`); a
     gang's, every node's of every round (a node lost and replaced: both), each under a
-    '--- instance ID, node N' line, where the launcher keeps them apart (`node_logs`)."""
+    '--- instance ID, node N' line, where the launcher keeps them apart (`node_logs`).
+    `node`: only that node's (its rank), on every instance and in every round."""
     job_id = job_ids(store, job, states=())[0]
     record = store.jobs.get(job_id)
+    nodes = nodes_of(record.spec)
+    if node is not None and node >= nodes:
+        raise InvalidInput(f"--node {node}: job {job_id} has "
+                           + ("1 node (0)" if nodes == 1 else f"{nodes} nodes (0 to {nodes - 1})"))
     placed = store.jobs.placement_rows([job_id])
     stories = instance_stories(placed, store.moves.of_jobs([job_id]).get(job_id, []),
                                record, store.jobs.event_rows([job_id],
                                                              [RECOVERY_NOTE, STATE_EVENT]))
     out = []
     for instance in dict.fromkeys(str(p.instance) for p in placed):
-        parts = _node_logs(launcher, instance, nodes_of(record.spec), tail)
-        if len(parts) < 2:  # one node: its output under the instance's line
+        parts = _node_logs(launcher, instance, nodes, tail)
+        if node and not parts:  # a gang whose nodes' output the launcher does not keep apart
+            raise InvalidInput(f"job {job_id}: the {launcher.name} launcher keeps one log per "
+                               "job; --node is for the local launcher's multi-node jobs")
+        if node is not None and parts:
+            parts = [(said, text) for said, text in parts if _rank(said) == node]
+        elif len(parts) < 2:  # one node: its output under the instance's line
             parts = [("", launcher.logs(instance, tail=tail))]
         for n, (said, text) in enumerate(parts):  # the instance's story on its first line
             out += [f"--- instance {instance}{', ' + said if said else ''}"
                     f"{'' if n else f' ({stories[instance]})'}\n",
                     text if text.endswith("\n") or not text else text + "\n"]
     return "".join(out)
+
+
+def _rank(said: str) -> int | None:
+    """The rank a node's line names ('node 1, lost in round 1': 1)."""
+    found = re.match(r"node (\d+)\b", said)
+    return int(found[1]) if found else None
 
 
 def _node_logs(launcher: Launcher, instance: str, nodes: int, tail: int

@@ -60,6 +60,25 @@ def test_the_task_adds_a_new_env_and_one_close_to_a_secret_given_its_value() -> 
     spec = parse_task(doc, "sky3.yaml", given_envs={"WANDB_APIKEY": "abcdefgh"},
                       given_secrets=["WANDB_API_KEY"])
     assert spec.envs["WANDB_APIKEY"] == "abcdefgh"
+    # The secret's value comes from --secret in the same launch: said so, not 'its own'.
     assert ("--env WANDB_APIKEY adds an env the task has not, beside its secret "
-            "WANDB_API_KEY, which keeps its own value (--secret WANDB_API_KEY gives that one)"
-            in spec.task.notes)
+            "WANDB_API_KEY, which --secret WANDB_API_KEY gives too" in spec.task.notes)
+
+
+def test_the_note_beside_a_close_env_says_where_its_value_comes_from() -> None:
+    """A close env the same launch gives with --env is said to be given so (it does not
+    keep the file's value); one it does not give keeps the file's, and the note says how
+    to give it."""
+    doc = yaml.safe_load(SKY)
+    both = parse_task(doc, "sky3.yaml", given_envs={"KM_STEP": "100", "KM_STEPS": "120"},
+                      given_secrets=["WANDB_API_KEY"])
+    assert both.envs["KM_STEPS"] == "120" and both.envs["KM_STEP"] == "100"
+    assert [n for n in both.task.notes if n.startswith("--env KM_STEP ")] == [
+        "--env KM_STEP adds an env the task has not, beside its env KM_STEPS, which --env "
+        "KM_STEPS gives too"]
+    alone = parse_task(doc, "sky3.yaml", given_envs={"KM_STEP": "100"},
+                       given_secrets=["WANDB_API_KEY"])
+    assert alone.envs["KM_STEPS"] == "2000"
+    assert [n for n in alone.task.notes if n.startswith("--env KM_STEP ")] == [
+        "--env KM_STEP adds an env the task has not, beside its env KM_STEPS, which keeps "
+        "its own value (--env KM_STEPS=VALUE gives that one)"]

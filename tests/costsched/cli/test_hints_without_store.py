@@ -1,7 +1,8 @@
 """On a fresh install (no store made yet), every command that plan and status print as a
 hint, and every command the did-you-mean of a command looked for under another name points
 at, works as printed: one that lists what is stored says that none is stored yet (exit code
-0) and makes no store; `risk import`, which stores, makes it."""
+0), names on stderr the default store it read and that it does not exist, and makes no
+store; `risk import`, which stores, makes it."""
 
 from __future__ import annotations
 
@@ -42,6 +43,19 @@ def _run(*argv: str) -> tuple[int, str]:
     return result.exit_code, " ".join(result.output.split())
 
 
+def _apart(*argv: str) -> tuple[int, str, str]:
+    """The exit code, stdout and stderr, each on one line."""
+    result = CliRunner().invoke(app, list(argv))
+    return result.exit_code, " ".join(result.stdout.split()), " ".join(result.stderr.split())
+
+
+def _no_store_note(store: Path) -> str:
+    """The note a listing prints on stderr where the default store is not made yet."""
+    return (f"note: the default store {store} does not exist yet, and no --db, "
+            "$COSTSCHED_DB or configured db names another: nothing was launched or stored "
+            "with it")
+
+
 def _runnable(command: str) -> list[str] | None:
     """The hint's arguments as typed, a placeholder given a value; None for a hint that is
     tested elsewhere."""
@@ -76,12 +90,14 @@ def test_every_hint_of_plan_and_status_works_on_a_fresh_install(
 def test_risk_show_on_a_fresh_install_says_none_is_stored_yet_and_how_they_come(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = _fresh(tmp_path, monkeypatch)
-    code, said = _run("risk", "show")
+    code, said, note = _apart("risk", "show")
     assert code == 0, said
     assert said.startswith("No spot risk signals stored yet; `costsched risk import FILE "
                            "--kind KIND` stores a saved document"), said
-    code, said = _run("risk", "show", "--json")
+    assert note == _no_store_note(store)  # which store was read, and that there is none
+    code, said, note = _apart("risk", "show", "--json")
     assert code == 0 and json.loads(said) == {"signals": []}
+    assert note == _no_store_note(store)
     assert not store.exists()
 
 
@@ -90,14 +106,15 @@ def test_risk_show_on_a_fresh_install_says_none_is_stored_yet_and_how_they_come(
 def test_a_listing_on_a_fresh_install_says_what_an_empty_store_says(
         argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = _fresh(tmp_path, monkeypatch)
-    code, said = _run(*argv)
+    code, said, note = _apart(*argv)
     assert code == 0, said
+    assert note == _no_store_note(store)  # which store was read, and that there is none
     empty = tmp_path / "empty.sqlite"
     from costsched.store import PriceStore
 
     PriceStore(str(empty)).dispose()
-    also, expected = _run(*argv, "--db", str(empty))
-    assert also == 0, expected
+    also, expected, none = _apart(*argv, "--db", str(empty))
+    assert also == 0 and none == "", expected  # a store that exists: no note
     times = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")  # (a report is up to now)
     assert times.sub("T", said) == times.sub("T", expected)
     assert not store.exists()

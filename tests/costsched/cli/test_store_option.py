@@ -84,12 +84,19 @@ def test_status_where_nothing_was_launched_yet_finds_no_jobs_and_creates_nothing
     result = CliRunner().invoke(app, ["status"])
     assert result.exit_code == 0, result.output
     assert "No jobs. `costsched launch JOB.yaml` starts one." in result.stdout
+    # Which store was read, and that it does not exist: a forgotten --db or $COSTSCHED_DB
+    # is seen.
+    store = tmp_path / "data" / "costsched" / "prices.sqlite"
+    none = (f"the default store {store} does not exist yet, and no --db, $COSTSCHED_DB or "
+            "configured db names another: nothing was launched or stored with it")
+    assert result.stderr.splitlines() == [f"note: {none}"]
     as_json = CliRunner().invoke(app, ["status", "--json"])
     assert as_json.exit_code == 0 and json.loads(as_json.stdout)["jobs"] == []
+    assert as_json.stderr.splitlines() == [f"note: {none}"]
     one = CliRunner().invoke(app, ["status", "resnet"])
     assert one.exit_code == 2 and one.output.strip() == (
-        "error: job 'resnet': no job of that name (none was launched here yet; `costsched "
-        "launch JOB.yaml` starts one)")
+        f"error: job 'resnet': no job of that name ({none}; `costsched launch JOB.yaml` "
+        "starts one)")
     assert not (tmp_path / "data").exists()
 
 
