@@ -101,5 +101,5 @@ def test_a_store_url_that_does_not_parse_is_one_line_with_its_password_masked(
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     said = (out.stdout + out.stderr).strip()
     assert out.returncode == 2, said
-    assert said.startswith("error: store postgresql+psycopg://u:***@[bad/db"), said
+    assert said.startswith("error: $COSTSCHED_DB postgresql+psycopg://u:***@[bad/db"), said
     assert "\n" not in said and "Traceback" not in said and "pw1234" not in said

@@ -81,7 +81,7 @@ class Market:
     def full_seen(self, here: bool) -> dict[OfferingKey, datetime]:
         """`full_for`, each offering with when it last met no capacity (what says why a
         launch tries it after the others: `tried_last`)."""
-        from costsched.service.jobs.runs import CAPACITY_COOLDOWN  # a plan needs no runs
+        from costsched.service.jobs.tried_last import CAPACITY_COOLDOWN
 
         seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity",
                                              clouds_only=not here)

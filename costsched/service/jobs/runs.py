@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from costsched.policies import OfferingKey
 
 CANDIDATES = 5  # offerings a launch or recovery may try, best first
-CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
 MIN_MIGRATION_INTERVAL = timedelta(hours=24)  # at most one planned move a day per job
 # Whoever steps a job's moves or recovers it holds "steps:<job id>" meanwhile, so that two
 # costsched processes (or daemon threads) never both launch or bill the same step.

@@ -188,10 +188,17 @@ def test_every_option_a_command_names_is_its_own() -> None:
         every |= options
         module = getattr(command.callback, "__module__", "") or ""
         by_module.setdefault(module, set()).update(options)
-    for path in sorted((SOURCE / "cli").glob("*.py")):  # a module a command's calls
-        for used in re.findall(r"from (costsched\.cli\.\w+) import", path.read_text()):
-            by_module.setdefault(used, set()).update(
-                by_module.get(f"costsched.cli.{path.stem}", set()))
+    uses = {f"costsched.cli.{path.stem}": re.findall(r"from (costsched\.cli\.\w+) import",
+                                                     path.read_text())
+            for path in sorted((SOURCE / "cli").glob("*.py"))}
+    grown = True
+    while grown:  # a module a command's module calls, directly or through another
+        grown = False
+        for module, used in uses.items():
+            for name in used:
+                before = len(by_module.setdefault(name, set()))
+                by_module[name].update(by_module.get(module, set()))
+                grown |= len(by_module[name]) > before
     problems, seen = [], 0
     for path in source_files():
         module = "costsched." + ".".join(path.relative_to(SOURCE).with_suffix("").parts)

@@ -89,7 +89,7 @@ def test_stop_then_start_resumes_with_the_same_code(tmp_path: Path, db_path: Pat
     assert before.startswith(heads[0]) and before.strip() != heads[0]
     assert f"resumed at step {step}" not in before and f"resumed at step {step}" in after
     assert after == cli("logs", str(job.id)).stdout  # the last instance's, as without --all
-    assert "--all: expected without --follow" in cli("logs", str(job.id), "--all",
+    assert "--all and --follow cannot be given together" in cli("logs", str(job.id), "--all",
                                                      "--follow").output
     refused = cli("start", str(job.id))
     assert refused.exit_code != 0
