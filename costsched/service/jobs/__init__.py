@@ -27,7 +27,7 @@ _MODULES = {
     "launch": "launches", "start": "launches", "NotLaunched": "launches",
     "not_launched": "launches", "refuse_bad_input": "launches",
     "MigrationAdvice": "move", "migrate": "move",
-    "CANDIDATES": "runs", "CAPACITY_COOLDOWN": "tried_last", "MIN_MIGRATION_INTERVAL": "runs",
+    "CANDIDATES": "runs", "CAPACITY_COOLDOWN": "market", "MIN_MIGRATION_INTERVAL": "runs",
     "STEP_LEASE_SECONDS": "runs", "RunningJob": "runs", "job_ids": "runs",
     "namesakes": "runs",
     "progress": "runs", "steps_left": "runs",
@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         refuse_bad_input,
         start,
     )
+    from costsched.service.jobs.market import CAPACITY_COOLDOWN
     from costsched.service.jobs.move import MigrationAdvice, migrate
     from costsched.service.jobs.runs import (
         CANDIDATES,
@@ -77,7 +78,6 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     )
     from costsched.service.jobs.statuses import Failure, JobStatus, status
     from costsched.service.jobs.stopping import stop
-    from costsched.service.jobs.tried_last import CAPACITY_COOLDOWN
     from costsched.service.jobs.watch import advance_moves, reconcile, settle
 
 __all__ = ["CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL", "STEP_LEASE_SECONDS",

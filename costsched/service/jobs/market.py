@@ -7,7 +7,7 @@ planner's prepared offerings, and the speed the rest of each running job runs at
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 
 from costsched.jobspec import ResolvedJob
@@ -26,6 +26,8 @@ from costsched.store import PriceStore
 from costsched.store.quotas import refusals_recorded
 from costsched.throughput import ThroughputTable
 from costsched.throughput_rest import RestTable
+
+CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
 
 
 class Market:
@@ -81,8 +83,6 @@ class Market:
     def full_seen(self, here: bool) -> dict[OfferingKey, datetime]:
         """`full_for`, each offering with when it last met no capacity (what says why a
         launch tries it after the others: `tried_last`)."""
-        from costsched.service.jobs.tried_last import CAPACITY_COOLDOWN
-
         seen = self.store.availability.since(self.when - CAPACITY_COOLDOWN, event="capacity",
                                              clouds_only=not here)
         return {(r.cloud, r.region, r.zone, r.instance_type, r.market, "linux"):

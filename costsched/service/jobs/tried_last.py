@@ -8,7 +8,7 @@ the job is placed instead, and by `plan` under its table."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from costsched.amounts import age, stored_price
@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from costsched.service.jobs.market import Market
 
 KEY = ("cloud", "region", "zone", "instance_type", "market")
-CAPACITY_COOLDOWN = timedelta(minutes=30)  # an offering without capacity is tried last
 
 
 def why_last(seen: datetime, when: datetime, launcher: str) -> str:
     """'no capacity met 4 min ago on this machine (local launcher): tried after the others
     until 09:34 UTC': why a launch on `launcher` tries an offering last, that met no
     capacity at `seen`."""
+    from costsched.service.jobs.market import CAPACITY_COOLDOWN
     from launchers import runs_here
 
     ago = age((when - seen).total_seconds())
