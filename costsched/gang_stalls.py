@@ -130,6 +130,24 @@ def stopped_first(node_events: Iterable[EventRow], gang_events: Iterable[EventRo
     return out
 
 
+def stopped_first_of(events: Iterable[EventRow], states: Iterable[EventRow]) -> set[int]:
+    """`stopped_first` over many jobs: of `events` (their NODE_RECOVERY and gang events),
+    the ids of the NODE_RECOVERY events whose job was stopped (`states`: their state
+    changes) before its gang resumed."""
+    said: dict[int, list[EventRow]] = {}
+    for e in events:
+        said.setdefault(int(e.job_id), []).append(e)
+    stops: dict[int, list[EventRow]] = {}
+    for e in states:
+        stops.setdefault(int(e.job_id), []).append(e)
+    out: set[int] = set()
+    for job_id, found in said.items():
+        out |= stopped_first([e for e in found if e.kind == NODE_RECOVERY],
+                             [e for e in found if e.kind == GANG_EVENT],
+                             stops.get(job_id, ()))
+    return out
+
+
 def _stall_start(event: EventRow) -> float:
     """When the stall of the repair `event` began: the time of the gang's last step before
     the loss (`LAST_STEP`), else the event's."""

@@ -81,6 +81,9 @@ NODE_RECOVERY = "node_recovery"
 # launcher's words), and, once the gang is whole again, that it came (`status`).
 GANG_RESUMES = "the gang resumes once the new node is set up"
 GANG_RESUMED = "the gang resumed once the new node was set up"
+# A gang's node replaced in place, its job stopped before the gang resumed: no recovery
+# (`gang_stalls.stopped_first`), as `status` and `report` say it.
+GANG_STOPPED_FIRST = "stopped before the gang resumed"
 # The job log's kind for the steps a recovery lost: 'instance ID: ' and the words of
 # `steps.resume_from` ('resumes from step 300 (its checkpoint's): 78 steps lost').
 RECOVERY_NOTE = "recovery"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from costsched.model import GANG_RESUMED, GANG_RESUMES, lost_steps_said
+from costsched.model import GANG_RESUMED, GANG_RESUMES, GANG_STOPPED_FIRST, lost_steps_said
 from costsched.service import jobs as service
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def node_notices(s: service.JobStatus) -> list[str]:
 
 
 # A gang's node replaced in place, the job stopped before the gang resumed on it.
-STOPPED_FIRST = "the job was stopped before the gang resumed"
+STOPPED_FIRST = f"the job was {GANG_STOPPED_FIRST}"
 
 
 def _words(event: EventRow, came: str) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from costsched import checkpoint_sizes, own_budget
 from costsched.amounts import CHARGED, Scale, no_noise
 from costsched.costs import Move, egress_rows, nodes_of
+from costsched.gang_stalls import stopped_first_of
 from costsched.job_names import chosen_words, is_pattern, picks
 from costsched.measured import JobRate, job_rate, mismatch_factor
 from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, recoveries
@@ -60,7 +61,7 @@ from costsched.report.sums import column_sum, group_sums, nan_to_none
 from costsched.report.tables import NAMES, TABLES
 from costsched.report.written import estimate_parts, repriced_rows, row_parts, scaled_parts
 from costsched.store import PriceStore
-from costsched.store.job_rows import JobRecord, PlacementRow
+from costsched.store.job_rows import EventRow, JobRecord, PlacementRow
 from costsched.store.moves import MoveRecord
 from costsched.throughput import ThroughputTable, model_key
 from costsched.validation import as_time
@@ -322,11 +323,14 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     paced, guessed = placement_paces(ran, done, read_at, rates, readings)  # each its own steps
     measured = speeds(ran, done, read_at, rates, readings)
     nodes = {j.id: nodes_of(j.spec) for j in jobs}
+    gang = gang_events(store, names)
+    states = [e for e in store.jobs.event_rows(names, ["state"]) if e.at <= end]
+    # A gang's repair its job was stopped in, before the gang resumed: no recovery.
+    stopped_first = stopped_first_of(gang, states)
     moves, idle = move_table(job_moves, names, placed, all_moves, start, end,
                              target_running_times(store, job_moves, start, end),
-                             gang_events(store, names),
-                             store.jobs.event_rows(list(names), [RECOVERY_NOTE]),
-                             lost_work.paces(measured), nodes)
+                             gang, store.jobs.event_rows(list(names), [RECOVERY_NOTE]),
+                             lost_work.paces(measured), nodes, stopped_first)
     share = useful.shares(by_id, ran, readings, end)  # the work done, not the overhead
     each = useful.placement_shares(by_id, ran, readings, end)  # ... on each placement
     stays = static_stays(by_id, ran, cut, start, end, paced, rates, share)
@@ -370,7 +374,8 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     job_parts = row_parts({"jobs": job_rows}, spent_on)["jobs"]
     whole = _one_spend(job_rows, job_parts, placed, start)
     estimated = [row for row in estimates.estimate_table(
-        predicted, by_id, ran, run_egress, _recoveries(store, job_moves), readings,
+        predicted, by_id, ran, run_egress, _recoveries(job_moves, gang, stopped_first),
+        readings,
         {j: usd for j, (usd, _) in whole.items()}, estimates.until(jobs, end),
         _causes(store, [j for j in predicted if j in held], end)) if row["job_id"] in held]
     rows = {
@@ -393,7 +398,7 @@ def _build(store: PriceStore, jobs: list[JobRecord], start: datetime | None,
     return Report(since=start, until=end, rows={
         **{name: rows[name] for name in NAMES}, "repriced": repriced,
         "failed_runs": failed_runs(  # each run that failed, with its spend in the period
-            [e for e in store.jobs.event_rows(names, ["state"]) if e.at <= end],
+            states,
             [(s[0].placement, s[2]) for s in spent_on], egress, names),
         "estimated_baselines": estimated_lines(job_rows, guessed)}, stale=stale,
                   scale=scale, parts={**parts, "estimates": estimate_parts(
@@ -444,11 +449,14 @@ def _causes(store: PriceStore, job_ids: Sequence[int], end: datetime
     return {j: causes_of(notes.get(j, []), setups.get(j, [])) for j in job_ids}
 
 
-def _recoveries(store: PriceStore, job_moves: Mapping[int, list[MoveRecord]]
-                ) -> dict[int, int]:
+def _recoveries(job_moves: Mapping[int, list[MoveRecord]], gang: Sequence[EventRow],
+                stopped_first: Collection[int]) -> dict[int, int]:
     """Per job id, its recoveries after a lost instance or node (`model.recoveries`; not
-    its restarts by the user, nor those after its own error)."""
-    nodes = Counter(e.job_id for e in store.jobs.event_rows(job_moves, [NODE_RECOVERY]))
+    its restarts by the user, nor those after its own error, nor a gang's repair its job
+    was stopped in before the gang resumed: of `gang`, its jobs' gang events, those in
+    `stopped_first`)."""
+    nodes = Counter(e.job_id for e in gang
+                    if e.kind == NODE_RECOVERY and e.id not in stopped_first)
     return {j: recoveries((m.kind for m in found if not restart_move(m.kind, m.detail)),
                           nodes[j])
             for j, found in job_moves.items()}

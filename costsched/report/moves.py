@@ -2,17 +2,18 @@
 with the time it billed without training (its idle intervals, charged with the report's
 pieces), the egress of its checkpoint's copy, and its price as decided; and a gang's nodes
 replaced in place (its NODE_RECOVERY events: a recovery without a move, counted with the
-recovery moves by `model.recoveries`), each a row of kind NODE_KIND."""
+recovery moves by `model.recoveries`, but for one its job was stopped in before the gang
+resumed), each a row of kind NODE_KIND."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
 from costsched.costs import Move
 from costsched.gang_stalls import KINDS, NODE_LINE, REPAIR_OVER
-from costsched.model import NODE_RECOVERY
+from costsched.model import GANG_STOPPED_FIRST, NODE_RECOVERY
 from costsched.own_budget import moved_by_cap
 from costsched.report.lost_work import lost_work_usd, note_for
 from costsched.report.sums import group_sums
@@ -36,14 +37,16 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
                start: datetime | None, end: datetime, ran: Mapping[int, datetime],
                gang: Sequence[EventRow] = (), notes: Sequence[EventRow] = (),
                pace: Mapping[tuple[int, str, int], float] | None = None,
-               nodes: Mapping[int, int] | None = None
+               nodes: Mapping[int, int] | None = None, stopped_first: Collection[int] = ()
                ) -> tuple[list[dict], list[tuple[int, PlacementRow]]]:
     """The migrations and recoveries started in the period (MOVE_COLUMNS, idle_usd and
     usd NaN), and their idle intervals ((row of their move, interval)); with them, in
     each job's order of time, the nodes replaced in place (`gang`: the jobs' gang events,
     `gang_events`), each from the node to the offering it was replaced on, its idle time
     the whole gang's from the loss seen to the gang's resuming (its placement's price for
-    its nodes, as the placement is charged), no move id, no egress (no checkpoint left).
+    its nodes, as the placement is charged), no move id, no egress (no checkpoint left);
+    one its job was stopped in before the gang resumed (its event id in `stopped_first`:
+    `gang_stalls.stopped_first_of`) is no recovery, and its state says so.
 
     Their idle USD (part of the compute spend, not added to it) is what was billed without
     training: a migration's source from the stop request to its end, and the target from
@@ -82,7 +85,8 @@ def move_table(job_moves: Mapping[int, list[MoveRecord]], names: Mapping[int, st
             _kind(move), move.state,
             created, _where(source), _where(target), math.nan, out, math.nan, steps, lost,
             *_priced(move)), strict=True)), spans))
-    found += _node_rows(gang, names, on_instance, start, end, notes, pace, nodes)
+    found += _node_rows(gang, names, on_instance, start, end, notes, pace, nodes,
+                        stopped_first)
     found.sort(key=lambda f: f[0])  # stable: a job's moves keep their order
     rows, idle = [], []
     for n, (_, row, spans) in enumerate(found):
@@ -128,7 +132,7 @@ def _node_rows(gang: Sequence[EventRow], names: Mapping[int, str],
                on_instance: Mapping[tuple[int, str], PlacementRow],
                start: datetime | None, end: datetime, notes: Sequence[EventRow] = (),
                pace: Mapping[tuple[int, str, int], float] | None = None,
-               gang_nodes: Mapping[int, int] | None = None
+               gang_nodes: Mapping[int, int] | None = None, stopped_first: Collection[int] = ()
                ) -> list[tuple[tuple, dict, list[PlacementRow]]]:
     """The rows of the nodes replaced in place in the period (`move_table`)."""
     out = []
@@ -147,9 +151,10 @@ def _node_rows(gang: Sequence[EventRow], names: Mapping[int, str],
         steps = note_for(notes, event.job_id, instance, event.at, node=nodes)
         lost = lost_work_usd(steps, event.job_id, placement, placement, pace or {},
                              (gang_nodes or {}).get(event.job_id, 1))
+        state = GANG_STOPPED_FIRST if event.id in stopped_first \
+            else "done" if over is not None else "replacing"
         out.append(((event.job_id, event.at), dict(zip(MOVE_COLUMNS, (
-            None, event.job_id, names[event.job_id], NODE_KIND,
-            "done" if over is not None else "replacing", event.at,
+            None, event.job_id, names[event.job_id], NODE_KIND, state, event.at,
             f"node {nodes}", _where(placement), math.nan, 0.0, math.nan, steps, lost,
             *(math.nan,) * len(PRICED)), strict=True)), spans))
     return out

@@ -407,10 +407,11 @@ def status(store: PriceStore, launcher: Launcher | None, job: int | str | None =
         ended_gangs_of = {j: [e for e in said if gang_stalls.not_replaced(str(e.detail))]
                           for j, said in repairs_of.items()}
         # A gang's repair its job was stopped in, before the gang resumed: no recovery.
-        states_of = _by_job(store.jobs.event_rows(list(replaced_of), kinds=["state"])
-                            if replaced_of else [])
-        stopped_first = {j: frozenset(gang_stalls.stopped_first(
-            replaced_of[j], repairs_of.get(j, ()), states_of.get(j, ()))) for j in replaced_of}
+        stopped = gang_stalls.stopped_first_of(
+            [e for e in noted if e.kind in gang_stalls.KINDS],
+            store.jobs.event_rows(list(replaced_of), kinds=["state"]) if replaced_of else [])
+        stopped_first = {j: frozenset(e.id for e in said if e.id in stopped)
+                         for j, said in replaced_of.items()}
         stood_of = stood_at_of(noted)
         failing = set(failed)
         placed_of = _by_job(p for p in placed if p.job_id in failing)
