@@ -71,6 +71,20 @@ def failure_words(exit_code: int | None, detail: str) -> str:
     return detail if re.search(rf"\b{code}\b", detail) else f"{code}: {detail}"
 
 
+# A gang's failure as its launcher words it: 'node 1 failed: setup failed: exit code 3 ...'.
+_NODE_FAILED = re.compile(r"^(?:exit code -?\d+: )?node (\d+) failed\b(?:: (setup) failed\b)?")
+
+
+def failed_node(detail: str) -> tuple[int, str] | None:
+    """(its rank, 'setup' where it failed in its setup, else '') of the node of a gang
+    whose failure ended it, as its failure's words (`detail`) say it ('node 1 failed:
+    setup failed: exit code 3'); None for any other failure (rank 0's, a single job's)."""
+    found = _NODE_FAILED.match(str(detail or ""))
+    if found is None or int(found.group(1)) == 0:
+        return None
+    return int(found.group(1)), found.group(2) or ""
+
+
 # Why a job was placed on an offering: its first start, a planned move, after a preemption
 # (a recovery), or a stopped job started again by the user (a start, not a recovery).
 PLACEMENT_REASONS = ("launch", "migration", "recovery", "start")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -16,7 +15,7 @@ from costsched.job_names import name_matches
 from costsched.lazy import pandas as pd
 from costsched.measured import ShownSpeed
 from costsched.migration.launcher import Instance, Launcher
-from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, recoveries
+from costsched.model import NODE_RECOVERY, RECOVERY_NOTE, InvalidInput, failed_node, recoveries
 from costsched.passes import one_pass
 from costsched.report.settled import booked_upfront
 from costsched.service.glance import few_names
@@ -610,7 +609,7 @@ def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
     last = str(placements[-1].instance)
     try:
         instance = launcher.status(last)
-        node = failed_node(detail or instance.detail, launcher)
+        node = _node_logged(detail or instance.detail, launcher)
         lines = (launcher.logs(last, tail=FAILURE_LOG_LINES) if node is None else
                  launcher.logs(last, tail=FAILURE_LOG_LINES, node=node)  # type: ignore[call-arg]
                  ).splitlines()
@@ -621,15 +620,13 @@ def _failure_of(launcher: Launcher | None, events: Sequence[EventRow],
                    node)
 
 
-_NODE_FAILED = re.compile(r"^(?:exit code -?\d+: )?node (\d+) failed\b")
-
-
-def failed_node(detail: str, launcher: Launcher) -> int | None:
-    """The node of a gang whose failure ended it, as its failure's words say it ('node 1
-    failed: ...'), where `launcher` keeps each node's output; None otherwise (rank 0's)."""
+def _node_logged(detail: str, launcher: Launcher) -> int | None:
+    """The node of a gang whose failure ended it, as its failure's words say it
+    (`model.failed_node`), where `launcher` keeps each node's output; None otherwise
+    (rank 0's)."""
     import inspect
 
-    found = _NODE_FAILED.match(str(detail or ""))
+    found = failed_node(detail)
     if found is None or "node" not in inspect.signature(launcher.logs).parameters:
         return None
-    return int(found.group(1)) or None
+    return found[0]

@@ -12,7 +12,7 @@ from costsched import launch_secrets
 from costsched.config import BudgetsConfig
 from costsched.lazy import pandas as pd
 from costsched.migration.launcher import CloudError, Instance, Launcher
-from costsched.model import RECOVERY_NOTE, InvalidInput, failure_words
+from costsched.model import RECOVERY_NOTE, InvalidInput, failed_node, failure_words
 from costsched.optimize.decision import Overheads
 from costsched.service.jobs import restarts
 from costsched.service.jobs.agents import look_after
@@ -389,9 +389,12 @@ def _end_or_recover(store: PriceStore, launcher: Launcher, run: RunningJob,
             return JobEvent(job_id, "finished", _succeeded_as(store.jobs.get(job_id)))
         why = (f"exit code {instance.exit_code}" if instance.exit_code is not None
                else instance.detail)
-        where = f" in {instance.phase}" if instance.phase else ""  # 'in setup': not its run
+        node = failed_node(instance.detail)  # a gang's node, as `status` names it
+        phase = node[1] if node else instance.phase
+        where = f" in {phase}" if phase else ""  # 'in setup': not its run
+        who = f": node {node[0]} failed" if node else ""
         return JobEvent(job_id, "failed",
-                        f"failed{where} ({why}{restarts.exhausted(allowed)})",
+                        f"failed{who}{where} ({why}{restarts.exhausted(allowed)})",
                         notify="failure")
     if not recover:
         return _stop_lost(store, launcher, run, placement, instance, when) if stopping \
