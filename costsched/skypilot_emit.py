@@ -132,11 +132,11 @@ def pinned_zone(zones: Iterable[str], order: Iterable[Mapping[str, Any]], cloud:
     `ordered:` / `any_of` alternatives, `order`), where an offering is priced for the whole
     region (on-demand prices are): what a pinned task keeps; '' where it names none there,
     or several."""
-    from costsched.clouds import zone_region
+    from costsched.clouds import zones_of_region
 
     named = [*zones, *(z for alt in order for z in alt.get("zones", ()))]
-    here = {z for z in named if zone_region(z) == (cloud, region)}
-    return here.pop() if len(here) == 1 else ""
+    here = zones_of_region(named, cloud, region)  # where a launch keeps it (`LaunchSpec.zone`)
+    return here[0] if len(here) == 1 else ""
 
 
 def secret_like_envs(spec: JobSpec) -> list[str]:

@@ -167,9 +167,9 @@ class AwsLauncher(Launcher):
                                f"{aws_cloud.GPU_IMAGE_NAME_FILTER!r}: give an image id")
         return str(max(images, key=lambda i: i.get("CreationDate", ""))["ImageId"])
 
-    def _lookup(self, table: Mapping[str, Any], offering: Offering) -> Any:
-        return table.get(offering.zone) if offering.zone in table else table.get(
-            offering.region)
+    def _lookup(self, table: Mapping[str, Any], offering: Offering, zone: str = "") -> Any:
+        zone = zone or offering.zone
+        return table.get(zone) if zone in table else table.get(offering.region)
 
     def run_request(self, spec: LaunchSpec, secret_refs: Mapping[str, str] | None = None,
                     node: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -209,8 +209,9 @@ class AwsLauncher(Launcher):
             # The instance ends when its system shuts down (the agent may power it off).
             "InstanceInitiatedShutdownBehavior": "terminate",
         }
-        if offering.zone:
-            request["Placement"] = {"AvailabilityZone": offering.zone}
+        zone = spec.zone()  # the offering's, else the one the job keeps to
+        if zone:
+            request["Placement"] = {"AvailabilityZone": zone}
         if offering.market == "spot":
             request["InstanceMarketOptions"] = {
                 "MarketType": "spot",
@@ -222,14 +223,14 @@ class AwsLauncher(Launcher):
             request.update(aws_booking.launch_options(offering.market, spec.reservation))
         if self.key_name:
             request["KeyName"] = self.key_name
-        subnet = self._lookup(self.subnet_ids, offering)
+        subnet = self._lookup(self.subnet_ids, offering, zone)
         if subnet:
             request["SubnetId"] = subnet
         if task.get("disk_size") or task.get("disk_tier"):
             root_device, size = self._root_disk(offering.region, image)
             request["BlockDeviceMappings"] = [{"DeviceName": root_device, "Ebs": task_resources.ebs(
                 task, int(task.get("disk_size") or size))}]
-        groups = list(self._lookup(self.security_group_ids, offering) or [])
+        groups = list(self._lookup(self.security_group_ids, offering, zone) or [])
         if task_resources.port_ranges(task):
             ec2 = self._client("ec2", offering.region)
             groups = [*(groups or aws_network.default_group(ec2, offering.region, subnet)),

@@ -219,7 +219,7 @@ def launch(ec2: Ec2, spec: LaunchSpec) -> Instance:
     started = {rank: record for rank, record in
                by_rank(ec2, region, records(ec2, region, [digest])[digest]).items()
                if ec2._instance(region, record).state in _LIVE}
-    zone = offering.zone or next(
+    zone = spec.zone() or next(
         (r["Placement"]["AvailabilityZone"] for r in started.values()), "")
     placement = ""
     rank = 0

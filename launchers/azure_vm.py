@@ -123,8 +123,9 @@ def document(spec: LaunchSpec, *, name: str, script: str, subnet: str, image: st
         properties["proximityPlacementGroup"] = {"id": placement_group}
     body: dict[str, Any] = {"location": offering.region, "tags": tags(spec, node),
                             "properties": properties}
-    if offering.zone:
-        body["zones"] = [offering.zone]
+    zone = spec.zone()  # the offering's, else the one the job keeps to
+    if zone:
+        body["zones"] = [zone]
     if identity:
         body["identity"] = {"type": "UserAssigned", "userAssignedIdentities": {identity: {}}}
     return body

@@ -205,14 +205,16 @@ class GcpLauncher(Launcher):
 
     # -- launch ------------------------------------------------------------------------
 
-    def zone(self, offering: Offering) -> str:
-        if offering.zone:
-            return offering.zone
-        known = self.zones(offering) if self.zones is not None else []
-        if not known:
+    def zone(self, spec: LaunchSpec) -> str:
+        """The zone `spec` is started in (`LaunchSpec.zone`: its offering's, else the one
+        the job keeps to), else the first zone known to offer its regional offering."""
+        offering = spec.offering
+        known = [] if offering.zone or self.zones is None else self.zones(offering)
+        zone = spec.zone(known) or (known[0] if known else "")
+        if not zone:
             raise InvalidInput(f"gcp region {offering.region}: no zone known for "
                                f"{offering.instance_type}; a zone is needed to launch")
-        return known[0]
+        return zone
 
     def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
         """The job's secrets in Secret Manager (launchers.gcp_secrets), read by the
@@ -335,7 +337,7 @@ class GcpLauncher(Launcher):
                                "offerings only")
         if cloud_gang.nodes_of(spec) > 1:
             return gcp_gang.launch(self, spec, _capacity_reason)
-        zone = self.zone(offering)
+        zone = self.zone(spec)
         resource = self.instance_resource(spec, zone, secret_refs=self.put_secrets(spec))
         if task_resources.port_ranges(spec.task):
             self._open_ports(spec)

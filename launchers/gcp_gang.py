@@ -45,7 +45,7 @@ class Gce(Protocol):
     placement: str
     _deleted: set[str]
 
-    def zone(self, offering: Any) -> str: ...
+    def zone(self, spec: LaunchSpec) -> str: ...
 
     def instance_resource(self, spec: LaunchSpec, zone: str,
                           node: Mapping[str, Any] | None = None,
@@ -223,7 +223,7 @@ def launch(gce: Gce, spec: LaunchSpec, capacity_reason: Any) -> Instance:
     from google.cloud import compute_v1
 
     offering = spec.offering
-    zone = gce.zone(offering)
+    zone = gce.zone(spec)
     count = cloud_gang.nodes_of(spec)
     digest = cloud_gang.digest(spec.job_id, spec.attempt)
     gang = cloud_gang.name(spec.job_id, count, spec.attempt)

@@ -102,6 +102,20 @@ def zone_region(zone: str) -> tuple[str, str] | None:
     return None
 
 
+def zones_of_region(named: Iterable[str], cloud: str, region: str) -> list[str]:
+    """Of the zones a job names (`named`, in its file's order), those of `cloud`'s
+    `region`, once each (a zone Azure names without its region, '1', is one of each of
+    its regions)."""
+    own = CLOUDS[cloud].zone_names if cloud in CLOUDS else ()
+    out: list[str] = []
+    for zone in named:
+        found = zone_region(zone)
+        if (found == (cloud, region) if found is not None else zone in own) \
+                and zone not in out:
+            out.append(zone)
+    return out
+
+
 def given_zone_problem(zone: str, regions: Iterable[str] = ()) -> str | None:
     """What is wrong with `zone` as a place a job may run ('us-east-1a'): not a zone of any
     cloud, not of one of `regions` (when given), or not one of its region's listed zones

@@ -63,6 +63,20 @@ class LaunchSpec:
     # The capacity reservation booked capacity (a capacity block, a reservation held) is
     # launched into ('' for spot and on-demand).
     reservation: str = ""
+    # The zones the job's file keeps it to (its zones, its alternatives'), in its order.
+    zones: tuple[str, ...] = ()
+
+    def zone(self, known: Sequence[str] = ()) -> str:
+        """The zone its offering is started in: the offering's own; for one priced for a
+        whole region, the first zone the job keeps to there (first of those `known` to
+        offer it, where the launcher knows some); '' where it keeps to none there (the
+        launcher's own choice)."""
+        from costsched.clouds import zones_of_region
+
+        if self.offering.zone:
+            return self.offering.zone
+        kept = zones_of_region(self.zones, self.offering.cloud, self.offering.region)
+        return next((z for z in kept if z in known), kept[0] if kept else "")
 
     @property
     def masked_names(self) -> tuple[str, ...]:

@@ -93,6 +93,7 @@ class JobLaunch:
     task: Mapping[str, Any] = field(default_factory=dict)  # LaunchSpec.task
     secret_names: tuple[str, ...] = ()
     max_usd_per_hour: float | None = None  # LaunchSpec.max_usd_per_hour
+    zones: tuple[str, ...] = ()  # LaunchSpec.zones
 
 
 class Mover:
@@ -261,7 +262,7 @@ class Mover:
                 setup=self.job.setup, task=self.job.task,
                 secret_names=self.job.secret_names,
                 max_usd_per_hour=self.job.max_usd_per_hour,
-                reservation=str(candidate.get("reservation", ""))))
+                reservation=str(candidate.get("reservation", "")), zones=self.job.zones))
         except QuotaError as exc:
             # The account's quota, not the cloud's capacity: recorded against the quota (the
             # next decision knows it), and the candidates under the same quota skipped.

@@ -71,6 +71,7 @@ def keep(store: PriceStore, launcher: Launcher, job_id: int, instance: Instance,
                           attempt=instance.attempt, envs=job.envs, code_uri=job.code_uri,
                           code_sha256=job.code_sha256, code_size=job.code_size,
                           setup=job.setup, task=job.task, secret_names=job.secret_names,
+                          zones=job.zones,
                           # a node of a gang in booked capacity is replaced there
                           reservation=reservation_of(store.booked.of_job(job_id), offering.key)
                           if offering.market in BOOKED_MARKETS else "")

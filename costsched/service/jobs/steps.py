@@ -317,6 +317,8 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
     # A stopped job's mover only winds its move down (`Mover.step`): no instance, no secret.
     secrets = {} if run.record.state == "stopped" else \
         launch_secrets.values(run.record.id, task.get("secrets", []), run.record.name)
+    kept = spec.job.constraints  # the zones it keeps to, its alternatives' too
+    zones = tuple(dict.fromkeys([*kept.zones, *(z for a in kept.alternatives for z in a.zones)]))
     job = JobLaunch(run.record.id, run.record.name, spec.job.run, run.checkpoint_uri,
                     {**spec.envs, **checkpoint_interval.launch_env(
                         spec.checkpoint_hours * 60, spec.checkpoint_auto), **secrets},
@@ -324,7 +326,7 @@ def _mover(store: PriceStore, launcher: Launcher, run: RunningJob,
                     code_sha256=code.get("sha256", ""), code_size=int(code.get("size", 0)),
                     setup=run.record.spec["spec"].get("setup", ""), task=task,
                     secret_names=tuple(secrets),
-                    max_usd_per_hour=spec.job.constraints.max_price_per_hour)
+                    max_usd_per_hour=spec.job.constraints.max_price_per_hour, zones=zones)
     from costsched.service.jobs.moved import note_moved
     from launchers import observed_as, runs_here
 
