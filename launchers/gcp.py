@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from costsched import catalog
 from costsched.clouds import gcp as gcp_cloud
+from costsched.clouds import zones_of_region
 from costsched.clouds.base import NotSetUp
 from costsched.model import InvalidInput, Offering
 from launchers import cloud_gang, cloud_secrets, gcp_gang, task_resources, wedged
@@ -143,10 +144,13 @@ class GcpLauncher(Launcher):
                  network: str = "global/networks/default", disk_gb: int = 100,
                  root: str = DEFAULT_ROOT, firewalls_client: Any = None,
                  mount_root: str = "", policies_client: Any = None,
-                 gang_placement: str | None = None, secrets: SecretManager | None = None
+                 gang_placement: str | None = None, secrets: SecretManager | None = None,
+                 machine_types_client: Any = None, accelerator_types_client: Any = None
                  ) -> None:
-        """`zones` names the zones of a regional offering (the store's zone coverage), the
-        first of which is used. `service_account`: an e-mail, or the project's default.
+        """`zones` names the zones of a regional offering, in the order they are tried;
+        without it, Compute Engine is asked which zones of the region offer its machine
+        type and GPUs (`machine_types_client`, `accelerator_types_client`: made when first
+        needed). `service_account`: an e-mail, or the project's default.
         `firewalls_client` opens a task's ports (made when first needed); `mount_root`, a
         folder the task's file mounts go under ('' for their own paths).
         `policies_client` makes a gang's compact placement policy (made when first needed);
@@ -165,6 +169,9 @@ class GcpLauncher(Launcher):
         self.install = install
         self.root = root  # the instance's costsched environment and job directories
         self.zones = zones
+        self._machine_types = machine_types_client
+        self._accelerator_types = accelerator_types_client
+        self._offered: dict[tuple[str, str], list[str]] = {}
         self.network = network
         self.disk_gb = disk_gb
         self.firewalls = firewalls_client
@@ -206,15 +213,67 @@ class GcpLauncher(Launcher):
     # -- launch ------------------------------------------------------------------------
 
     def zone(self, spec: LaunchSpec) -> str:
-        """The zone `spec` is started in (`LaunchSpec.zone`: its offering's, else the one
-        the job keeps to), else the first zone known to offer its regional offering."""
+        """The zone `spec` is started in first (`zones_to_try`)."""
+        return self.zones_to_try(spec)[0]
+
+    def zones_to_try(self, spec: LaunchSpec) -> list[str]:
+        """The zones `spec` may start in, in order: its offering's own; for one priced for
+        its whole region, the zones there the job keeps to (those known to offer it
+        first), else every zone of the region that offers it."""
         offering = spec.offering
-        known = [] if offering.zone or self.zones is None else self.zones(offering)
-        zone = spec.zone(known) or (known[0] if known else "")
-        if not zone:
-            raise InvalidInput(f"gcp region {offering.region}: no zone known for "
-                               f"{offering.instance_type}; a zone is needed to launch")
-        return zone
+        if offering.zone:
+            return [offering.zone]
+        known = self.zones(offering) if self.zones is not None else self.offered_in(offering)
+        kept = zones_of_region(spec.zones, "gcp", offering.region)
+        if kept:
+            return [z for z in kept if z in known] + [z for z in kept if z not in known]
+        if not known:
+            raise InvalidInput(f"gcp region {offering.region}: no zone offers "
+                               f"{offering.instance_type} (Compute Engine's machine and "
+                               "accelerator types of the region)")
+        return list(known)
+
+    def offered_in(self, offering: Offering) -> list[str]:
+        """The zones of `offering`'s region whose machine types and accelerator types
+        (with enough cards per instance) include its own, as Compute Engine lists them;
+        asked once per launcher."""
+        key = (offering.region, offering.instance_type)
+        if key not in self._offered:
+            machine, accelerator, count = machine_and_accelerators(offering.instance_type)
+            try:
+                zones = set(self._listed_zones("machine_types", machine))
+                if accelerator:
+                    zones &= set(self._listed_zones("accelerator_types", accelerator, count))
+            except Exception as exc:
+                raise translate("gcp", f"{offering.region}: list the zones offering "
+                                f"{offering.instance_type}", exc) from exc
+            self._offered[key] = sorted(zones_of_region(zones, "gcp", offering.region))
+        return self._offered[key]
+
+    def _listed_zones(self, kind: str, name: str, cards: int = 0) -> list[str]:
+        """The zones where Compute Engine's `kind` ("machine_types" or "accelerator_types")
+        has one named `name` (an accelerator type: with at least `cards` per instance)."""
+        from google.cloud import compute_v1
+
+        if kind == "machine_types":
+            if self._machine_types is None:
+                self._machine_types = compute_v1.MachineTypesClient(
+                    credentials=self.credentials)
+            client, request = self._machine_types, compute_v1.AggregatedListMachineTypesRequest
+        else:
+            if self._accelerator_types is None:
+                self._accelerator_types = compute_v1.AcceleratorTypesClient(
+                    credentials=self.credentials)
+            client = self._accelerator_types
+            request = compute_v1.AggregatedListAcceleratorTypesRequest
+        pages = client.aggregated_list(request=request(project=self.project,
+                                                       filter=f'name = "{name}"'))
+        out = []
+        for scope, scoped in pages:
+            for item in getattr(scoped, kind, None) or ():
+                if item.name == name and (not cards or item.maximum_cards_per_instance >= cards):
+                    out.append(str(item.zone or scope).rstrip("/").split("/")[-1])
+        return out
 
     def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
         """The job's secrets in Secret Manager (launchers.gcp_secrets), read by the
@@ -328,29 +387,55 @@ class GcpLauncher(Launcher):
             raise refused from None
 
     def _launch(self, spec: LaunchSpec) -> Instance:
-        from google.api_core import exceptions
-        from google.cloud import compute_v1
-
         offering = spec.offering
         if not self.can_launch(offering):
             raise InvalidInput(f"cloud {offering.cloud!r}: the gcp launcher starts gcp "
                                "offerings only")
         if cloud_gang.nodes_of(spec) > 1:
             return gcp_gang.launch(self, spec, _capacity_reason)
-        zone = self.zone(spec)
-        resource = self.instance_resource(spec, zone, secret_refs=self.put_secrets(spec))
+        zones = self.zones_to_try(spec)
+        refs = self.put_secrets(spec)
         if task_resources.port_ranges(spec.task):
             self._open_ports(spec)
+        refused: list[str] = []
+        try:
+            for zone in zones:
+                try:
+                    return self._insert(spec, zone, refs, again=bool(refused))
+                except CapacityError as exc:  # none in this zone now: the region's next one
+                    if quota_refused(exc) is not None:  # the project's, in every zone
+                        raise
+                    refused.append(f"{zone}: {exc.reason}" if len(zones) > 1 else exc.reason)
+        except BaseException:
+            self._forget_secrets(spec)
+            raise
+        self._forget_secrets(spec)
+        raise CapacityError(offering, "; ".join(refused))
+
+    def _forget_secrets(self, spec: LaunchSpec) -> None:
+        """A launch attempt that started no instance: no instance will read its secrets."""
+        if spec.secret_names:
+            self._forget_key(cloud_secrets.key(spec.job_id, spec.attempt))
+
+    def _insert(self, spec: LaunchSpec, zone: str, secret_refs: dict[str, str],
+                again: bool) -> Instance:
+        """The job's instance inserted in `zone` (CapacityError where the zone has none
+        now). `again`: another zone of the region refused it first; its request is then
+        told apart from that zone's (an insert retried after a crash is the same one)."""
+        from google.api_core import exceptions
+        from google.cloud import compute_v1
+
+        offering = spec.offering
+        resource = self.instance_resource(spec, zone, secret_refs=secret_refs)
+        key = f"{spec.job_id}:{spec.attempt}" + (f":{zone}" if again else "")
         request = compute_v1.InsertInstanceRequest(
             project=self.project, zone=zone, instance_resource=resource,
-            request_id=str(uuid.uuid5(_NAMESPACE, f"{spec.job_id}:{spec.attempt}")))
+            request_id=str(uuid.uuid5(_NAMESPACE, key)))
         try:
             self.client.insert(request=request).result(timeout=OPERATION_TIMEOUT)
         except exceptions.Conflict:
             pass  # inserted before a crash: the same (job, attempt) names the same instance
         except exceptions.GoogleAPICallError as exc:
-            if spec.secret_names:  # no instance will read them
-                self._forget_key(cloud_secrets.key(spec.job_id, spec.attempt))
             reason = _capacity_reason(exc)
             if reason is not None:
                 raise CapacityError(offering, reason) from None
