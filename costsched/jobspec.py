@@ -204,6 +204,9 @@ class TaskSpec(_Strict):
     # no plan is told to change (`optimize.no_plan_keys`).
     filter_keys: dict[str, str] = {}
     work_assumed: bool = False  # the task says no work: its hours are costsched's default
+    # The steps a task gives with no speed (no model, no throughputs): its hours are then
+    # assumed all the same (`work_assumed`), and its plan says the speed is what is missing.
+    steps_given: float | None = None
     # Its hours (given or assumed) are on the GPU costsched chose, the task's slowest: no
     # reference_gpu written, so no GPU's speed is one anyone saw.
     unit_chosen: bool = False
@@ -593,7 +596,7 @@ def work_of(spec: JobSpec, steps: float, relative: bool, source: str) -> Work:
         gpu, n = parse_gpu(spec.reference_gpu)
         reference = f"{n}x{gpu}"
     return Work(steps, spec.hours, reference, relative, spec.task.work_assumed, source,
-                spec.num_nodes)
+                spec.num_nodes, spec.task.steps_given)
 
 
 def parse(data: Any, source: str = "<spec>") -> JobSpec:

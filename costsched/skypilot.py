@@ -19,6 +19,7 @@ plan names them, and `launch` refuses, in one line, until they are given (`TaskS
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -199,6 +200,7 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
     work = section.model_dump(include={"model", "throughputs", "precision", "steps", "epochs",
                                        "steps_per_epoch", "hours", "reference_gpu", "sweep"},
                               exclude_none=True)
+    steps_given: float | None = None
     if scope.cpu:
         if {"model", "throughputs", "steps", "epochs", "steps_per_epoch"} & work.keys():
             raise fail("costsched", "a task without accelerators is CPU work: say its "
@@ -209,12 +211,16 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
             raise fail("costsched.reference_gpu", f"{work['reference_gpu']!r}: a task "
                        f"without accelerators runs on CPUs; expected {CPU} or nothing")
     elif not ({"steps", "epochs", "steps_per_epoch"} & work.keys()) and (
-            "hours" in work or not {"model", "throughputs"} & work.keys()):
+            "hours" in work or not {"model", "throughputs"} & work.keys()) or (
+            steps_given := _steps_without_speed(work)) is not None:
         # Hours of work on the set's slowest GPU, given or assumed (a speed given without
         # work is refused by the JobSpec, in words that say what to add).
         first = (unit_gpu(scope.gpus, work.get("precision") or "fp32") if scope.gpus
                  else first_gpu(scope))
         assumed, unit_chosen = "hours" not in work, "reference_gpu" not in work
+        if steps_given is not None:  # its work, but no speed to make hours of it
+            for key in ("steps", "epochs", "steps_per_epoch"):
+                work.pop(key, None)
         work.setdefault("hours", DEFAULT_HOURS)
         work.setdefault("reference_gpu", f"{first[0]}:{first[1]}")
     else:
@@ -246,10 +252,25 @@ def parse_task(doc: Any, source: str = "<task>", default_name: str = "",
                  "limits": limits, "filter_keys": {**scope.keys, **(
                      {"markets": "costsched.markets"} if section.markets is not None else {})},
                  "work_assumed": assumed, "unit_chosen": unit_chosen, "needs": needs,
+                 "steps_given": steps_given,
                  "sky": True},
         **work,
     }
     return parse(spec, source)
+
+
+def _steps_without_speed(work: dict[str, Any]) -> float | None:
+    """The steps a `costsched:` section gives (steps, or epochs x steps_per_epoch) when it
+    gives no speed for them (no model, throughputs or hours), else None (a value that is
+    no positive number is left to the job's checks, which say so)."""
+    if {"model", "throughputs", "hours"} & work.keys():
+        return None
+    keys = ("steps",) if "steps" in work else ("epochs", "steps_per_epoch")
+    values = [work.get(k) for k in keys]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+               for v in values):
+        return None
+    return float(math.prod(values))
 
 
 def _mount_readers(mounts: list[dict], given: set[str],

@@ -34,6 +34,9 @@ class Work:
     assumed: bool = False  # not said: costsched's default hour on the reference
     source: str = ""  # the job's file
     nodes: int = 1  # the job's nodes (a gang's), however its work is said
+    # Steps the file gives with no speed for them: the hour is assumed all the same, and
+    # what is missing is the speed, not the work.
+    steps_given: float | None = None
 
     def on(self) -> str:
         """What an hour of the work is on: the reference ('1xV100'), or a gang's nodes of it
@@ -58,6 +61,11 @@ class Work:
     def key(self) -> str:
         """The key of the job's file that gives the real work, in words."""
         where = f" in {self.source}" if self.source and not self.source.startswith("<") else ""
+        if self.steps_given is not None:
+            gpu = self.reference.split("x", 1)[-1] if self.reference else "GPU"
+            return (f"`costsched: {{throughputs: {{{gpu}: steps/s}}}}` or `costsched: "
+                    f"{{model: NAME}}` beside the steps{where} (a first run measures it: "
+                    "`costsched status` shows its steps/s)")
         if self.reference == CPU_REFERENCE:
             return f"`costsched: {{hours: H}}` (hours of CPU work){where}"
         # Only a SkyPilot task's work is ever assumed: its keys are under `costsched:`.
@@ -73,10 +81,16 @@ class Work:
         line, once (never a second line that the work is not given)."""
         if not self.assumed:
             return ""
-        needs = f"a total needs the work: {self.key()}"
         where = self.source if self.source and not self.source.startswith("<") else "the job"
-        given = (f"the work is not given in {where}, so its total is not known and the rest "
-                 "cannot be priced" if rest else f"the work is not given in {where}")
+        if self.steps_given is not None:
+            needs = f"a total needs the speed: {self.key()}"
+            given = (f"{where} gives the work ({self.steps_given:,.0f} steps) but no speed, "
+                     "so its hours are not known"
+                     + (" and the rest cannot be priced" if rest else ""))
+        else:
+            needs = f"a total needs the work: {self.key()}"
+            given = (f"the work is not given in {where}, so its total is not known and the "
+                     "rest cannot be priced" if rest else f"the work is not given in {where}")
         if not figures:
             return f"{given}; {needs}" if rest else needs
         return (f"{given}: figures are for {self.hours:g} h of work on {self.on()}; "
@@ -90,12 +104,15 @@ class Work:
                 "unit": self.unit() if self.hours is not None else None,
                 "relative_speeds": self.relative, "assumed": self.assumed,
                 "note": self.assumption() or None,
-                "keys": self.keys() if self.assumed else []}
+                "keys": self.keys() if self.assumed else [],
+                "steps_given": self.steps_given}
 
     def keys(self) -> list[str]:
         """The keys that give the real work, as dotted paths of the job's file."""
         if self.reference == CPU_REFERENCE:
             return ["costsched.hours"]
+        if self.steps_given is not None:
+            return ["costsched.throughputs", "costsched.model"]
         return ["costsched.hours", "costsched.model + costsched.steps",
                 "costsched.throughputs + costsched.steps"]
 
@@ -129,8 +146,10 @@ def assumed_work(stored: Mapping[str, Any]) -> Work | None:
     else:
         gpu, _, count = reference.partition(":")
         reference = f"{count or 1}x{gpu}"
+    given = task.get("steps_given")
     return Work(float(hours) * 3600, float(hours), reference, True, True,
-                str(stored.get("source") or ""), stored_nodes(spec))
+                str(stored.get("source") or ""), stored_nodes(spec),
+                float(given) if isinstance(given, (int, float)) else None)
 
 
 def stored_nodes(spec: Mapping[str, Any]) -> int:

@@ -469,7 +469,9 @@ def title_work(work: Work | None, model: str, steps: float, estimated: bool = Fa
     if work is None or work.hours is None:
         return f"{model}, {steps:,.0f} steps"
     if work.assumed:
-        return (f"work not given: per {work.unit()}"
+        said = (f"{work.steps_given:,.0f} steps, speed not given" if work.steps_given is not None
+                else "work not given")
+        return (f"{said}: per {work.unit()}"
                 + (" (the slowest GPU of the task)" if of_set else ""))
     if relative(work):
         return work.describe()
@@ -488,7 +490,7 @@ def title(names: list[str], job: Workload, objective: str, estimated: bool = Fal
     model = job.job.model if getattr(job, "model_named", True) or len(names) == 1 else ""
     of_set = len(c.gpu_models) > 1 or len(c.gpu_counts) > 1  # a set: the unit its slowest
     work = title_work(job.work, model, job.job.steps, estimated, of_set).removeprefix(", ")
-    each_work = work if work.startswith("work not given") else work + each
+    each_work = work if job.work is not None and job.work.assumed else work + each
     subject = covered(names)
     head = (prefixed(subject, each_work) if model or len(names) == 1
             else f"{subject}, {each_work}")
