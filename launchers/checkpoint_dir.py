@@ -19,6 +19,7 @@ from pathlib import Path
 from launchers import checkpoint_links
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint
+from launchers.file_identity import file_id
 from launchers.in_progress import hidden, in_progress, saves_in_progress, uncommitted
 from launchers.settle_words import COMMIT
 
@@ -122,12 +123,14 @@ class Look:
     """The checkpoint directory at one look: its complete files (path below it -> stat),
     its links kept (path -> target, `launchers.checkpoint_links`), what every regular file
     and link, temp ones included, was then (the settle rule's), and whether none was a
-    temp one (`tidy`)."""
+    temp one (`tidy`); each complete file's (size, mtime_ns, file id): what tells it
+    changed, and renamed in or not, between two looks (`launchers.file_identity`)."""
 
     complete: dict[str, os.stat_result]
-    signature: frozenset[tuple[str, int, int, int]]  # (path, size, mtime_ns, inode)
+    signature: frozenset[tuple[str, int, int, int]]  # (path, size, mtime_ns, file id)
     links: dict[str, str]
     tidy: bool
+    states: dict[str, tuple[int, int, int]]
 
 
 def look(directory: Path) -> Look:
@@ -137,6 +140,7 @@ def look(directory: Path) -> Look:
     "x.tmp...", "ckpt.tmp/", "latest.tmp-link", Orbax's "600.orbax-checkpoint-tmp-<n>/",
     "tmp-checkpoint-600/"), nor in a DCP save not committed yet (`uncommitted`)."""
     complete: dict[str, os.stat_result] = {}
+    states: dict[str, tuple[int, int, int]] = {}
     links: dict[str, str] = {}
     every, tidy = [], True
     for top, folders, names in os.walk(directory):
@@ -156,16 +160,19 @@ def look(directory: Path) -> Look:
                 continue
             if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
                 continue
-            every.append((rel, info.st_size, info.st_mtime_ns, info.st_ino))
+            file = info.st_ino if stat.S_ISLNK(info.st_mode) else file_id(Path(top, name),
+                                                                          info)
+            every.append((rel, info.st_size, info.st_mtime_ns, file))
             tidy = tidy and whole
             if whole and stat.S_ISLNK(info.st_mode):
                 links[rel] = target
             elif whole:
                 complete[rel] = info
+                states[rel] = (info.st_size, info.st_mtime_ns, file)
     for rel in uncommitted(complete):  # a DCP save under way: its `.metadata` not there yet
-        del complete[rel]
+        del complete[rel], states[rel]
         tidy = False
-    return Look(complete, frozenset(every), links, tidy)
+    return Look(complete, frozenset(every), links, tidy, states)
 
 
 def _note_link(rel: str, target: str) -> None:

@@ -7,7 +7,6 @@ look that found the marker as it is."""
 from __future__ import annotations
 
 from launchers.checkpoint_dir import Look
-from launchers.publish_files import file_state
 from launchers.settle_words import COMMIT
 from launchers.state_logs import is_log
 
@@ -27,13 +26,13 @@ class CommitMarker:
         last look; `final`: the job has exited), else what it waits for."""
         marker = seen.complete.get(COMMIT)
         # (a log appended after the marker does not undo the commit: it is whole as is)
-        files = {n: file_state(i) for n, i in seen.complete.items()
+        files = {n: state for n, state in seen.states.items()
                  if n != COMMIT and not is_log(n)}
         newest = max((at for _, at, _ in files.values()), default=0)
         if marker is None or marker.st_mtime_ns < newest:
             return (f"{COMMIT} is missing or older than the files it commits (touch it "
                     "once every file of a save is written)")
-        mark = file_state(marker)
+        mark = seen.states[COMMIT]
         if self._after_marker is None or self._after_marker[0] != mark:
             self._after_marker = (mark, set())  # touched again: a new commit
         if before is not None and before.get(COMMIT) == mark:

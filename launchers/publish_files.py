@@ -23,11 +23,6 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def file_state(info: os.stat_result) -> tuple[int, int, int]:
-    """(size, mtime_ns, inode): what tells a file changed between two looks."""
-    return info.st_size, info.st_mtime_ns, info.st_ino
-
-
 def stage_log(directory: Path, staging: Path, name: str, seen: os.stat_result) -> Path:
     """A copy of what the look saw of a log (`copy_prefix`): the job may append to it
     meanwhile (a log replaced or cut since is found out by `grown_since`)."""

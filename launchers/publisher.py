@@ -125,7 +125,6 @@ from launchers.progress_readings import named_step, saved_step
 from launchers.publish_files import (
     STAGING,
     changed_since,
-    file_state,
     rewritten,
     sha256,
     stage,
@@ -220,7 +219,7 @@ class Publisher:
         for rel, info in there.complete.items():
             self._seen[rel] = (info.st_size, info.st_mtime_ns, sha256(self.directory / rel))
         self._links = dict(there.links)
-        self._reference(there.complete)
+        self._reference(there.states)
         self.said_step = saved_step(self.directory / COMMIT) if self.version is not None \
             else None
 
@@ -312,8 +311,8 @@ class Publisher:
     def _lone_whole(self, seen: Look, before: dict[str, tuple[int, int, int]] | None
                     ) -> bool:
         """A directory of one complete file and nothing else that is whole by itself: the
-        last look found it too, renamed in since (under another inode), as it is now, or (a
-        log) appended to; never once the job was seen writing a file in place
+        last look found it too, renamed in since (another file: launchers.file_identity), as
+        it is now, or (a log) appended to; never once the job was seen writing a file in place
         (`_written_in_place`: then the settle rule is its), nor at the first look that finds
         it (it may be half written: as the new-names rule's one look of patience, this
         rests on the looks lying further apart than a save's pauses)."""
@@ -324,9 +323,9 @@ class Publisher:
         return was is not None and is_ is not None and (
             was == is_ or was[2] != is_[2] or is_log(name) and appended(was, is_))
 
-    def _reference(self, files: Mapping[str, os.stat_result]) -> None:
-        """The files of the version just published or restored: the next save's reference."""
-        states = {n: file_state(i) for n, i in files.items()}
+    def _reference(self, states: dict[str, tuple[int, int, int]]) -> None:
+        """The files of the version just published or restored, as a look saw them
+        (`Look.states`): the next save's reference."""
         self._sets.published(states)
         self._renamed_last.published(states)
 
@@ -348,8 +347,7 @@ class Publisher:
             return None
         if any(n in self._seen and not is_log(n) for n in changed):  # published, rewritten
             return None
-        unchanged = {n for n, i in seen.complete.items()
-                     if before.get(n) == (i.st_size, i.st_mtime_ns, i.st_ino)}
+        unchanged = {n for n, state in seen.states.items() if before.get(n) == state}
         saves = {n for n in unchanged & set(changed) if not is_log(n) or n not in self._seen}
         if not saves and seen.links == self._links:  # only logs grew: no save since
             return None
@@ -436,10 +434,10 @@ class Publisher:
         paths = seen.complete
         before, tidy_before = self._before, self._tidy_before
         links_before, self._links_before = self._links_before, dict(seen.links)
-        self._before = {n: (i.st_size, i.st_mtime_ns, i.st_ino) for n, i in paths.items()}
+        self._before = dict(seen.states)
         self._tidy_before = seen.tidy
         self._note_changes(before or {}, now)
-        states = {n: file_state(i) for n, i in paths.items()}
+        states = seen.states
         temps = frozenset(e for e in seen.signature
                           if e[0] not in paths and e[0] not in seen.links)
         verdict = self._sets.look(states, self._logs(), temps, seen.signature,
@@ -520,7 +518,7 @@ class Publisher:
             if links_held and all(shas[n][2] == self._seen.get(n, (0, 0, ""))[2]
                                   for n in changed):
                 self._seen.update((n, shas[n]) for n in changed)  # touched, same content
-                self._reference(paths)
+                self._reference({n: seen.states[n] for n in paths})
                 self._waiting_since = None
                 return 0, ""
             # a file whose bytes the version it builds on holds is named, not uploaded
@@ -541,7 +539,7 @@ class Publisher:
                           "published again next", name, checkpoint.version)
         self._last = checkpoint
         self.version = checkpoint.version
-        self._reference(paths)
+        self._reference({n: seen.states[n] for n in paths})
         self._said, self.again_at = "", None
         # The version's step is its state's: the newest of its new files that are not logs
         # (a log grows after a save) nor links. One whose only new bytes are logs' or links'

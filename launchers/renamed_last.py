@@ -9,8 +9,10 @@ that change, so the replaced-together rule never sees the same set twice.
 A set is taken whole when what the looks saw proves it:
 
 - exactly one file that the last version holds changed since (`last.ckpt`, the renamed
-  file), and the look that found it as it is found it under another inode than the look
-  before (renamed into place: whole by itself);
+  file), and the look that found it as it is found it another file than the look before
+  (renamed into place: whole by itself; another inode number, or, where a temporary file
+  took the number the file it replaced gave back, another birth time:
+  launchers.file_identity);
 - every other file it holds that was not in that version (a new name) was last written no
   later than the renamed file (its time is not newer): a job writes one file at a time, so
   a file written before the rename of the save's last file is complete;
@@ -41,10 +43,10 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from launchers.replaced_sets import Verdict
-from launchers.settle_words import names
+from launchers.settle_words import in_place_words, names
 from launchers.state_logs import is_log
 
-Files = dict[str, tuple[int, int, int]]  # path -> (size, mtime_ns, inode), at one look
+Files = dict[str, tuple[int, int, int]]  # path -> (size, mtime_ns, file id), at one look
 
 QUIET = 1.0  # seconds nothing but the logs may change before a set is taken (at most)
 _SPREAD = 4  # ...and at most this part of the time since the renamed file's version before
@@ -117,8 +119,7 @@ class RenamedLast:
             return "", None  # (another rule's layout: what it saw is said by it)
         if not renamed:
             if replaced:
-                return (f"{names(replaced)} is changed in place at a save, not renamed into "
-                        "place (a file being written cannot be told from a whole one)"), None
+                return in_place_words(replaced, state), None
             return "", None
         last = max(renamed, key=lambda n: (state[n][1], n))  # the save's last file
         # its version before: the last version's, else the one a look saw it replace
@@ -175,3 +176,4 @@ class RenamedLast:
         self._renames = {n: k for n, k in self._renames.items() if n in files}
         self._prior = {n: f for n, f in self._prior.items() if n in files}
         self._mark = {n: k for n, k in self._mark.items() if n in files}
+

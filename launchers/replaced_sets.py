@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from launchers.settle_words import names
+from launchers.settle_words import in_place_words, names
 
 Files = dict[str, tuple[int, int, int]]  # path -> (size, mtime_ns, inode), at one look
 
@@ -147,9 +147,7 @@ class ReplacedSets:
         unproven = {n for n in replaced if n not in self._renamed}
         in_place = {n for n in unproven if self._kept.get(n, 0) >= _IN_PLACE}
         if in_place:
-            return (f"{names(in_place)} {_is(in_place)} found changed under the same inode at "
-                    f"each look (written in place, not renamed into place: a file being "
-                    "written cannot be told from a whole one)"), None
+            return in_place_words(in_place, state), None
         if unproven:
             return "", None
         kept = set(state) - replaced - self.static

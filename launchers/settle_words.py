@@ -7,7 +7,9 @@ once, with the fix that publishes: touching the marker after each save fixes the
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+
+from launchers.file_identity import told_apart
 
 COMMIT = "COSTSCHED_COMMIT"  # the job's commit marker: its set of files is whole
 MARKER = f"$COSTSCHED_CHECKPOINT_DIR/{COMMIT}"  # where the job touches it
@@ -129,3 +131,17 @@ class SaveBursts:
         """Whether a save came sooner than the settle time after the one before, lately
         (within two settle times of `now`)."""
         return self._quick is not None and now - self._quick < 2 * self.settle
+
+
+def in_place_words(changed: Collection[str], state: Mapping[str, tuple[int, int, int]]) -> str:
+    """What a look that found `changed` under the file it was saw: written in place, where
+    the filesystem keeps birth times (`launchers.file_identity`), else either that or a
+    rename under the inode number the file replaced gave back."""
+    one = len(changed) == 1
+    if all(told_apart(state[n][2]) for n in changed):
+        return (f"{names(changed)} {'is' if one else 'are'} changed in place at a save, not "
+                "renamed into place (a file being written cannot be told from a whole one)")
+    return (f"{names(changed)} {'keeps its' if one else 'keep their'} inode number at a save: "
+            "written in place, or renamed into place under the number the file replaced gave "
+            "back, which this filesystem does not tell apart (a file being written cannot be "
+            "told from a whole one)")

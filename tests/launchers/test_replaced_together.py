@@ -230,9 +230,8 @@ def test_saves_held_back_are_said_at_once_with_what_was_seen(
         assert said_at == 19  # the third save (18.5)
         assert publisher.error.endswith(
             "the directory has not stayed unchanged for 10 s, and step.txt and weights.npz "
-            "are found changed under the same inode at each look (written in place, not "
-            "renamed into place: a file being written cannot be told from a whole one): "
-            + fix), publisher.error
+            "are changed in place at a save, not renamed into place (a file being written "
+            "cannot be told from a whole one): " + fix), publisher.error
     else:
         assert said_at == 13  # the second save (12.5) replaces the first
         assert publisher.error.endswith(
