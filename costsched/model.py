@@ -85,6 +85,11 @@ def failed_node(detail: str) -> tuple[int, str] | None:
     return int(found.group(1)), found.group(2) or ""
 
 
+# How a job file's note says that a part of what it asks for was dropped as read (an
+# accelerator of a set no instance type has): 'resources.accelerators: A10:1 dropped: ...'.
+# A "no plan" repeats such notes (`optimize.planner.dropped_notes`).
+DROPPED = " dropped: "
+
 # Why a job was placed on an offering: its first start, a planned move, after a preemption
 # (a recovery), or a stopped job started again by the user (a start, not a recovery).
 PLACEMENT_REASONS = ("launch", "migration", "recovery", "start")

@@ -18,7 +18,7 @@ from costsched.clouds.hints import catalog_refresh_hint
 from costsched.instance_sizes import SIZES, said, sized
 from costsched.jobspec import MAX_RESTARTS_ON_ERRORS
 from costsched.lazy import pandas as pd
-from costsched.model import CLOUDS, InvalidInput
+from costsched.model import CLOUDS, DROPPED, InvalidInput
 from costsched.skypilot_fields import Fail
 from costsched.skypilot_type_words import machine_gpus, other_gpus
 from costsched.vocabulary import ALTERNATIVE_DROPPED, ORDER_DROPPED, did_you_mean, meant, written
@@ -440,7 +440,7 @@ def _accelerators(value: Any, where: str, fail: Fail,
             out.append(found)
     asked = {model for model, _ in out}
     unsold = [(m, _unsold_meant(m, found, sold or set(), asked)) for m, found in missing]
-    notes = [f"{where}: {m} dropped: the catalog has no instance type with it{close} "
+    notes = [f"{where}: {m}{DROPPED}the catalog has no instance type with it{close} "
              "(`costsched gpus` lists them)" for m, close in unsold]
     if missing and not out and not alternative:
         raise fail(where, "; ".join(f"{m}: the catalog has no instance type with it{close}"
@@ -495,7 +495,7 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
         if len(scope.gpus) > 1:  # a set: a GPU (at its count) none of its clouds has
             had = set(zip(types["gpu_model"], types["gpu_count"], strict=True))
             on = ", ".join(sorted(scope.clouds)) or "any cloud"
-            scope.notes += [f"{where}.{key}: {g}:{n} dropped: no instance type of the "
+            scope.notes += [f"{where}.{key}: {g}:{n}{DROPPED}no instance type of the "
                             f"catalog on {on} has it{_instead(g, n, scope.clouds)}"
                             for g, n in scope.gpus if (g, n) not in had and had]
     for column, limit, unit, field_name in (("vcpus", cpus, "vCPUs", "cpus"),

@@ -24,7 +24,7 @@ from costsched.cpu_work import CpuWork
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
 from costsched.list_prices import listed_on_demand, on_demand_reference
-from costsched.model import Constraints
+from costsched.model import DROPPED, Constraints
 from costsched.optimize import rank as ranking
 from costsched.optimize.decision import offering_rates
 from costsched.optimize.hazard import Evidence
@@ -308,6 +308,13 @@ def assumption_said(plan: JobPlan[W]) -> JobPlan[W]:
         f"gives it; for {work.describe()}, {rest}"))
 
 
+def dropped_notes(job: Workload) -> list[str]:
+    """The notes of `job`'s file saying what of it was dropped as read (an accelerator of
+    a set the catalog has no instance type with, an alternative none matches): a "no plan"
+    names them, as a plan's notes do, so that what it was asked for adds up."""
+    return [n for n in getattr(job, "notes", ()) if DROPPED in n]
+
+
 def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame,
               unlaunched: Unlaunched | None = None) -> JobPlan[W]:
     """`plan` with the reason `explain` gives when no offering passes the job's filters,
@@ -318,6 +325,8 @@ def explained(plan: JobPlan[W], explain: Explain, offerings: pd.DataFrame,
     if reason and not _passes_filters(plan.ranked):
         missing = explain(plan.job)
         reason = missing.line(plan.job.name) if missing is not None else reason
+    if reason:  # what the task asked for that was dropped as read is part of why
+        reason = "; ".join([reason, *dropped_notes(plan.job)])
     notes = []
     order = alternatives(plan.job, plan.ranked, offerings, explain) if not reason else ()
     over = passed_over(plan.ranked, order, unlaunched=unlaunched)
