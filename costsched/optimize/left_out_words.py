@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from costsched.optimize.no_plan_keys import FIELD_OF, key, sizes
+from costsched.optimize.no_plan_keys import FIELD_OF, SIZES, key, sizes
 from costsched.spec_errors import as_written
 from costsched.vocabulary import word
 
@@ -88,17 +88,37 @@ def counted_reasons(job: Workload, reasons: Iterable[str]) -> dict[str, int]:
 def _sized(job: Workload) -> str:
     """'below resources.cpus 8+ or resources.memory 32+': the sizes a SkyPilot task writes
     (which narrow its instance types) where it names no instance type; '' otherwise."""
-    if "instance_types" in getattr(job, "filter_keys", {}):
+    keys = getattr(job, "filter_keys", {})
+    if "instance_types" in keys:
         return ""
     written = sizes(job)
     if not written:
-        return ""
+        return _sized_apart(keys)
     said = [f"{field} {amount:g}{how}" for field, amount, how in written.values()]
     at_least = all(how == "+" for _, _, how in written.values())
     return f"{'below' if at_least else 'outside'} {' or '.join(said)}"
 
 
 _ENTRY = re.compile(r"^(.*)\.(any_of|ordered)\[\d+\]\.(.+)$")
+
+
+def _sized_apart(keys: dict[str, str]) -> str:
+    """'other instance type (accelerators, cpus or memory in resources.any_of)': the keys
+    of a task's alternatives that narrow their instance types, where they write sizes,
+    each its own (`sizes` says none of them); '' where they write none."""
+    fields: dict[str, None] = {}
+    bases: dict[str, None] = {}
+    for column in SIZES:
+        for written in filter(None, keys.get(column, "").split(" or ")):
+            found = _ENTRY.match(written.rpartition(" ")[0] or written)
+            if found:
+                bases[f"{found[1]}.{found[2]}"] = None
+                fields[found[3]] = None
+    if not fields or len(bases) != 1:
+        return ""
+    named = ["accelerators", *fields]
+    return (f"other instance type ({', '.join(named[:-1])} or {named[-1]} in "
+            f"{next(iter(bases))})")
 
 
 def _short(written: str) -> str:

@@ -76,3 +76,33 @@ def test_a_job_file_s_limits_are_named_by_its_keys(cli, tmp_path: Path) -> None:
     assert excluded["over constraints.max_price"] > 0, excluded
     assert excluded["other market than spot (constraints.markets)"] > 0, excluded
     assert "over max_price" not in line and not INTERNAL.search(line)
+
+
+APART = """\
+name: apart
+resources:
+  any_of:
+    - cloud: aws
+      region: us-east-1
+      accelerators: A10G:1
+      memory: 64+
+      cpus: 4+
+    - cloud: gcp
+      region: us-central1
+      accelerators: L4:1
+      memory: 32+
+      cpus: 8+
+run: 'true'
+"""
+
+
+def test_sizes_each_alternative_writes_are_named_with_the_accelerators(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    # Sizes written differently in each alternative narrow their instance types too: the
+    # types left out are not blamed on the accelerators alone.
+    path = tmp_path / "apart.yaml"
+    path.write_text(APART)
+    line, excluded = _left_out(cli, path)
+    said = "other instance type (accelerators, cpus or memory in resources.any_of)"
+    assert excluded[said] > 0, excluded
+    assert said in line and "other instance type (accelerators in" not in line
