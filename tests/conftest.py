@@ -149,6 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # Run first instead (make test passes --no-loadscope-reorder, so that xdist keeps this
 # order); the rest follow, most tests first.
 LONG_FILES = (
+    "tests/reliability/test_plan_scale.py",  # 42 s of CPU in one test (the CLI's 2,500-job plan)
     "tests/costsched/test_daemon_processes.py", "tests/costsched/test_daemon.py",
     "tests/costsched/service/test_budget_caps.py", "tests/costsched/dashboard/test_browser.py",
     "tests/costsched/migration/test_machine.py",
@@ -177,8 +178,7 @@ LONG_FILES = (
     "tests/costsched/service/test_migrate_many.py", "tests/launchers/test_aws_gang.py",
     "tests/costsched/service/test_budget_start.py", "tests/costsched/cli/test_long_table.py",
     "tests/reliability/test_launch_crash.py", "tests/launchers/checkpoints/test_base.py",
-    "tests/costsched/dashboard/test_browser_pages.py", "tests/reliability/test_plan_scale.py",
-    "tests/costsched/daemon/test_walkaway.py",
+    "tests/costsched/dashboard/test_browser_pages.py", "tests/costsched/daemon/test_walkaway.py",
     "tests/costsched/cli/test_launch_cloud_failures.py",
 )
 
