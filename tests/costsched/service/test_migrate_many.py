@@ -17,7 +17,7 @@ from tests.costsched.service.test_status_scale import Instances
 ROOT = Path(__file__).resolve().parents[3]
 NOW = datetime(2026, 1, 2, 12, tzinfo=timezone.utc)
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
-JOBS = 240
+JOBS = 120  # each kind, zone and step reported alike in two jobs (n % 60)
 THROUGHPUTS = ({"V100": 0.025}, {"V100": 0.05, "A100": 0.1})
 CONSTRAINTS = ({"regions": ["us-east-1"], "markets": ["spot"]},
                {"markets": ["spot", "on_demand"]},
