@@ -638,7 +638,7 @@ def test_ordered_is_honoured_and_plan_says_what_the_order_costs(tmp_path: Path) 
     note = order_cost(plan)
     assert note.startswith("ordered: alternative 1 (aws us-east-1") and "more than the " \
         "cheapest choice (aws us-east-1" in note
-    from costsched.cli.plan import job_notes
+    from costsched.cli.plan_json import job_notes
 
     # What the text and --json list alike, its figures marked where they rest on an
     # estimated speed (the V100's here: the unit is the slower T4), as the table's are.

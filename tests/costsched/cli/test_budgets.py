@@ -62,13 +62,13 @@ def test_a_collection_plans_budget_reads_at_its_totals_precision() -> None:
 
     import pandas as pd
 
-    from costsched.cli import plan
+    from costsched.cli import plan_tables
 
     assignment = pd.DataFrame([{"job": "a", "offering": "aws us-east-1a p3.2xlarge spot",
                                 "hours": 0.01, "cost": 0.0042}])
     collection = SimpleNamespace(feasible=True, assignment=assignment, total_cost=0.0042,
                                  policy="min_cost", makespan_hours=0.01, instances=None)
     with console.capture() as captured:
-        plan._print_collection_table(collection, 2.0)  # type: ignore[arg-type]
+        plan_tables.print_collection_table(collection, 2.0)  # type: ignore[arg-type]
     out = captured.get()
     assert "total $0.0042" in out and "budget $2.0000" in out  # (one line, one precision)

@@ -97,6 +97,18 @@ def test_tasks_refused_at_parsing_load_nothing_heavy(env: dict[str, str]) -> Non
     assert loaded == []
 
 
+def test_tasks_refused_at_parsing_load_no_plan_tables(env: dict[str, str]) -> None:
+    """Nor the tables a plan prints, nor the policies its notes name."""
+    shown = ("costsched.cli.plan_tables", "costsched.cli.plan_figures",
+             "costsched.cli.plan_json", "costsched.policies")
+    codes, _, loaded = run([["plan", "tpu.yaml"], ["plan", "typo.yaml"],
+                            ["launch", "typo.yaml"]], env, watched=shown)
+    assert codes == [2, 2, 2] and loaded == [], loaded
+    codes, _, loaded = run([["plan", str(EXAMPLES / "resnet50-anywhere.yaml")]], env,
+                           watched=shown)
+    assert codes == [0] and loaded == sorted(shown), loaded  # the probe sees them load
+
+
 def test_gpus_of_a_store_loads_nothing_heavy(env: dict[str, str]) -> None:
     codes, _, loaded = run([["gpus"], ["gpus", "V100", "--json"]], env)
     assert codes == [0, 0] and loaded == []

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from costsched import service
-from costsched.cli.plan import job_notes
+from costsched.cli.plan_json import job_notes
 from costsched.optimize.planner import JobPlan, order_cost
 from costsched.store import PriceStore
 
