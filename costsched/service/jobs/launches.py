@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from costsched import clouds, launch_secrets, redact
 from costsched.frames import OFFERING_KEY
@@ -217,6 +217,21 @@ def refuse_bad_input(jobs: Jobs, launcher: Launcher, *, envs: Mapping[str, str] 
         for source, spec in specs:
             resolved = _resolved(spec, source, table, when, launcher, checkpoint_root)
             _first_place(stand_in, launcher, resolved, when, offering, deadline_policy)
+
+
+def refuse_bad_input_at(db: str | None, jobs: Jobs, launcher: Launcher,
+                        **options: Any) -> None:
+    """`refuse_bad_input` for a launch into the store at `db` (a URL or SQLite path; None:
+    the default store), before it is opened: a store not made yet is stood for by an empty
+    one in memory, so that what a launch would find wrong on it is found first."""
+    from costsched.service.store_files import missing_store
+
+    stand_in = PriceStore("sqlite://") if missing_store(db) is not None else None
+    try:
+        refuse_bad_input(jobs, launcher, stand_in=stand_in, **options)
+    finally:
+        if stand_in is not None:
+            stand_in.dispose()
 
 
 def _resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
