@@ -312,6 +312,11 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
                            f"{launcher.name} launcher starts one instance a job; "
                            "multi-node jobs run on the local, aws and gcp launchers")
     check_checkpoint_root(spec, checkpoint_root)  # a root that cannot be used
+    if launcher.name == "local":  # its folder on this machine's disk
+        from costsched.checkpoint_dirs import refused_location
+
+        if refused := refused_location(spec, source):
+            raise InvalidInput(refused)
     return given
 
 
