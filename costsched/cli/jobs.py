@@ -137,9 +137,12 @@ def launch(
                      at=datetime.now(timezone.utc))  # a passed deadline, before any load
     envs, secrets = refuse_unset(envs, secrets)
     settings = effective().launch
-    backend = make_launcher(launcher or settings.launcher)
+    chosen = launcher or settings.launcher
+    with options(**{chosen: f"--launcher {chosen}" if launcher else
+                    f"the configuration's launch.launcher {chosen}"}):  # (an SDK missing)
+        backend = make_launcher(chosen)
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
-    said = task_file_said(read, launcher or settings.launcher,  # (an --env named like a
+    said = task_file_said(read, chosen,  # (an --env named like a
                           getattr(backend, "base_dir", None), given=envs,  # secret: below)
                           unrunnable=False)  # (refused above)
     say_all(said)
