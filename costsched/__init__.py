@@ -8,17 +8,20 @@ default store):
     result.table                     # one row per job: its best offering, hours and cost
 
 `costsched.replay(...)` backtests the policies, `costsched.prices_as_of(...)` gives the
-prices as of a time; `costsched.service` has the same operations with the store first.
-The names load on first use, so that `import costsched` stays cheap.
+prices as of a time; `costsched.launch(...)`, `status()`, `stop(job)`, `start(job)` and
+`cost_report()` run and account for jobs as the commands of those names do (docs/python-api.md).
+`costsched.service` has the same operations with the store first. The names load on first
+use, so that `import costsched` stays cheap.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
+from types import ModuleType
 from typing import Any
 
-# Package name -> (module, name). `backtest` and `prices` are subpackages' names here, so
-# their operations are `replay` and `prices_as_of`.
+# Package name -> (module, name). `backtest`, `prices` and `report` are subpackages' names
+# here, so their operations are `replay`, `prices_as_of` and `cost_report`.
 _API = {
     "plan": ("costsched.service.api", "plan"),
     "replay": ("costsched.service.api", "backtest"),
@@ -28,6 +31,11 @@ _API = {
     "collect_prices": ("costsched.service.api", "collect_prices"),
     "budgets": ("costsched.service.api", "budgets"),
     "open_store": ("costsched.service", "open_store"),
+    "status": ("costsched.api_jobs", "status"),
+    "cost_report": ("costsched.api_jobs", "report"),
+    "launch": ("costsched.api_jobs", "launch"),
+    "stop": ("costsched.api_jobs", "stop"),
+    "start": ("costsched.api_jobs", "start"),
 }
 
 __all__ = sorted(_API)
@@ -43,4 +51,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API})
+    """The API's names and the package's subpackages and modules loaded so far (`Any`,
+    `import_module` and the like are how this file is written, not the API)."""
+    loaded = {n for n, v in globals().items() if isinstance(v, ModuleType)}
+    return sorted({*_API, *loaded})

@@ -94,10 +94,12 @@ def _same_store(db: str, other: str | None) -> bool:
 def _read_store(given: str | None, db: str | None, makes: str = "") -> str | None:
     """`reads_store` of the store `db`, resolved from --db `given` (`configured_db`);
     `makes`: what makes it (default: the commands that make a store)."""
-    from costsched.service.store_files import missing_store
+    from costsched.service.store_files import missing_store, not_sqlite
 
     refuse_url(given, db)
     missing = missing_store(db)
+    if missing is None and (other := not_sqlite(db)):  # (a job file given as the store)
+        _refuse(given, db, other)
     server = _server_without_store(given, db) if missing is None else None
     if missing is None and server is None:
         return db

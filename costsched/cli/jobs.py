@@ -137,9 +137,12 @@ def launch(
                      at=datetime.now(timezone.utc))  # a passed deadline, before any load
     envs, secrets = refuse_unset(envs, secrets)
     settings = effective().launch
-    backend = make_launcher(launcher or settings.launcher)
+    chosen = launcher or settings.launcher
+    with options(**{chosen: f"--launcher {chosen}" if launcher else
+                    f"the configuration's launch.launcher {chosen}"}):  # (an SDK missing)
+        backend = make_launcher(chosen)
     _refuse_bad_input(db, read, backend, envs, secrets, settings.checkpoint_root, offering)
-    said = task_file_said(read, launcher or settings.launcher,  # (an --env named like a
+    said = task_file_said(read, chosen,  # (an --env named like a
                           getattr(backend, "base_dir", None), given=envs,  # secret: below)
                           unrunnable=False)  # (refused above)
     say_all(said)
@@ -202,21 +205,10 @@ def _say_stopped_namesakes(store: PriceStore, records: Sequence[Any], shown: boo
 def _refuse_bad_input(db: str | None, read: list, backend: Any, envs: dict[str, str],
                       secrets: dict[str, str], checkpoint_root: str | None,
                       offering: str | None) -> None:
-    """Bad input is refused before the store is opened: a refused launch makes none. A
-    store not made yet is stood for by an empty one in memory, so that what a launch
-    would find wrong on it (a job's work, an offering) is found first."""
-    from costsched.cli.common import IN_MEMORY
-    from costsched.service.store_files import missing_store
-    from costsched.store import PriceStore
-
-    stand_in = PriceStore(IN_MEMORY) if missing_store(db) is not None else None
-    try:
-        service.refuse_bad_input(read, backend, envs=envs, secrets=secrets,
-                                 checkpoint_root=checkpoint_root, stand_in=stand_in,
-                                 offering=offering)
-    finally:
-        if stand_in is not None:
-            stand_in.dispose()
+    """Bad input is refused before the store is opened: a refused launch makes none
+    (service.refuse_bad_input_at)."""
+    service.refuse_bad_input_at(db, read, backend, envs=envs, secrets=secrets,
+                                checkpoint_root=checkpoint_root, offering=offering)
 
 
 def _say_not_launched(store: PriceStore, job_ids: list[int], shown: bool) -> None:
@@ -235,28 +227,10 @@ def _say_not_launched(store: PriceStore, job_ids: list[int], shown: bool) -> Non
 
 def _arm(store: PriceStore, backend: Any, records: Sequence[Any] = (),
          command: str = "launch") -> str | None:
-    """Recovery for the jobs just started (`records`) by `command`: a daemon watching the
-    store (a supervisor started in the background when none does, unless daemon.autostart
-    is off); the line that says so. A supervisor started before is given the values of the
-    jobs' secrets (costsched.daemon.handoff); a daemon that cannot be given them recovers
-    the jobs with the values of its own environment: said, with how to change that."""
-    from costsched import launch_secrets
-    from costsched.daemon.autostart import ensure
-    from costsched.daemon.handoff import give, given_line
-    from costsched.service.glance import secret_names
+    """Recovery for the jobs just started (`records`) by `command` (daemon.arming.arm)."""
+    from costsched.daemon.arming import arm
 
-    arming = ensure(store, effective(), env=getattr(backend, "environment", dict)())
-    line = arming.line()
-    named = [r for r in records if secret_names(r.spec)]
-    if not line or not named or arming.watcher is None or arming.started:
-        return line  # (a supervisor this command started has them in its environment)
-    held = give(store, arming.watcher, {r.id: launch_secrets.held_for(r.id) for r in named})
-    names = sorted({n for r in named for n in secret_names(r.spec)})
-    left = [r for r in named if r.id not in held]
-    if left:  # said of the jobs it could not be given theirs
-        names = sorted({n for r in left for n in secret_names(r.spec)})
-    return line + "\n" + given_line(arming.watcher, names, len(left or named), not left,
-                                    command)
+    return arm(store, effective(), backend, records, command)
 
 
 def _rearm(store: PriceStore, backend: Any) -> str | None:
@@ -327,16 +301,15 @@ def _check_budgets(store: PriceStore, jobs: list[tuple[str, JobSpec]], envs: dic
     one the launch places it on) against what is left of its budgets, a line each, to say
     once the launch goes ahead; refused when the expected cost does not fit, or the
     pessimistic one without --yes. `at`: the launch's instant (now when not given)."""
-    from costsched.service.jobs.budget_launch import launch_fits
+    from costsched.service.jobs.budget_launch import launch_fits, refused_fit
     from costsched.service.values import as_time
 
     config = effective()
     fits = launch_fits(store, jobs, config.budgets, as_time(at), envs=envs,
                        interval_seconds=config.daemon.watch_seconds, offering=offering,
                        launcher=launcher, checkpoint_root=checkpoint_root)
-    refused = [f for f in fits if not f.fits or (not f.safe and not yes)]
-    if refused:
-        f = refused[0]
+    f = refused_fit(fits, yes)
+    if f is not None:
         if f.placed:  # where the figures come from, before the refusal's one line
             err_console.print(printable(f.placed), highlight=False, markup=False,
                               soft_wrap=True)

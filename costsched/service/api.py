@@ -19,7 +19,7 @@ from costsched.service.plan import Jobs
 from costsched.service.stores import StoreLike
 
 
-def _existing(db: StoreLike) -> StoreLike:
+def existing(db: StoreLike) -> StoreLike:
     """`db`, when it is no SQLite file that does not exist: a function that only reads never
     makes a store, so a misspelt path is one line naming it, not an empty answer."""
     if isinstance(db, (str, Path)):
@@ -45,17 +45,17 @@ def plan(jobs: Jobs, *, db: StoreLike = None, **options: Any) -> service.PlanRes
 
 def backtest(*, db: StoreLike = None, **options: Any) -> service.BacktestResult:
     """Replay the stored prices through the policies; `.summary` is per model and policy."""
-    return service.backtest(_existing(db), **options)
+    return service.backtest(existing(db), **options)
 
 
 def prices(at: Any = None, *, db: StoreLike = None, **filters: Any) -> pd.DataFrame:
     """Every matching offering's price as of `at` (default now), cheapest per GPU-hour."""
-    return service.prices(_existing(db), at, **filters)
+    return service.prices(existing(db), at, **filters)
 
 
 def price_history(instance_type: str, *, db: StoreLike = None, **options: Any
                   ) -> pd.DataFrame:
-    return service.price_history(_existing(db), instance_type, **options)
+    return service.price_history(existing(db), instance_type, **options)
 
 
 def import_prices(paths: Sequence[str | Path], *, db: StoreLike = None, **options: Any
@@ -78,7 +78,7 @@ def budgets(at: Any = None, *, db: StoreLike = None, **options: Any) -> pd.DataF
     from costsched.service.values import as_time
     from costsched.service.views import budgets_document
 
-    with using(_existing(db)) as store:
+    with using(existing(db)) as store:
         states = budgets_now(store, at=None if at is None else as_time(at), **options)
     return pd.DataFrame(budgets_document(states), columns=BUDGET_COLUMNS)
 

@@ -43,3 +43,23 @@ def missing_store(db: str | None) -> Path | None:
     exist yet, else None. Nothing is created."""
     path = store_file(db)
     return path if path is not None and not path.exists() else None
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first bytes of every SQLite database file
+
+
+def not_sqlite(db: str | None) -> str | None:
+    """Why the existing file the store `db` names is no SQLite database (a job file given
+    as the store), in the words the store uses when it opens one; None for a store file
+    (or an empty one, which a store fills), a server's URL or a file not there."""
+    path = store_file(db)
+    if path is None or not path.is_file():
+        return None
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError:
+        return None  # (said as the store says it, once opened)
+    if not head or head == SQLITE_HEADER:
+        return None
+    return "not a SQLite database; give the path of a store or of a new file"

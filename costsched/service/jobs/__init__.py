@@ -26,6 +26,7 @@ _MODULES = {
     "measured_rates": "decider",
     "launch": "launches", "start": "launches", "NotLaunched": "launches",
     "not_launched": "launches", "refuse_bad_input": "launches",
+    "refuse_bad_input_at": "launches",
     "MigrationAdvice": "move", "migrate": "move",
     "CANDIDATES": "runs", "CAPACITY_COOLDOWN": "market", "MIN_MIGRATION_INTERVAL": "runs",
     "STEP_LEASE_SECONDS": "runs", "RunningJob": "runs", "job_ids": "runs",
@@ -62,6 +63,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         launch,
         not_launched,
         refuse_bad_input,
+        refuse_bad_input_at,
         start,
     )
     from costsched.service.jobs.market import CAPACITY_COOLDOWN
@@ -84,6 +86,5 @@ __all__ = ["CANDIDATES", "CAPACITY_COOLDOWN", "MIN_MIGRATION_INTERVAL", "STEP_LE
            "BudgetState", "Failure", "JobStatus", "LaunchFit", "MigrationAdvice", "NotLaunched",
            "RunningJob", "advance_moves", "budgets_now", "budget_states", "every_log", "follow",
            "job_ids", "launch", "launch_fits", "logs", "measured_rates", "migrate", "namesakes",
-           "not_launched",
-           "progress", "raise_budget", "reconcile", "refuse_bad_input", "settle", "start", "status",
-           "steps_left", "stop"]
+           "not_launched", "progress", "raise_budget", "reconcile", "refuse_bad_input",
+           "refuse_bad_input_at", "settle", "start", "status", "steps_left", "stop"]

@@ -227,3 +227,9 @@ def _check_budget_name(source: str, job: str, name: str | None,
     refused = unknown_budget(name, config.named)
     if refused is not None:
         raise InvalidInput(f"{source}: job {job!r}: {refused}")
+
+
+def refused_fit(fits: list[LaunchFit], yes: bool) -> LaunchFit | None:
+    """The first job of a launch its budgets refuse: its expected cost does not fit what
+    is left of one, or its pessimistic one may not and the launch was not told `yes`."""
+    return next((f for f in fits if not f.fits or (not f.safe and not yes)), None)

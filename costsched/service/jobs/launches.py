@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from costsched import clouds, launch_secrets, redact
 from costsched.frames import OFFERING_KEY
@@ -219,6 +219,21 @@ def refuse_bad_input(jobs: Jobs, launcher: Launcher, *, envs: Mapping[str, str] 
             _first_place(stand_in, launcher, resolved, when, offering, deadline_policy)
 
 
+def refuse_bad_input_at(db: str | None, jobs: Jobs, launcher: Launcher,
+                        **options: Any) -> None:
+    """`refuse_bad_input` for a launch into the store at `db` (a URL or SQLite path; None:
+    the default store), before it is opened: a store not made yet is stood for by an empty
+    one in memory, so that what a launch would find wrong on it is found first."""
+    from costsched.service.store_files import missing_store
+
+    stand_in = PriceStore("sqlite://") if missing_store(db) is not None else None
+    try:
+        refuse_bad_input(jobs, launcher, stand_in=stand_in, **options)
+    finally:
+        if stand_in is not None:
+            stand_in.dispose()
+
+
 def _resolved(spec: JobSpec, source: str, table: ThroughputTable, when: datetime,
               launcher: Launcher, checkpoint_root: str | None) -> ResolvedJob:
     """The job's work read (`resolve`), kept to the clouds that can read its checkpoints:
@@ -297,6 +312,11 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
                            f"{launcher.name} launcher starts one instance a job; "
                            "multi-node jobs run on the local, aws and gcp launchers")
     check_checkpoint_root(spec, checkpoint_root)  # a root that cannot be used
+    if launcher.name == "local":  # its folder on this machine's disk
+        from costsched.checkpoint_dirs import refused_location
+
+        if refused := refused_location(spec, source):
+            raise InvalidInput(refused)
     return given
 
 
