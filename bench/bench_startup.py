@@ -32,7 +32,13 @@ Each command runs --runs times, the checkouts' runs taking turns (a busy machine
 on both alike); the medians are printed. CPU time is the figure that matters on a shared
 machine: wall time grows with the machine's load. Asserts nothing.
 
+With --instructions, each command runs once per checkout under valgrind's callgrind
+instead, and the instructions it executed (its process alone, not the processes it
+starts) are printed: a count that a busy machine does not change, for comparing two
+checkouts where CPU times vary by a fifth from run to run (about fifty times slower).
+
     .venv/bin/python bench/bench_startup.py [--runs 7] [--against /tmp/base] [--only plan]
+    .venv/bin/python bench/bench_startup.py --instructions [--against /tmp/base]
 """
 
 from __future__ import annotations
@@ -263,6 +269,30 @@ def time_command(checkouts: list[Checkout], argv: list[str], store: str, runs: i
             for t in times]
 
 
+def count_command(checkouts: list[Checkout], argv: list[str], store: str,
+                  program: Sequence[str] = CLI, refused: bool = False) -> list[int]:
+    """Per checkout, the instructions one run of the command with `argv` executed, counted
+    by callgrind (`--instructions`)."""
+    counts = []
+    for checkout in checkouts:
+        where = fresh_copy(checkout, 0) if store == "demo-copy" else store
+        args = [a.replace("{tmp}", str(checkout.tmp)) for a in argv]
+        with tempfile.NamedTemporaryFile(dir=checkout.tmp, suffix=".callgrind") as out:
+            callgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}"]
+            run_once([*callgrind, *program, *args], checkout.env(where), checkout.tmp,
+                     refused)
+            counts.append(_instructions(Path(out.name).read_text()))
+    return counts
+
+
+def _instructions(callgrind_out: str) -> int:
+    """The instructions a callgrind output file counts in all (its `summary:` line)."""
+    for line in callgrind_out.splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise SystemExit("callgrind wrote no summary: is valgrind installed?")
+
+
 def wait_for_jobs(checkout: Checkout, patience: float = 60.0) -> None:
     """Until the jobs `launch` started (their agents, detached) have ended."""
     pids = []
@@ -290,6 +320,9 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="Another checkout to time beside this.")
     parser.add_argument("--only", action="append", default=[],
                         help="Only the commands whose name starts with this (repeat).")
+    parser.add_argument("--instructions", action="store_true",
+                        help="Count each command's instructions once under valgrind's "
+                             "callgrind instead of timing it.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         checkouts = [Checkout("this", ROOT, Path(tmp) / "this")]
@@ -298,7 +331,7 @@ def main() -> None:
         try:
             for checkout in checkouts:
                 prepare(checkout)
-            report(checkouts, args)
+            (report_instructions if args.instructions else report)(checkouts, args)
         finally:
             for checkout in checkouts:
                 stop_running(checkout)
@@ -327,6 +360,23 @@ def report(checkouts: list[Checkout], args: argparse.Namespace) -> None:
             line += f" {measured[1][1]:8.3f} {cpu / measured[1][1]:6.2f}"
         line += f" {wall:7.3f}" + (f" {measured[1][0]:8.3f}" if against else "")
         print(line + f" {_target(cpu):>13}", flush=True)
+
+
+def report_instructions(checkouts: list[Checkout], args: argparse.Namespace) -> None:
+    baseline = count_command(checkouts[:1], ["-c", "pass"], "empty", program=[sys.executable])
+    print(f"python -c pass: {baseline[0] / 1e6:.0f} million instructions "
+          "(millions below, one run of each command under callgrind)")
+    against = len(checkouts) > 1
+    print(f"{'command':26} {'this':>8}" + (f" {'against':>8} {'ratio':>6}" if against else ""))
+    for name, (argv, store) in COMMANDS.items():
+        if args.only and not any(name.startswith(o) for o in args.only):
+            continue
+        counts = count_command(checkouts, argv, store,
+                               refused="refused" in name or "no such" in name)
+        line = f"{name:26} {counts[0] / 1e6:8.0f}"
+        if against:
+            line += f" {counts[1] / 1e6:8.0f} {counts[0] / counts[1]:6.2f}"
+        print(line, flush=True)
 
 
 def _target(cpu: float) -> str:
