@@ -98,9 +98,19 @@ def plan_json(result: PlanResult, top: int, stale_after: float,
                            if result.booked and result.booked[i] is not None else None),
                 "launch_placement": placement_json(result.launch_of(i)),
                 # the offerings its launch tries after the others, and why (rank in the ranking)
-                "tried_last": [{"rank": n, "offering": o, "why": why} for n, o, why
-                               in rows_tried_last(result.ranking(i), result.tried_last)],
+                "tried_last": tried(i),
             }
+
+    tried_of: dict[int, list[dict]] = {}  # by ranking: a sweep's identical jobs share one
+
+    def tried(i: int) -> list[dict]:
+        if not result.tried_last:
+            return []
+        at = index_of[i]
+        if at not in tried_of:
+            tried_of[at] = [{"rank": n, "offering": o, "why": why} for n, o, why
+                            in rows_tried_last(result.ranking(i), result.tried_last)]
+        return tried_of[at]
 
     out: dict = {"at": result.at, "objective": result.objective,
                  "stale_after_hours": stale_after, "quota_note": result.quota_note or None,

@@ -98,6 +98,8 @@ def rows_tried_last(rows: pd.DataFrame, last: Mapping[OfferingKey, str]
     """(rank from 1, offering, why) of each of a plan's `rows` a launch tries after the
     others (`last`: `tried_last`'s)."""
     said = {tuple(k[:5]): why for k, why in last.items()}
+    if not said:
+        return []
     return [(i, str(r["offering"]), said[key])
             for i, (_, r) in enumerate(rows.iterrows(), start=1)
             if (key := row_key(r)) in said]
