@@ -93,15 +93,17 @@ def test_every_error_of_a_file_is_shown_each_naming_its_field(cli, tmp_path) -> 
 
 def test_a_rule_across_a_tasks_keys_says_they_go_in_its_costsched_section(
         cli, tmp_path) -> None:  # noqa: ANN001
-    """A SkyPilot task with steps but no speed: the keys that give one are named where they
-    go, with an example; a job file's own error names no section."""
+    """A SkyPilot task with a speed but no work: the keys that give it are named where they
+    go, with an example (steps without a speed are planned per hour of work instead:
+    tests/costsched/cli/test_plan_steps_no_speed.py); a job file's own error names no
+    section."""
     sky = tmp_path / "t.yaml"
     sky.write_text("name: t\nresources: {accelerators: V100:1}\nrun: python train.py\n"
-                   "costsched: {steps: 2000}\n")
+                   "costsched: {throughputs: {V100: 5}}\n")
     said = " ".join(cli("plan", sky).output.split())
-    assert (f"error: {sky}: job 't': its `costsched:` section: give model (a bundled or "
-            "measured model name) or throughputs (GPU: steps/s, e.g. {V100: 5.0}), or the "
-            "work as hours on a reference_gpu") in said
+    assert (f"error: {sky}: job 't': field costsched.throughputs: throughputs gives the "
+            "job's speed, not its work: give its work beside, as steps (`costsched: {steps: "
+            "N, ...}`)") in said
     own = tmp_path / "j.yaml"
     own.write_text("name: j\nrun: python train.py\nsteps: 2000\n")
     said = " ".join(cli("plan", own).output.split())

@@ -114,10 +114,11 @@ def test_a_launcher_that_cannot_launch_is_said_with_its_fix_and_where_launch_goe
                     f"offerings only: #1 of job w2v-book ({rows[0]}) is not one of them, "
                     f"#{aws} ({rows[aws - 1]}{_top(aws)}) is where launch goes"), planned.stderr
     assert asked and set(asked) == {"aws"}
-    # the launch refuses in the very words the note gives
+    # the launch refuses in the note's words, naming where the launcher came from
     monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
     refused = cli("launch", path, "--wait", "0")
-    assert refused.exit_code == 2 and " ".join(refused.output.split()) == f"error: {NO_BOTO}"
+    assert refused.exit_code == 2 and " ".join(refused.output.split()) == (
+        f"error: the configuration's launch.launcher {NO_BOTO}")
 
 
 def test_a_ready_launcher_of_another_cloud_says_where_launch_goes(

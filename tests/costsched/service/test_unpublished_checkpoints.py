@@ -71,7 +71,7 @@ def test_checkpoints_not_published_are_said_once_and_a_recovery_says_why(
     assert "resumes from step 0 (no checkpoint: from the start): " in line, line
     assert "steps lost; nothing was published: " in line, line
     why = line.split("steps lost; nothing was published: ", 1)[1]
-    assert "written in place" in why and FIX in why, line
+    assert "changed in place at a save, not renamed into place" in why and FIX in why, line
     service.stop(store, launcher, job.id)
 
 
