@@ -412,9 +412,11 @@ def failure_lines(f: service.Failure, brief: bool = False, job_id: int | None = 
     if brief:
         if last and last not in said:
             said = f"{said}: {last}" if said == bare else f"{said}; {last}"
-        more = len(tail) > 1 or len(said) > BRIEF_CHARS
+        lines, cut = len(tail) > 1, len(said) > BRIEF_CHARS
         said = clipped(said, BRIEF_CHARS)  # paths cut from their left, "(" closed
-        return [said + (f" (`costsched status {job_id}` shows its last lines)"
+        more = ("says it in full, with its last lines" if cut and lines else
+                "says it in full" if cut else "shows its last lines" if lines else "")
+        return [said + (f" (`costsched status {job_id}` {more})"
                         if more and job_id is not None else "")]
     if last and last in said:  # the last line is said below: the head says what else
         said = said.replace(f" ({last})", "").replace(f": {last}", "")
