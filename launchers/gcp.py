@@ -224,9 +224,9 @@ class GcpLauncher(Launcher):
         if offering.zone:
             return [offering.zone]
         known = self.zones(offering) if self.zones is not None else self.offered_in(offering)
-        kept = zones_of_region(spec.zones, "gcp", offering.region)
+        kept = spec.kept_zones(known)
         if kept:
-            return [z for z in kept if z in known] + [z for z in kept if z not in known]
+            return kept
         if not known:
             raise InvalidInput(f"gcp region {offering.region}: no zone offers "
                                f"{offering.instance_type} (Compute Engine's machine and "

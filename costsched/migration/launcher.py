@@ -67,16 +67,20 @@ class LaunchSpec:
     zones: tuple[str, ...] = ()
 
     def zone(self, known: Sequence[str] = ()) -> str:
-        """The zone its offering is started in: the offering's own; for one priced for a
-        whole region, the first zone the job keeps to there (first of those `known` to
-        offer it, where the launcher knows some); '' where it keeps to none there (the
-        launcher's own choice)."""
+        """The zone its offering is started in: the first of `kept_zones`; '' where it
+        keeps to none (the launcher's own choice)."""
+        return next(iter(self.kept_zones(known)), "")
+
+    def kept_zones(self, known: Sequence[str] = ()) -> list[str]:
+        """The zones its offering may start in, in order: the offering's own; for one
+        priced for a whole region, the zones the job keeps to there, those `known` to
+        offer it (where the launcher knows some) first; [] where it keeps to none there."""
         from costsched.clouds import zones_of_region
 
         if self.offering.zone:
-            return self.offering.zone
+            return [self.offering.zone]
         kept = zones_of_region(self.zones, self.offering.cloud, self.offering.region)
-        return next((z for z in kept if z in known), kept[0] if kept else "")
+        return [z for z in kept if z in known] + [z for z in kept if z not in known]
 
     @property
     def masked_names(self) -> tuple[str, ...]:
