@@ -95,21 +95,23 @@ function givenUsd(v) {
 // Its ticks: 1, 2 and 5 times each power of ten where a decade is tall enough for three
 // labels a line apart and more, else 1 alone of each decade (or of every second, third...
 // decade), so that no two labels overlap ($10 over $5). The axis reaches from a labelled
-// tick at or below its smallest bar to one at or above its tallest, so that every bar
-// reads against labels on both sides ($3.23 under a '$5', never above the highest '$1').
+// tick below its smallest bar to one at or above its tallest, so that every bar reads
+// against labels on both sides ($3.23 under a '$5', never above the highest '$1'), and the
+// smallest bar has a height: a bar stands on the axis's lowest value, so a $0.001 bar on
+// an axis starting at '$0.001' would not show.
 const TICK_ROOM = 2;  // the least room between two ticks, in lines of tick text
 const LOG_TOLERANCE = 1e-9;  // a bar of $1.000000001 stands at the '$1' tick
 function tickValues(lo, hi, steps, every) {
   const values = [];
   const top = Math.ceil(Math.log10(hi * (1 - LOG_TOLERANCE)));
-  for (let e = top - every * Math.ceil((top - Math.floor(Math.log10(lo))) / every) - 1;
+  for (let e = top - every * (Math.ceil((top - Math.floor(Math.log10(lo))) / every) + 1);
        e <= top; e += 1) {
     if ((top - e) % every) { continue; }
     for (const m of steps) { values.push(Number((m * 10 ** e).toPrecision(1))); }
   }
-  // The nearest at or below the smallest, the nearest at or above the largest, and those
+  // The nearest below the smallest, the nearest at or above the largest, and those
   // between.
-  const below = values.filter((v) => v <= lo * (1 + LOG_TOLERANCE));
+  const below = values.filter((v) => v < lo * (1 - LOG_TOLERANCE));
   const above = values.filter((v) => v >= hi * (1 - LOG_TOLERANCE));
   return values.filter((v) => v >= below[below.length - 1] && v <= above[0]);
 }

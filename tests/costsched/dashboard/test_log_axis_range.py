@@ -2,7 +2,8 @@
 above the tallest bar and the lowest at or below the shortest, so a bar's height reads as
 money ($3.01 spent beside a $3.23 budget, over cents spent by other jobs, never stands
 above a highest label of $1), with labels that read as set and never overlap, at desktop
-and phone widths."""
+and phone widths. The lowest label is below the shortest bar, so that a bar of exactly a
+tick's amount ($0.001) still has a height."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ SPREADS = {
     "to $900 over $0.02": [(0.02, 900.0)],
     "to $0.0712 over $0.0031": [(0.0031, 0.0712)],
     "to $9.20 over $0.0004": [(0.0004, 9.2), (0.0061, None)],
+    "to $1 over $0.001": [(0.001, 1.0), (0.02, None)],
 }
 
 # The axis's labelled ticks (value, label, pixel), the values its bars stand for, and the
@@ -38,7 +40,10 @@ AXIS = """(() => { const c = Object.values(Chart.instances)[0]; const y = c.scal
   return [y.type, y.ticks.filter((t) => t.label !== '' && t.label !== undefined)
             .map((t) => [t.value, t.label, y.getPixelForValue(t.value)]),
           c.data.datasets.flatMap((d) => d.data).filter((v) => v > 0),
-          Chart.defaults.font.size]; })()"""
+          Chart.defaults.font.size,
+          c.data.datasets.flatMap((d, i) => c.getDatasetMeta(i).data
+            .filter((bar, j) => d.data[j] > 0).map((bar) => Math.abs(bar.base - bar.y)))];
+  })()"""
 
 
 def spenders(tmp_path: Path, jobs: list[tuple[float, float | None]]) -> tuple[str, Path]:
@@ -83,12 +88,13 @@ def test_a_logarithmic_axis_labels_its_whole_range(dashboard_of, browser, spread
     try:
         browser.open(server.url, *WIDTHS[width])
         browser.wait_for("document.querySelectorAll('canvas[data-drawn]').length >= 1")
-        kind, ticks, values, size = browser.js(AXIS)
+        kind, ticks, values, size, heights = browser.js(AXIS)
         assert kind == "logarithmic", spread
         labelled = sorted(v for v, _, _ in ticks)
         assert len(labelled) >= 2, ticks
         assert labelled[-1] >= max(values) * (1 - 1e-9), (ticks, max(values))
-        assert labelled[0] <= min(values) * (1 + 1e-9), (ticks, min(values))
+        assert labelled[0] < min(values) * (1 - 1e-9), (ticks, min(values))
+        assert min(heights) >= 3, (heights, ticks)  # every bar shows
         assert [label for _, label, _ in ticks] == [given_tick(v) for v, _, _ in ticks]
         pixels = sorted(y for _, _, y in ticks)
         gaps = [b - a for a, b in zip(pixels, pixels[1:], strict=False)]
