@@ -239,7 +239,8 @@ ROOT_OPTIONS = {"--config": "PATH"}
 def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
     """A mistyped command, option or value ends the command in one line on stderr, as every
     other bad input does ("error: costsched plan: no such option: --tpo; did you mean
-    '--top'? `costsched plan --help` shows the usage"), with click's exit code (2)."""
+    '--top'? `costsched plan --help` shows the usage"; the root's without a command's name:
+    "error: --config 'x.toml': no such file: ..."), with click's exit code (2)."""
     try:
         yield
     except UsageError as exc:
@@ -266,7 +267,8 @@ def one_line_usage(parent: click.Context | None = None) -> Iterator[None]:
                           parent.command.get_command(parent, command)  # type: ignore[attr-defined]
                           if parent is not None and command else None)
         ends = " " if message.endswith("?") else "; "  # after a did-you-mean's question
-        click.echo(f"error: {path}: {message}{ends}`{path} --help` shows the usage", err=True)
+        lead = "" if root else f"{path}: "  # the root's: 'error: --config ...', its name said once
+        click.echo(f"error: {lead}{message}{ends}`{path} --help` shows the usage", err=True)
         raise SystemExit(exc.exit_code) from None
 
 

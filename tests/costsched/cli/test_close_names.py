@@ -42,9 +42,9 @@ def test_an_option_like_none_gets_no_suggestion() -> None:
 
 
 def test_a_misspelt_command_reads_the_same_way() -> None:
-    assert _line("stopp") == ("error: costsched: no such command 'stopp'; did you mean "
+    assert _line("stopp") == ("error: no such command 'stopp'; did you mean "
                               "'stop'? `costsched --help` shows the usage")
     assert _line("daemon", "statu").startswith(
         "error: costsched daemon: no such command 'statu'; did you mean 'status'")
     assert _line("jobs").startswith(  # another tool's name for a command
-        "error: costsched: no such command 'jobs'; did you mean `costsched status`?")
+        "error: no such command 'jobs'; did you mean `costsched status`?")

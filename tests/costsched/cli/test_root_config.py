@@ -35,13 +35,13 @@ def test_a_missing_config_file_is_one_line(config_file: Path) -> None:
     result = CliRunner().invoke(app, ["--config", "nope.toml", "status"],
                                 prog_name="costsched")
     assert result.exit_code == 2
-    assert result.stderr == ("error: costsched: --config 'nope.toml': no such file: expected "
+    assert result.stderr == ("error: --config 'nope.toml': no such file: expected "
                              "a TOML config file; `costsched --help` shows the usage\n")
     folder = config_file.parent
     result = CliRunner().invoke(app, ["--config", str(folder), "status"],
                                 prog_name="costsched")
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"error: costsched: --config '{folder}': a directory: "
+    assert result.stderr.startswith(f"error: --config '{folder}': a directory: "
                                     "expected a TOML config file")
 
 
