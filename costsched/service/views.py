@@ -356,7 +356,8 @@ def recovered_of(note: Any, s: JobStatus) -> dict:
     start = None if waits else began(note, placed)
     return {"at": note.at.isoformat(),
             # a gang's: what ended it, its node not replaced where it ran, and where it went
-            "said": said_of(note, gang_moved(note, s.gangs_ended, placed)), "waiting": waits,
+            "said": said_of(note, gang_moved(note, s.gangs_ended, placed), s.moves, waits),
+            "waiting": waits,
             "began_at": None if start is None else start.isoformat(),
             # the step it resumes from read off the time its checkpoint was saved: 'about'
             "step_inferred": inferred(str(note.detail))}

@@ -1,9 +1,9 @@
 """A recovery after a preemption in the words of `status`: its job's log keeps the steps it
 lost when the preemption is seen (RECOVERY_NOTE, `steps.resume_from`'s words), but a
 recovery is counted once it is under way, not while it waits to start (a secret this
-process lacks: its move stays planned). While it waits, it is said to come ('preempted
-at ...: will resume from step 100 ...'); once under way, at the time it began: its
-instance's placement, else its move's start."""
+process lacks: its move stays planned). While it waits, it is said to come ('instance ID
+was preempted at ...; the job will resume from step 100 ...'); once under way, at the time
+it began: its instance's placement, else its move's start."""
 
 from __future__ import annotations
 
@@ -52,32 +52,53 @@ def gang_moved(note: EventRow, ended: Sequence[EventRow],
                        if went else "")
 
 
-def said_of(note: EventRow, gang: str = "") -> str:
-    """A recovery's words (`note`'s, a RECOVERY_NOTE), with what ended its gang (`gang`:
-    `gang_moved`'s words) after its instance: 'instance ID: node 1 could not be replaced in
-    ...: the gang moved to ...; resumes from step 100 ...'."""
-    if not gang:
-        return str(note.detail)
+def lost_as(instance: str, moves: Sequence[MoveRecord]) -> str:
+    """How the recovered `instance` was lost, as its recovery's move says it (`moves`: its
+    job's): 'preempted', 'stopped' or 'terminated' (behind costsched's back), else 'lost'."""
+    for m in moves:
+        state = m.detail.removeprefix(f"instance {instance} ")
+        if m.kind == "recovery" and m.source_instance == instance and state in _LOST_STATES:
+            return state
+    return "lost"
+
+
+_LOST_STATES = ("preempted", "stopped", "terminated")
+
+
+def said_of(note: EventRow, gang: str = "", moves: Sequence[MoveRecord] = (),
+            waits: bool = False) -> str:
+    """A recovery's words (`note`'s, a RECOVERY_NOTE): the instance lost and how (`lost_as`
+    of `moves`), then where the job resumes: 'instance ID was preempted; the job resumes
+    from step 100 ...' (`waits`, its recovery yet to start: 'instance ID was preempted at
+    ... UTC; the job will resume from ...'); with what ended its gang (`gang`: `gang_moved`'s
+    words) said of its instance: 'instance ID: node 1 could not be replaced in ...: the
+    gang moved to ...; the job resumes from ...'."""
     instance, words = lost_steps_said(str(note.detail))
-    return f"instance {instance}: {gang}" + (f"; {words}" if words else "")
+    if words.startswith(_RESUMES):  # the job resumes, never the instance lost
+        words = f"the job {'will resume from ' if waits else _RESUMES}{words[len(_RESUMES):]}"
+    elif not gang:  # a gang's node's own words: 'instance ID: node 1: resumes from ...'
+        return str(note.detail)
+    how = lost_as(instance, moves)
+    at = f" at {note.at:%Y-%m-%d %H:%M} UTC" if waits else ""
+    head = f"instance {instance} was {how}{at}" if not gang else \
+        f"{how}{at}: instance {instance}: {gang}" if waits else f"instance {instance}: {gang}"
+    return head + (f"; {words}" if words else "")
 
 
 def recovery_line(note: EventRow, moves: Sequence[MoveRecord],
                   placed: Sequence[PlacementRow], waits: str = "", gang: str = "") -> str:
     """The line of one preemption's recovery (`note`): 'recovered at 2026-11-30 22:46 UTC:
-    instance ID: resumes from step 100 ...' once under way, else 'preempted at ... UTC:
-    instance ID: will resume from step 100 ..., once its recovery starts' (`waits`: what
-    it waits for, the line `status` says it in: 'recovery waits for secret X (...): ...').
-    `gang`: what ended its gang, said after its instance (`gang_moved`)."""
+    instance ID was preempted; the job resumes from step 100 ...' once under way, else
+    'instance ID was preempted at ... UTC; the job will resume from step 100 ..., once its
+    recovery starts' (`waits`: what it waits for, the line `status` says it in: 'recovery
+    waits for secret X (...): ...'). `gang`: what ended its gang, said after its instance
+    (`gang_moved`)."""
     if not waiting(note, moves):
-        return f"recovered at {began(note, placed):%Y-%m-%d %H:%M} UTC: {said_of(note, gang)}"
-    instance, words = lost_steps_said(str(note.detail))
-    if words.startswith(_RESUMES):
-        words = "will resume from " + words[len(_RESUMES):]
+        return (f"recovered at {began(note, placed):%Y-%m-%d %H:%M} UTC: "
+                f"{said_of(note, gang, moves)}")
     why = waits.partition(" (")[0].removeprefix("recovery ") if waits else ""
-    return (f"preempted at {note.at:%Y-%m-%d %H:%M} UTC: instance {instance}: "
-            + (f"{gang}; " if gang else "") + f"{words}, once "
-            f"its recovery starts" + (f": it {why}" if why else ""))
+    return (f"{said_of(note, gang, moves, waits=True)}, once its recovery starts"
+            + (f": it {why}" if why else ""))
 
 
 # A start's move, in its own words: where it resumes from follows (`started_lines`).

@@ -57,7 +57,7 @@ def test_a_gang_moved_as_its_node_could_not_be_replaced_says_so_and_where_it_wen
 
     wait_for(moved)
     said = (f"instance {first}: node 1 could not be replaced in us-east-1a: the gang moved "
-            "to aws us-east-1b; resumes from step ")
+            "to aws us-east-1b; the job resumes from step ")
     out, _ = cli("status", str(job_id))
     assert "recovered at " in out and said in " ".join(out.split()), out
     out, _ = cli("status", str(job_id), "--json")

@@ -78,4 +78,4 @@ def test_a_replacement_lost_where_ran_is_not_known_says_its_work_lost(
     assert not any("no step lost" in line for line in lines), lines
     [after] = service.status(store, launcher, job.id)
     [doc] = status_document([after])
-    assert doc["recovered"][-1]["said"] == f"instance {second}: {said}", doc
+    assert doc["recovered"][-1]["said"] == f"instance {second} was preempted; the job {said}", doc

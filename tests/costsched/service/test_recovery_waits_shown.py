@@ -49,9 +49,9 @@ def test_a_recovery_waiting_for_a_secret_is_said_as_to_come_then_as_it_began(
     [doc] = views.status_document([s])
     assert [(r["waiting"], r["began_at"]) for r in doc["recovered"]] == [(True, None)]
     assert not [x for x in lines if x.startswith("recovered at ")], lines
-    [waiting] = [x for x in lines if x.startswith("preempted at ")]
-    assert waiting.startswith(f"preempted at {seen:%Y-%m-%d %H:%M} UTC: instance {instance}: "
-                              f"will {WORDS}, once its recovery starts: it waits for "
+    [waiting] = [x for x in lines if x.startswith(f"instance {instance} was preempted at ")]
+    assert waiting.startswith(f"instance {instance} was preempted at {seen:%Y-%m-%d %H:%M} "
+                              f"UTC; the job will {WORDS}, once its recovery starts: it waits for "
                               "secret KM_TOKEN"), waiting
 
     monkeypatch.setenv("KM_TOKEN", VALUE)  # a process that holds it carries the recovery on
@@ -64,7 +64,7 @@ def test_a_recovery_waiting_for_a_secret_is_said_as_to_come_then_as_it_began(
     [doc] = views.status_document([s])
     assert [(r["waiting"], r["began_at"]) for r in doc["recovered"]] == [
         (False, began.replace(microsecond=0).isoformat())]
-    assert not [x for x in lines if x.startswith("preempted at ")], lines
+    assert not [x for x in lines if " was preempted at " in x], lines
     [done] = [x for x in lines if x.startswith("recovered at ")]
-    assert done == (f"recovered at {began:%Y-%m-%d %H:%M} UTC: instance {instance}: "
-                    f"{WORDS.replace('resume', 'resumes', 1)}"), done
+    assert done == (f"recovered at {began:%Y-%m-%d %H:%M} UTC: instance {instance} was "
+                    f"preempted; the job {WORDS.replace('resume', 'resumes', 1)}"), done

@@ -46,7 +46,7 @@ def _said_lost(world: World, lines: list[str], second: str, stood: float,
     [after] = service.status(store, launcher, job_id)
     [doc] = status_document([after])
     assert after.recoveries == 2, doc
-    assert doc["recovered"][-1]["said"] == f"instance {second}: {said}", doc
+    assert doc["recovered"][-1]["said"] == f"instance {second} was preempted; the job {said}", doc
 
 
 def test_a_replacement_whose_command_ran_says_its_work_lost(world: World) -> None:

@@ -62,7 +62,8 @@ def test_a_job_lost_before_its_first_step_says_its_recovery_too(world) -> None: 
     [after] = service.status(store, launcher, job.id)
     assert after.recoveries == 1
     [doc] = status_document([after])
-    assert [r["said"] for r in doc["recovered"]] == [f"instance {instance}: {said}"], doc
+    assert [r["said"] for r in doc["recovered"]] == [
+        f"instance {instance} was preempted; the job {said}"], doc
 
 
 # Checkpoints at step 50 and reports 67 the first time; run again, reports nothing (a
@@ -106,4 +107,4 @@ def test_a_replacement_lost_in_its_setup_says_its_recovery_too(world) -> None:  
     [after] = service.status(store, launcher, job.id)
     [doc] = status_document([after])
     assert after.recoveries == 2 and len(doc["recovered"]) == 2, doc
-    assert doc["recovered"][-1]["said"] == f"instance {second}: {said}", doc
+    assert doc["recovered"][-1]["said"] == f"instance {second} was preempted; the job {said}", doc

@@ -51,11 +51,12 @@ def test_status_says_the_steps_a_recovery_lost(store: PriceStore, tmp_path: Path
     [s] = service.status(store, launcher, job, reconcile_first=False)
     print_status([s], json_out=False)
     out = " ".join(capsys.readouterr().out.split())
-    assert f": instance {lost}: {SAID}" in out, out  # was: only in the daemon's log
+    assert f": instance {lost} was preempted; the job {SAID}" in out, out  # the job resumes
     line = next(x for x in out.split(f"job {job}: ") if SAID in x)
     assert line.startswith("recovered at ") and " UTC: instance " in line, line
     [doc] = views.status_document([s])
-    assert [r["said"] for r in doc["recovered"]] == [f"instance {lost}: {SAID}"]
+    assert [r["said"] for r in doc["recovered"]] == [
+        f"instance {lost} was preempted; the job {SAID}"]
 
 
 def test_logs_all_says_the_steps_lost_on_the_recovered_instances_line(

@@ -71,7 +71,8 @@ def test_a_recovery_of_a_job_that_reports_no_step_names_its_checkpoint(world) ->
     assert not any("no step lost" in line or "no checkpoint yet" in line for line in lines)
     [after] = service.status(store, launcher, job.id, reconcile_first=False)
     [doc] = status_document([after])
-    assert [r["said"] for r in doc["recovered"]] == [f"instance {first}: {said}"], doc
+    assert [r["said"] for r in doc["recovered"]] == [
+        f"instance {first} was preempted; the job {said}"], doc
     # as before, never '0%' (in setup while its new instance has not begun its command)
     assert _progress(store, launcher, job.id) in ("no step yet", "in setup")
     second = str(store.jobs.placements(job.id)["instance"].iloc[-1])
