@@ -25,6 +25,15 @@ def _number(text: str) -> float | None:
         return None
 
 
+def _negative(text: str) -> bool:
+    """A duration written with a minus sign ('-2h', '- 1d')."""
+    rest = text.strip()
+    if not rest.startswith("-"):
+        return False
+    m = _DURATION.match(rest[1:])
+    return bool(m and any(m.groups()))
+
+
 def parse_hours(value: Any) -> float | datetime:
     """A duration in hours (number, '36h', '2d', '90m', '1d12h') or an absolute ISO time."""
     if isinstance(value, bool):
@@ -41,6 +50,9 @@ def parse_hours(value: Any) -> float | datetime:
         elif m and any(m.groups()):
             d, h, mins = (float(g) if g else 0.0 for g in m.groups())
             hours = 24 * d + h + mins / 60
+        elif _negative(text):
+            raise ValueError(f"{text!r} is negative: expected a positive duration (48, '36h', "
+                             "'2d', '90m') or an ISO time (2020-03-03T00:00Z)")
         else:
             try:  # an ISO time only: pandas would read '1s' as the year 1, 'now' as now
                 if not _ISO_DATE.match(text):
@@ -56,8 +68,6 @@ def parse_hours(value: Any) -> float | datetime:
         raise ValueError(f"{value!r}: expected a positive duration of at most "
                          f"{MAX_HOURS:g} hours")
     return hours
-
-
 
 
 def work_hours(text: str) -> float | str:

@@ -61,3 +61,26 @@ def test_a_job_files_deadline_in_words_names_the_field_and_the_spelling() -> Non
     assert said.startswith("job.yaml: job 'j': field ") and "deadline" in said, said
     assert said.endswith("'3 days': expected hours (48, '36h', '2d', '90m') or an ISO time "
                          "(2020-03-03T00:00Z); did you mean '3d'?"), said
+
+
+@pytest.mark.parametrize("text", ["-2h", "-1d", " - 90m", "-1d12h"])
+def test_a_negative_duration_is_said_to_be_negative(text: str) -> None:
+    """A duration written with a minus sign is a sign mistake, not an unknown form."""
+    with pytest.raises(ValueError, match=r"is negative: expected a positive duration "
+                                         r"\(48, '36h', '2d', '90m'\) or an ISO time"):
+        parse_hours(text)
+
+
+def test_a_task_files_negative_deadline_names_file_field_and_sign(tmp_path) -> None:
+    from costsched.model import InvalidInput
+    from costsched.taskfile import load
+
+    task = tmp_path / "task.yaml"
+    task.write_text("name: j\nresources: {accelerators: V100:1}\nrun: python train.py\n"
+                    "costsched: {steps: 100, throughputs: {V100: 3}, deadline: -2h}\n")
+    with pytest.raises(InvalidInput) as caught:
+        load(str(task))
+    said = str(caught.value)
+    assert "task.yaml" in said and "costsched.deadline" in said, said
+    assert "'-2h' is negative" in said, said
+    assert "\n" not in said
