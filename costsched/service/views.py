@@ -69,7 +69,8 @@ def due_words(due: datetime, now: datetime, final: bool, state: str = "",
     ended = final and not _stopped_before(due, now, state)
     was = f"was {said}" if due <= now else said  # a deadline still ahead is due, not was
     # A job that ended with its work not done met no deadline: how it ended comes first,
-    # then its deadline ('it failed 2.00 h before its deadline (...)'), in any tense.
+    # then its deadline ('it failed with 2.00 h left before its deadline (...)', 'it
+    # failed 1.00 h after its deadline'), in any tense.
     how = "ended" if state == "succeeded" else _ENDED.get(state, "ended")
     not_done = ended and (state != "succeeded" or short)
     if span is None:
@@ -82,7 +83,8 @@ def due_words(due: datetime, now: datetime, final: bool, state: str = "",
         return (f"{was}: met, it finished {shown} h before" if span >= 0 else
                 f"{was}: missed, it finished {shown} h after")
     if not_done:
-        return (f"it {how} {shown} h {side} its deadline ({due:%Y-%m-%d %H:%M} UTC)"
+        when = f"with {shown} h left before" if side == "before" else f"{shown} h after"
+        return (f"it {how} {when} its deadline ({due:%Y-%m-%d %H:%M} UTC)"
                 f"{NOT_REACHED if state == 'succeeded' else ''}")
     return f"{said} (in {shown} h)" if span >= 0 else f"{said} (passed {shown} h ago)"
 

@@ -61,9 +61,9 @@ def test_a_stopped_job_before_its_deadline_is_still_due() -> None:
     assert due_words(due, now, True, "stopped", now) == (
         "due 2026-11-30 00:50 UTC (in 2.00 h)")
     assert due_words(due, due + timedelta(hours=1), True, "stopped", now) == (
-        "it was stopped 2.00 h before its deadline (2026-11-30 00:50 UTC)")
+        "it was stopped with 2.00 h left before its deadline (2026-11-30 00:50 UTC)")
     assert due_words(due, now, True, "failed", now) == (
-        "it failed 2.00 h before its deadline (2026-11-30 00:50 UTC)")
+        "it failed with 2.00 h left before its deadline (2026-11-30 00:50 UTC)")
 
 
 def test_a_deadline_reads_at_its_own_precision_beside_placements() -> None:

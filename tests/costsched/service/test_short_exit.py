@@ -131,10 +131,11 @@ def test_a_run_that_ended_short_or_failed_did_not_meet_its_deadline() -> None:
     assert due_words(due, due, True, "succeeded", ended_at) == (
         "was due 2026-11-30 18:17 UTC: met, it finished 2.00 h before")
     assert due_words(due, due, True, "succeeded", ended_at, short=True) == (
-        "it ended 2.00 h before its deadline (2026-11-30 18:17 UTC), its declared steps "
-        "not reached")  # was: met, it finished 2.00 h before
+        "it ended with 2.00 h left before its deadline (2026-11-30 18:17 UTC), its declared "
+        "steps not reached")  # was: met, it finished 2.00 h before
     assert due_words(due, due, True, "failed", ended_at) == (
-        "it failed 2.00 h before its deadline (2026-11-30 18:17 UTC)")  # was: nothing said
+        # was: nothing said
+        "it failed with 2.00 h left before its deadline (2026-11-30 18:17 UTC)")
     assert due_words(due, due, True, "failed", due + timedelta(hours=1)) == (
         "it failed 1.00 h after its deadline (2026-11-30 18:17 UTC)")
 
