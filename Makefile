@@ -63,36 +63,40 @@ demo: install
 LOCAL := $(CURDIR)/.demo/local
 # The supervisor the launch starts looks at the job every 5 s (a half-minute job), and
 # ends 5 s after it; the demo stops it at its end all the same.
-LOCAL_ENV := COSTSCHED_DB=$(LOCAL)/store.sqlite COSTSCHED_INSTANCES=$(LOCAL)/instances \
-	COSTSCHED_MIGRATION_RESTART_MINUTES=0.05 COSTSCHED_MIGRATION_WARMUP_MINUTES=0 \
-	COSTSCHED_DAEMON_WATCH_SECONDS=5 COSTSCHED_DAEMON_IDLE_SECONDS=5
+# Its settings are exported to each command, so that the commands echo as a user types them.
+demo-local: export COSTSCHED_DB := $(LOCAL)/store.sqlite
+demo-local: export COSTSCHED_INSTANCES := $(LOCAL)/instances
+demo-local: export COSTSCHED_MIGRATION_RESTART_MINUTES := 0.05
+demo-local: export COSTSCHED_MIGRATION_WARMUP_MINUTES := 0
+demo-local: export COSTSCHED_DAEMON_WATCH_SECONDS := 5
+demo-local: export COSTSCHED_DAEMON_IDLE_SECONDS := 5
 # The demo's prices (examples/demo/prices-*.csv), stamped with the time they are imported:
 # each holds from then on, as a price collected now would (imported --whole: the spot
 # market of aws, as a collection is).
 demo_prices = sed -E '2,$$ s/,[0-9T:-]+Z,/,'"$$(date -u +%Y-%m-%dT%H:%M:%SZ)"',/' \
 	examples/demo/prices-$(1).csv > $(LOCAL)/prices-$(1).csv
 demo-local: install
-	@if [ -f $(LOCAL)/store.sqlite ]; then $(LOCAL_ENV) $(BIN)/costsched daemon stop >/dev/null; fi
+	@if [ -f $(LOCAL)/store.sqlite ]; then $(BIN)/costsched daemon stop >/dev/null; fi
 	@rm -rf $(LOCAL) && mkdir -p $(LOCAL)
 	@echo "== Run a job locally: spot prices stored, launch from its folder on the cheapest zone =="
 	@echo "   (a 4,000-step job at about 100 steps/s: half a minute, priced as such; the launch"
 	@echo "   starts a supervisor in the background that watches it)"
 	@$(call demo_prices,before)
-	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-before.csv --whole
-	cd examples/demo && $(LOCAL_ENV) $(CURDIR)/$(BIN)/costsched launch train.yaml
+	$(BIN)/costsched prices import $(LOCAL)/prices-before.csv --whole
+	cd examples/demo && $(CURDIR)/$(BIN)/costsched launch train.yaml
 	@echo "== Zone a's price rises and b's falls: the policy moves the job, in dollars =="
 	@$(call demo_prices,after)
-	$(LOCAL_ENV) $(BIN)/costsched prices import $(LOCAL)/prices-after.csv --whole
-	$(LOCAL_ENV) $(BIN)/costsched migrate
+	$(BIN)/costsched prices import $(LOCAL)/prices-after.csv --whole
+	$(BIN)/costsched migrate
 	@echo "== The cloud takes the instance away without notice; the supervisor recovers the job"
 	@echo "   (status only looks: --no-reconcile) =="
 	$(BIN)/python -m launchers.local preempt 1 --base-dir $(LOCAL)/instances
-	$(LOCAL_ENV) $(BIN)/costsched status --wait 120 --no-reconcile
+	$(BIN)/costsched status --wait 120 --no-reconcile
 	@echo "== What it cost, per job, cloud and day, against on-demand and the launch-time choice kept"
 	@echo "   (each baseline over the time it would have taken at the job's measured speed) =="
-	$(LOCAL_ENV) $(BIN)/costsched report --html $(LOCAL)/report.html
+	$(BIN)/costsched report --html $(LOCAL)/report.html
 	@echo "== No job is left: the supervisor ends by itself within seconds (daemon stop makes sure) =="
-	$(LOCAL_ENV) $(BIN)/costsched daemon stop
+	$(BIN)/costsched daemon stop
 
 # The same tools on the recorded 2019-2020 AWS and Azure spot prices.
 demo-recorded: install

@@ -81,7 +81,7 @@ async def spend_page(request: Request) -> Response:
                   {"label": "spend", "values": [j["usd"] for j in doc["jobs"]]},
                   {"label": "on-demand", "values": [j["on_demand_usd"] for j in doc["jobs"]]},
                   {"label": "launch-time choice kept",
-                   "values": [j["static_usd"] for j in doc["jobs"]]}]}}
+                   "values": [j["launch_choice_usd"] for j in doc["jobs"]]}]}}
     return _page(request, "spend.html", doc=doc, charts=charts, version=version,
                  since=q.get("since") or "", until=q.get("until") or "",
                  tables=[(t.name, t.title) for t in TABLES], split_columns=split_columns,

@@ -46,7 +46,8 @@ HEADINGS = {
     "billed_hours": "billed hours",
     "compute_usd": "compute $", "egress_usd": "egress $", "usd": "total $",
     "on_demand_usd": "on-demand $", "saved_vs_on_demand_usd": "saved vs on-demand $",
-    "static_usd": "launch choice kept $", "saved_vs_static_usd": "saved vs launch choice $",
+    "launch_choice_usd": "launch choice kept $",
+    "saved_vs_launch_choice_usd": "saved vs launch choice $",
     "from_cloud": "from cloud", "from_region": "from region", "to_cloud": "to cloud",
     "to_region": "to region", "gb": "GB", "usd_per_gb": "$ per GB", "idle_usd": "idle $",
     "budget_usd": "budget $", "spent_usd": "spent $", "used": "used", "at": "at",
@@ -74,7 +75,8 @@ HOUR_COLUMNS = ("billed_hours", "expected_training_hours", "training_hours",
                 "hours")  # (a placement's, on the dashboard's job page)
 
 # A saving is its baseline less what the job spent: a row shows all three.
-SAVINGS = {"saved_vs_on_demand_usd": "on_demand_usd", "saved_vs_static_usd": "static_usd"}
+SAVINGS = {"saved_vs_on_demand_usd": "on_demand_usd",
+           "saved_vs_launch_choice_usd": "launch_choice_usd"}
 
 # Tables whose rows sum the per-job table's: never at fewer decimals than it, so that
 # 0.0075 and 0.0103 hours of two jobs make 0.0178 on their cloud's row, not 0.02.
@@ -544,7 +546,7 @@ def when(at: datetime) -> str:
 
 
 TOTALS = ("usd", "compute_usd", "egress_usd", "saved_vs_on_demand_usd",
-          "saved_vs_static_usd", "billed_hours")
+          "saved_vs_launch_choice_usd", "billed_hours")
 
 
 def totals_figures(totals: Mapping[str, float | None], tables: object = None,
@@ -592,8 +594,9 @@ def totals_line(totals: Mapping[str, float | None], tables: object = None,
             else f"{f['billed_hours']} billed hours ({f['instance_hours']} instance-hours, "
             "each node counted)")
     return (f"Spend {f['usd']} (compute {f['compute_usd']}, egress {f['egress_usd']}) over "
-            f"{over}; " + _saved_words([(f["saved_vs_on_demand_usd"], "on-demand"),
-                                    (f["saved_vs_static_usd"], "the launch-time choice kept")])
+            f"{over}; " + _saved_words([
+                (f["saved_vs_on_demand_usd"], "on-demand"),
+                (f["saved_vs_launch_choice_usd"], "the launch-time choice kept")])
             + f.get("failed_runs", ""))  # '; failed runs cost $X (each run: $Y, ...)'
 
 

@@ -3,8 +3,8 @@
 # billed_hours: the placements' hours, as the clouds bill them (the estimates' training_hours
 # leave setup, restarts and idle time out)
 JOB_COLUMNS = ["job_id", "name", "state", "nodes", "billed_hours", "compute_usd", "egress_usd",
-               "usd", "on_demand_usd", "saved_vs_on_demand_usd", "static_usd",
-               "saved_vs_static_usd"]
+               "usd", "on_demand_usd", "saved_vs_on_demand_usd", "launch_choice_usd",
+               "saved_vs_launch_choice_usd"]
 CLOUD_COLUMNS = ["cloud", "billed_hours", "compute_usd", "egress_usd", "usd"]
 DAY_COLUMNS = ["day", "job_id", "name", "cloud", "billed_hours", "compute_usd", "egress_usd",
                "usd"]

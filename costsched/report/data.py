@@ -72,7 +72,8 @@ if TYPE_CHECKING:
 
 NEAR_BUDGET = 0.8  # a job that spent this share of its budget is reported
 
-_BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "static_usd", "saved_vs_static_usd")
+_BASELINE_COLUMNS = ("on_demand_usd", "saved_vs_on_demand_usd", "launch_choice_usd",
+                     "saved_vs_launch_choice_usd")
 
 
 @dataclass(frozen=True, eq=False)

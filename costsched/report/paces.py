@@ -93,4 +93,4 @@ def estimated_lines(job_rows: Sequence[Mapping], estimated: set[int]) -> list[di
                      "were not recorded apart: its pace shared among its GPUs by its "
                      "throughput table's ratios)"}
             for r in job_rows if int(r["job_id"]) in estimated
-            and r["static_usd"] == r["static_usd"]]
+            and r["launch_choice_usd"] == r["launch_choice_usd"]]

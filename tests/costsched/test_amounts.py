@@ -110,7 +110,7 @@ def test_a_budget_line_adds_up() -> None:
 def test_the_reports_totals_read_in_hours_and_add_up() -> None:
     line = totals_line({"usd": 0.0300, "compute_usd": 0.0264, "egress_usd": 0.0036,
                         "billed_hours": 0.03, "saved_vs_on_demand_usd": 0.012,
-                        "saved_vs_static_usd": None})
+                        "saved_vs_launch_choice_usd": None})
     assert line == ("Spend $0.0300 (compute $0.0264, egress $0.0036) over 0.03 "
                     "billed hours; saved $0.0120 against on-demand; against the "
                     "launch-time choice kept: not known")

@@ -30,10 +30,10 @@ def test_every_amount_of_a_document_is_exact_and_nothing_else() -> None:
 class _Built:
     def document(self) -> dict:
         return {"totals": {"on_demand_usd": 36.73390000000027},
-                "jobs": [{"saved_vs_static_usd": 0.00010122222222222216}]}
+                "jobs": [{"saved_vs_launch_choice_usd": 0.00010122222222222216}]}
 
 
 def test_report_json_writes_money_exact() -> None:
     doc = report_document(_Built())  # type: ignore[arg-type]
     assert doc["totals"]["on_demand_usd"] == 36.7339  # was 36.73390000000027
-    assert doc["jobs"][0]["saved_vs_static_usd"] == 0.000101222222222
+    assert doc["jobs"][0]["saved_vs_launch_choice_usd"] == 0.000101222222222

@@ -482,8 +482,8 @@ def test_a_job_in_two_regions_is_recovered_then_moved_only_when_the_move_pays(
     assert record.steps_done > 0 and seconds > 0  # it reported, so it has a measured speed
     speed = record.steps_done / ran
     stay = pd.Timedelta(seconds=round(min(record.steps_done + after * speed, 3000) / speed))
-    assert row["static_usd"] == pytest.approx(integrate(home, start, start + stay), rel=1e-9)
-    assert row["saved_vs_static_usd"] == pytest.approx(row["static_usd"] - row["usd"])
+    assert row["launch_choice_usd"] == pytest.approx(integrate(home, start, start + stay), rel=1e-9)
+    assert row["saved_vs_launch_choice_usd"] == pytest.approx(row["launch_choice_usd"] - row["usd"])
     store.dispose()
 
 

@@ -80,7 +80,7 @@ def test_every_text_table_is_in_the_json(db_path: Path, cli, monkeypatch) -> Non
         assert len(document[keys[title]]) == rows, title
     # The first line's totals and the flags under it.
     for key in ("usd", "compute_usd", "egress_usd", "billed_hours", "saved_vs_on_demand_usd",
-                "saved_vs_static_usd"):
+                "saved_vs_launch_choice_usd"):
         assert key in document["totals"]
     flags = [line.removeprefix("throughput: ") for line in text.output.splitlines()
              if line.startswith("throughput: ")]

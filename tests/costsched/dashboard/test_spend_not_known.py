@@ -18,7 +18,7 @@ from tests.costsched.report.test_baselines import odd_db  # noqa: F401
 def test_the_totals_line_says_a_baseline_not_known() -> None:
     totals = {"usd": 0.00327, "compute_usd": 0.00327, "egress_usd": 0.0,
               "billed_hours": 0.01806, "instance_hours": 0.01806,
-              "saved_vs_on_demand_usd": 0.00623, "saved_vs_static_usd": None}
+              "saved_vs_on_demand_usd": 0.00623, "saved_vs_launch_choice_usd": None}
     line = totals_line(totals)
     assert line.endswith("; saved $0.0062 against on-demand; against the launch-time "
                          "choice kept: not known"), line

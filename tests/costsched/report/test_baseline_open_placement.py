@@ -42,4 +42,4 @@ def test_the_launch_choice_counts_the_hours_after_the_last_reading(
     assert row["usd"] == pytest.approx(1.0 + 2 * 0.5)  # 1 h on EAST, 2 h on WEST so far
     # On EAST from the launch: 0.75 h of training to step 2700, the 1.25 h since its last
     # reading (training, as far as the store knows) and one setup of 0.25 h: 2.25 h x $1.0.
-    assert row["static_usd"] == pytest.approx(2.25, rel=1e-3)
+    assert row["launch_choice_usd"] == pytest.approx(2.25, rel=1e-3)

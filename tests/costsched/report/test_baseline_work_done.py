@@ -50,4 +50,4 @@ def test_launch_choice_kept_counts_the_same_work(any_store: PriceStore) -> None:
     # h x $3.0), WEST its 0.5 h (x $2.5); one share of all the hours on each read $3.44.
     assert row["on_demand_usd"] == pytest.approx(3.0 * 0.75 + 2.5 * 0.5)
     # 1.25 h on EAST at $1.0; was 2 h (the pace over all billed hours)
-    assert row["static_usd"] == pytest.approx(1.25)
+    assert row["launch_choice_usd"] == pytest.approx(1.25)

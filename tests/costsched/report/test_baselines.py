@@ -43,7 +43,7 @@ def test_a_saving_without_a_baseline_is_null_not_zero(cli, odd_db: Path) -> None
     assert math.isnan(row["on_demand_usd"]) and math.isnan(row["saved_vs_on_demand_usd"])
     assert report.totals["saved_vs_on_demand_usd"] is None
     # The launch-time choice kept is known: what it ran on, at its own prices.
-    assert report.totals["saved_vs_static_usd"] == pytest.approx(0.0)
+    assert report.totals["saved_vs_launch_choice_usd"] == pytest.approx(0.0)
 
     result = cli("report", "--json")
     assert result.exit_code == 0, result.output
@@ -66,7 +66,7 @@ def test_amounts_in_words() -> None:
     assert [usd(v) for v in (0.0049, 0.0264, 12.5, -0.00012, 0.0, 1e-15, float("nan"),
                              None)] == [
         "$0.0049", "$0.03", "$12.50", "-$0.0001", "$0.00", "$0.00", "-", "-"]
-    assert heading("saved_vs_static_usd") == "saved vs launch choice $"
+    assert heading("saved_vs_launch_choice_usd") == "saved vs launch choice $"
     assert heading("usd_per_gb") == "$ per GB"
 
 
@@ -85,13 +85,13 @@ def test_the_launch_choice_kept_does_the_work_the_job_reported(store: PriceStore
         store.jobs.end_placement(job_id, at(2))
         store.jobs.record_progress(job_id, 3600.0, at=at(reported_at))
     report = build(store, now=at(5))
-    static = report.jobs.set_index("name")["static_usd"]
+    static = report.jobs.set_index("name")["launch_choice_usd"]
     assert static["done"] == pytest.approx(2.0)
     assert static["running"] == pytest.approx(2.0)
-    assert report.jobs["saved_vs_static_usd"].tolist() == pytest.approx([0.0, 0.0])
+    assert report.jobs["saved_vs_launch_choice_usd"].tolist() == pytest.approx([0.0, 0.0])
     # A period that starts after the launch holds only part of the reported work: the
     # hours in it at the measured speed (1 h from 1 h on, on the same offering).
-    later = build(store, since=at(1), now=at(5)).jobs.set_index("name")["static_usd"]
+    later = build(store, since=at(1), now=at(5)).jobs.set_index("name")["launch_choice_usd"]
     assert later["done"] == pytest.approx(1.0)
 
 
@@ -124,8 +124,8 @@ def test_a_job_stopped_and_started_on_its_launch_choice_saves_nothing_against_it
         store.jobs.record_progress(job_id, 4 * 3600.0, at=at(7))  # 1 step/s over 4 h
     report = build(store, now=at(9)).jobs.set_index("name")
     assert report.loc["kept", "usd"] == pytest.approx(6.0)
-    assert report.loc["kept", "static_usd"] == pytest.approx(6.0)
-    assert report.loc["kept", "saved_vs_static_usd"] == pytest.approx(0.0)
+    assert report.loc["kept", "launch_choice_usd"] == pytest.approx(6.0)
+    assert report.loc["kept", "saved_vs_launch_choice_usd"] == pytest.approx(0.0)
     assert report.loc["moved", "usd"] == pytest.approx(2.0 + 2.0 + 0.5)
-    assert report.loc["moved", "static_usd"] == pytest.approx(6.0)
-    assert report.loc["moved", "saved_vs_static_usd"] == pytest.approx(1.5)
+    assert report.loc["moved", "launch_choice_usd"] == pytest.approx(6.0)
+    assert report.loc["moved", "saved_vs_launch_choice_usd"] == pytest.approx(1.5)

@@ -48,20 +48,20 @@ def test_spend_per_job_with_both_savings(filled) -> None:
     # 7 h x 2 steps/s on V100s: 7 h on its launch-time choice (EAST, 1 V100) from 0,
     # charged at EAST's own stored prices: 0-2 at 1.0, 2-7 at 1.5 (not 7 h at 1.0, the
     # launch price frozen).
-    assert alpha["static_usd"] == pytest.approx(2.0 + 5 * 1.5)
-    assert alpha["saved_vs_static_usd"] == pytest.approx(9.5 - 7.2)
+    assert alpha["launch_choice_usd"] == pytest.approx(2.0 + 5 * 1.5)
+    assert alpha["saved_vs_launch_choice_usd"] == pytest.approx(9.5 - 7.2)
 
     beta = _row(report.jobs, job_id=ids["beta"])
     assert beta["compute_usd"] == pytest.approx(0.5 + 0.5 + 6.0)
     assert beta["egress_usd"] == pytest.approx(5 * EAST_WEST_PER_GB)
     assert beta["on_demand_usd"] == pytest.approx(1 * 2.5 + 4.5 * 3.0)
-    assert beta["static_usd"] == pytest.approx(5.5 * 0.5)  # us-west-2, where it started
+    assert beta["launch_choice_usd"] == pytest.approx(5.5 * 0.5)  # us-west-2, where it started
 
     gamma = _row(report.jobs, name="gamma")
     assert gamma["compute_usd"] == pytest.approx(2.0)
     assert gamma["on_demand_usd"] == pytest.approx(_gcp_on_demand())
     # Never moved: its launch-time choice is what it ran on, at the same prices.
-    assert gamma["static_usd"] == pytest.approx(gamma["compute_usd"])
+    assert gamma["launch_choice_usd"] == pytest.approx(gamma["compute_usd"])
     assert report.totals["usd"] == pytest.approx(7.2 + 7.1 + 2.0)
 
 
@@ -155,7 +155,7 @@ def test_a_period_counts_only_what_happened_in_it(filled) -> None:
     assert alpha["egress_usd"] == 0.0
     assert alpha["on_demand_usd"] == pytest.approx(0.5 * 3.0 + 2 * 2.5)
     # 2.5 h of work on EAST from the period's start, at EAST's price then (1.5).
-    assert alpha["static_usd"] == pytest.approx(2.5 * 1.5)
+    assert alpha["launch_choice_usd"] == pytest.approx(2.5 * 1.5)
     assert report.moves.empty and report.egress.empty
     assert len(report.budgets) == 2  # budgets count the whole life
 

@@ -54,7 +54,7 @@ def test_a_failed_run_saves_nothing_and_its_spend_is_said(cli, mixed_db: Path) -
     assert ok["saved_vs_on_demand_usd"] > 0
     broke, idle = rows["broke"], rows["idle"]
     assert math.isnan(broke["saved_vs_on_demand_usd"])
-    assert math.isnan(broke["saved_vs_static_usd"])
+    assert math.isnan(broke["saved_vs_launch_choice_usd"])
     assert idle["saved_vs_on_demand_usd"] > 0  # stopped: its hour cost less than on-demand
     totals = report.totals
     assert totals["saved_vs_on_demand_usd"] == pytest.approx(

@@ -29,6 +29,6 @@ def test_a_single_node_job_s_hours_read_billed_hours_in_every_view(tmp_path: Pat
 def test_a_gang_s_hours_name_both_quantities() -> None:
     totals = {"usd": 0.02, "compute_usd": 0.02, "egress_usd": 0.0, "billed_hours": 0.0075,
               "instance_hours": 0.0128, "saved_vs_on_demand_usd": 0.0,
-              "saved_vs_static_usd": 0.0}
+              "saved_vs_launch_choice_usd": 0.0}
     assert " over 0.0075 billed hours (0.0128 instance-hours, each node counted); " in \
         totals_line(totals)

@@ -59,9 +59,9 @@ def test_the_demo_job_saves_the_price_difference_over_the_hours_it_ran(
     report = build(store, now=at(600), factor=1.5)
     [row] = report.jobs.to_dict("records")
     assert row["usd"] == pytest.approx((2.75 * 10 + 0.61 * 26) / 3600)
-    assert row["static_usd"] == pytest.approx(2.75 * 36 / 3600)
-    assert row["saved_vs_static_usd"] == pytest.approx((2.75 - 0.61) * 26 / 3600)
-    assert report.totals["saved_vs_static_usd"] < 0.02  # was $122.21
+    assert row["launch_choice_usd"] == pytest.approx(2.75 * 36 / 3600)
+    assert row["saved_vs_launch_choice_usd"] == pytest.approx((2.75 - 0.61) * 26 / 3600)
+    assert report.totals["saved_vs_launch_choice_usd"] < 0.02  # was $122.21
     [speed] = report.speeds.to_dict("records")
     assert speed["planned_sps"] == pytest.approx(0.025)
     assert speed["measured_sps"] == pytest.approx(4000 / 36)
@@ -82,8 +82,9 @@ def test_a_job_ten_times_slower_than_declared_is_flagged_and_saves_by_its_measur
     store.jobs.record_step(job, 3600, at=at(3600))  # 3,500 steps in 3,500 s of training
     report = build(store, now=at(3600), factor=1.5)
     [row] = report.jobs.to_dict("records")
-    assert row["static_usd"] == pytest.approx(2.75)
-    assert row["saved_vs_static_usd"] == pytest.approx(2.75 - (2.75 * 60 + 0.61 * 3540) / 3600)
+    assert row["launch_choice_usd"] == pytest.approx(2.75)
+    assert row["saved_vs_launch_choice_usd"] == pytest.approx(
+        2.75 - (2.75 * 60 + 0.61 * 3540) / 3600)
     [speed] = report.speeds.to_dict("records")
     assert speed["measured_vs_planned"] == pytest.approx(0.1)
     assert speed["flagged"]
@@ -103,8 +104,8 @@ def test_without_a_reported_step_no_launch_choice_saving_is_shown(store: PriceSt
     place(store, job, ZONE_B, "V100", 60, "migration", "i-2")
     report = build(store, now=at(3600), factor=1.5)
     [row] = report.jobs.to_dict("records")
-    assert math.isnan(row["static_usd"]) and math.isnan(row["saved_vs_static_usd"])
-    assert report.totals["saved_vs_static_usd"] is None
+    assert math.isnan(row["launch_choice_usd"]) and math.isnan(row["saved_vs_launch_choice_usd"])
+    assert report.totals["saved_vs_launch_choice_usd"] is None
     assert row["on_demand_usd"] > 0  # the same instance on-demand, for the same hours
     assert report.speeds.empty
 
@@ -124,7 +125,7 @@ def test_another_gpu_is_reached_by_the_table_ratio_not_its_figure(store: PriceSt
     store.jobs.record_step(job, 25_000, at=at(7200))
     report = build(store, now=at(7200), factor=1.5)
     [row] = report.jobs.to_dict("records")
-    assert row["static_usd"] == pytest.approx(5 * 1.0)
+    assert row["launch_choice_usd"] == pytest.approx(5 * 1.0)
 
     placed = store.jobs.placements(job)
     found = speeds(placed, {job: 25_000}, {job: pd.Timestamp(at(7200))},

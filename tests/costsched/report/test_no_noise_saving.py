@@ -26,9 +26,9 @@ def test_the_json_saving_of_the_same_charges_is_zero() -> None:
     spent = [(piece, 0.5, 0.1, 0.1), (piece, 0.5, 0.2, 0.2)]
     [row] = _job_table([job], spent, [], {1: 0.3}, {1: 1})
     assert 0.1 + 0.2 - 0.3 != 0  # the noise the saving must not carry
-    assert row["saved_vs_static_usd"] == 0.0 and row["saved_vs_on_demand_usd"] == 0.0
+    assert row["saved_vs_launch_choice_usd"] == 0.0 and row["saved_vs_on_demand_usd"] == 0.0
     noisy = _row(0.1 + 0.2, 0.3, 0.3)
-    assert totals([noisy, noisy])["saved_vs_static_usd"] == 0.0
+    assert totals([noisy, noisy])["saved_vs_launch_choice_usd"] == 0.0
 
 
 def test_no_noise_is_the_one_rule_of_a_sums_error() -> None:
@@ -46,20 +46,20 @@ def test_a_saving_below_the_last_decimal_shown_reads_zero_beside_its_baseline() 
                                   "billed_hours": [0.005, 0.005]}]}}
     _, [shown] = shown_rows("jobs", tables)
     assert shown["usd"] == 0.002432
-    assert shown["saved_vs_on_demand_usd"] == 0.0 == shown["saved_vs_static_usd"]
-    assert shown["on_demand_usd"] == shown["static_usd"] == shown["usd"]
+    assert shown["saved_vs_on_demand_usd"] == 0.0 == shown["saved_vs_launch_choice_usd"]
+    assert shown["on_demand_usd"] == shown["launch_choice_usd"] == shown["usd"]
     assert shown_totals(tables)["saved_vs_on_demand_usd"] == 0.0
     # Without the store's scale (a frame of the Python API), alike.
     # A spend of $0.00243 (0.0024349) against a baseline of $0.00244 (0.002435): 1e-7.
     [plain] = added_up([_row(0.0024349, 0.002435, 0.0024348)], {"usd": 5, "hours": 2})
-    assert plain["saved_vs_on_demand_usd"] == 0.0 == plain["saved_vs_static_usd"]
-    assert plain["on_demand_usd"] == plain["static_usd"] == plain["usd"]
+    assert plain["saved_vs_on_demand_usd"] == 0.0 == plain["saved_vs_launch_choice_usd"]
+    assert plain["on_demand_usd"] == plain["launch_choice_usd"] == plain["usd"]
 
 
 def test_a_saving_at_the_last_decimal_shown_stays() -> None:
     [plain] = added_up([_row(0.00243, 0.00244, 0.00242)], {"usd": 5, "hours": 2})
     assert plain["saved_vs_on_demand_usd"] == 0.00001
-    assert plain["saved_vs_static_usd"] == -0.00001
+    assert plain["saved_vs_launch_choice_usd"] == -0.00001
 
 
 def test_a_jobs_billed_difference_of_noise_is_zero() -> None:
@@ -94,5 +94,5 @@ def test_a_running_job_on_its_launch_choice_alone_saves_nothing_at_any_moment(
     any_store.jobs.record_step(job, 18000, at=at(5))
     for now in (5 + 0.5 / 3600, 7 + 0.7 / 3600, 7.3 + 0.1 / 3600):
         [row] = build(any_store, now=at(now)).rows["jobs"]
-        assert row["saved_vs_static_usd"] == 0.0, (now, row)  # was 0.00028 at 7 h 0.7 s
-        assert row["static_usd"] == row["usd"]
+        assert row["saved_vs_launch_choice_usd"] == 0.0, (now, row)  # was 0.00028 at 7 h 0.7 s
+        assert row["launch_choice_usd"] == row["usd"]

@@ -36,8 +36,8 @@ def _job_row() -> dict:
     total = math.fsum(LEGS)
     return dict(job_id=2, name="km", state="succeeded", nodes=1, billed_hours=0.03917,
                 compute_usd=total, egress_usd=0.0, usd=total, on_demand_usd=math.nan,
-                saved_vs_on_demand_usd=math.nan, static_usd=math.nan,
-                saved_vs_static_usd=math.nan)
+                saved_vs_on_demand_usd=math.nan, launch_choice_usd=math.nan,
+                saved_vs_launch_choice_usd=math.nan)
 
 
 def _estimate_row() -> dict:

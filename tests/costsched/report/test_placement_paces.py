@@ -45,8 +45,8 @@ def test_each_placement_paces_its_own_gpu(store: PriceStore) -> None:
     report = build(store, now=at(5))
     [row] = report.rows["jobs"]
     assert row["usd"] == pytest.approx(3.0)
-    assert row["static_usd"] == pytest.approx(2.2)
-    assert row["saved_vs_static_usd"] == pytest.approx(-0.8)
+    assert row["launch_choice_usd"] == pytest.approx(2.2)
+    assert row["saved_vs_launch_choice_usd"] == pytest.approx(-0.8)
     speeds = {r["gpu_model"]: r["measured_sps"] for r in report.rows["speeds"]}
     assert speeds == pytest.approx({"V100": 10.0, "L4": 12.0})
     assert report.rows["estimated_baselines"] == []

@@ -45,7 +45,8 @@ def test_the_totals_are_written_at_the_precision_of_the_rows_they_sum() -> None:
     jobs = pd.DataFrame({"usd": [0.0043, 0.0157], "compute_usd": [0.0043, 0.0157],
                          "egress_usd": [0.0, 0.0], "billed_hours": [0.054, 0.0418]})
     totals = {"usd": 0.02, "compute_usd": 0.02, "egress_usd": 0.0,
-              "saved_vs_on_demand_usd": 0.0664, "saved_vs_static_usd": 0.0, "billed_hours": 0.0958}
+              "saved_vs_on_demand_usd": 0.0664, "saved_vs_launch_choice_usd": 0.0,
+              "billed_hours": 0.0958}
     assert totals_line(totals, jobs) == (
         "Spend $0.0200 (compute $0.0200, egress $0.0000) over 0.096 billed hours; saved "
         "$0.0664 against on-demand and $0.0000 against the launch-time choice kept")
@@ -82,8 +83,9 @@ def test_a_gangs_hours_count_each_of_its_nodes_in_the_instance_hours() -> None:
                          "nodes": [2, 1], "billed_hours": [0.0053, 0.0022],
                          "compute_usd": [0.0077, 0.0002], "egress_usd": [0.0, 0.0],
                          "usd": [0.0077, 0.0002], "on_demand_usd": [0.0106, 0.0018],
-                         "saved_vs_on_demand_usd": [0.0029, 0.0016], "static_usd": [None] * 2,
-                         "saved_vs_static_usd": [None] * 2})
+                         "saved_vs_on_demand_usd": [0.0029, 0.0016],
+                         "launch_choice_usd": [None] * 2,
+                         "saved_vs_launch_choice_usd": [None] * 2})
     summed = totals(jobs.to_dict("records"))
     assert summed["billed_hours"] == 0.0075 and abs(summed["instance_hours"] - 0.0128) < 1e-12
     assert totals_line(summed, jobs).startswith(
@@ -118,8 +120,8 @@ def test_the_totals_are_the_sums_of_the_cells_as_written() -> None:
     def row(job_id: int, spent: float, on_demand: float) -> dict:
         return dict(job_id=job_id, name="j", state="succeeded", nodes=1, billed_hours=0.5,
                     compute_usd=spent, egress_usd=0.0, usd=spent, on_demand_usd=on_demand,
-                    saved_vs_on_demand_usd=on_demand - spent, static_usd=math.nan,
-                    saved_vs_static_usd=math.nan)
+                    saved_vs_on_demand_usd=on_demand - spent, launch_choice_usd=math.nan,
+                    saved_vs_launch_choice_usd=math.nan)
 
     one = [row(1, 0.003149, 0.030551)]  # 0.027402 exact
     places, [cells] = shown_rows("jobs", {"jobs": one})
@@ -153,8 +155,8 @@ def test_the_per_day_and_per_cloud_columns_sum_to_the_totals_as_written() -> Non
     x = 0.01343434
     jobs = [dict(job_id=i, name="j", state="succeeded", nodes=1, billed_hours=0.1,
                  compute_usd=x, egress_usd=0.0, usd=x, on_demand_usd=math.nan,
-                 saved_vs_on_demand_usd=math.nan, static_usd=math.nan,
-                 saved_vs_static_usd=math.nan) for i in (1, 2)]
+                 saved_vs_on_demand_usd=math.nan, launch_choice_usd=math.nan,
+                 saved_vs_launch_choice_usd=math.nan) for i in (1, 2)]
     clouds = [dict(cloud="aws", billed_hours=0.2, compute_usd=2 * x, egress_usd=0.0,
                    usd=2 * x)]
     tables = {"jobs": jobs, "clouds": clouds, "days": []}

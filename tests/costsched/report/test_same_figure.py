@@ -14,7 +14,7 @@ def job(job_id: int, hours: float, usd: float) -> dict:
     return dict(job_id=job_id, name=f"j{job_id}", state="succeeded", nodes=1,
                 billed_hours=hours, compute_usd=usd, egress_usd=0.0, usd=usd,
                 on_demand_usd=math.nan, saved_vs_on_demand_usd=math.nan,
-                static_usd=math.nan, saved_vs_static_usd=math.nan)
+                launch_choice_usd=math.nan, saved_vs_launch_choice_usd=math.nan)
 
 
 def cloud(name: str, hours: float, usd: float) -> dict:

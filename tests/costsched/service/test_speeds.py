@@ -76,7 +76,7 @@ def test_a_declared_throughput_far_off_is_flagged_everywhere(world, capsys) -> N
              seconds=SETTLE)
     report = build(store)
     [row] = report.jobs.to_dict("records")
-    assert row["saved_vs_static_usd"] == pytest.approx(0.0, abs=1e-6)
+    assert row["saved_vs_launch_choice_usd"] == pytest.approx(0.0, abs=1e-6)
     assert report.speeds["flagged"].all()
     [estimate] = report.estimates.to_dict("records")
     assert estimate["vs_estimate"] == "under" and estimate["training_hours_ratio"] < 0.67
