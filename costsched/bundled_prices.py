@@ -36,7 +36,7 @@ from costsched.spot_market import (
 from costsched.vocabulary import choose, closest, did_you_mean
 
 # The GPU models, named as SkyPilot users write them (older first within a family).
-GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
+GPU_MODELS = ("K80", "P4", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
               "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
 # Other names of the catalog's GPUs (upper case, as SkyPilot and the vendors write them):
 # the memory a model's base name already means, and the form factors of one model.
