@@ -226,10 +226,13 @@ def _with_attached_gpus(table: pd.DataFrame, source: Source, sources_dir: Path
     return pd.DataFrame(rows, columns=table.columns)
 
 
-def n1_rows(source: N1Source, sources_dir: Path = SOURCES_DIR, data: Path = DATA
+def n1_rows(source: N1Source, sources_dir: Path = SOURCES_DIR, data: Path = DATA,
+            priced: frozenset[str] = frozenset()
             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(instance types, on-demand rows, spot rows) of every N1 machine type and GPU count
-    GCP's limits allow, in the regions that price both."""
+    GCP's limits allow, in the regions that price both; a pair named in `priced` (GCP types
+    another source prices: the default hosts skypilot-catalog v5 published) keeps that
+    source's rows, so a job naming only its GPUs is planned as before."""
     machines = pd.read_csv(sources_dir / source.machines).drop_duplicates(
         ["InstanceType", "Region"])
     gpus = pd.read_csv(sources_dir / source.accelerators).drop_duplicates(
@@ -245,6 +248,8 @@ def n1_rows(source: N1Source, sources_dir: Path = SOURCES_DIR, data: Path = DATA
             if gpu is None or not limit.takes(vcpus, memory):
                 continue
             name = f"{machine['InstanceType']}+{count}x{GCP.accelerator(model)}"
+            if name in priced:
+                continue
             types.append(("gcp", name, model, count, GPU_MEMORY_GB[model], vcpus,
                           f"{memory:g}"))
             place = {"cloud": "gcp", "region": machine["Region"], "instance_type": name,
@@ -355,7 +360,8 @@ def rebuild(data: Path = DATA, sources_dir: Path = SOURCES_DIR,
         listed = listed[~listed["source"].str.startswith(prefixes)]
         spots = spots[~spots["source"].str.startswith(prefixes)]
     read = [source_rows(s, sources_dir) for s in sources]
-    read += [n1_rows(n, sources_dir, data) for n in n1_sources]
+    priced = frozenset(listed.loc[listed["cloud"] == "gcp", "instance_type"])
+    read += [n1_rows(n, sources_dir, data, priced) for n in n1_sources]
     read += [history_rows(h, sources_dir) for h in histories]
     for new_types, on_demand, spot in read:
         known = set(zip(types["cloud"], types["instance_type"], strict=True))
