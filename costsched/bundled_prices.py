@@ -25,6 +25,7 @@ from pathlib import Path
 from costsched import clouds
 from costsched.amounts import age, stored_price
 from costsched.catalog_version import CATALOG_VERSION
+from costsched.default_hosts import other_host
 from costsched.kept import kept
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.spot_market import (
@@ -36,7 +37,7 @@ from costsched.spot_market import (
 from costsched.vocabulary import choose, closest, did_you_mean
 
 # The GPU models, named as SkyPilot users write them (older first within a family).
-GPU_MODELS = ("K80", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
+GPU_MODELS = ("K80", "P4", "P100", "V100", "T4", "A10", "A10G", "L4", "A40", "L40", "L40S",
               "A100", "A100-80GB", "H100", "H100-MEGA", "H200", "GH200", "B200", "MI300X")
 # Other names of the catalog's GPUs (upper case, as SkyPilot and the vendors write them):
 # the memory a model's base name already means, and the form factors of one model.
@@ -502,9 +503,11 @@ def gpu_summary(when: datetime, *, clouds: Sequence[str] = (),
     """One row per GPU model and count (as `costsched.service.gpus.gpu_summary`): per
     market the cheapest price (current before superseded, then spot prices under OLD_DAYS
     before older), where, its age in days, whether it is superseded, its source and its
-    quota mark (None where the market has no price)."""
-    rows = prices_at(when, clouds=cloud_names(clouds), stored=stored,
-                     spot_markets=spot_markets)
+    quota mark (None where the market has no price); a GPU's other hosts than its default
+    (`default_hosts`) are left out, as a job naming only the GPU is not offered them."""
+    rows = [r for r in prices_at(when, clouds=cloud_names(clouds), stored=stored,
+                                 spot_markets=spot_markets)
+            if not other_host(r["instance_type"])]  # the host of a job naming GPUs alone
     keys = sorted(dict.fromkeys((r["gpu_model"], r["gpu_count"]) for r in rows),
                   key=lambda k: (gpu_order(k[0]), k[1]))
     out = {k: dict(zip(SUMMARY_KEY, k, strict=True)) for k in keys}

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from costsched import catalog, clouds
+from costsched import catalog, clouds, default_hosts
 from costsched import skypilot_fields as fields
 from costsched.bundled_prices import GPU_MODELS, closest_gpus
 from costsched.catalog_offers import offered_instead
@@ -502,6 +502,8 @@ def _types(scope: Scope, instance_type: Any, cpus: tuple[float, bool] | None,
                                             ("memory_gb", memory, "GB", "memory")):
         if limit is not None:
             types = _sized(types, column, limit, unit, f"{where}.{field_name}", scope.notes)
+    if scope.gpus and instance_type is None and cpus is None and memory is None:
+        types = types[~default_hosts.other_hosts(types["instance_type"])]  # GPUs alone
     asked_for = types  # those the other fields allow, before the name narrows them
     if instance_type is not None:
         name = str(instance_type)

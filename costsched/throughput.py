@@ -107,6 +107,8 @@ class GpuSpec:
 GPU_SPECS: dict[str, GpuSpec] = {
     "K80": GpuSpec(4.37, 4.37, 240, "NVIDIA Tesla K80 data sheet (2014): 8.73 TFLOPS FP32 "
                    "and 480 GB/s per 2-GPU board with boost; no faster FP16 path"),
+    "P4": GpuSpec(5.5, 5.5, 192, "NVIDIA Tesla P4 data sheet (2016): 5.5 TFLOPS FP32, "
+                  "192 GB/s, 8 GB; no faster FP16 path"),
     "P100": GpuSpec(9.3, 18.7, 732, "NVIDIA Tesla P100 PCIe data sheet (2016), 16 GB"),
     "V100": GpuSpec(15.7, 125.0, 900, "NVIDIA Tesla V100 SXM2 data sheet (2017)"),
     "T4": GpuSpec(8.1, 65.0, 320, "NVIDIA T4 data sheet (2019)"),

@@ -1,9 +1,12 @@
 """Rebuild the bundled catalog's snapshot rows from published, dated price tables.
 
-Two kinds of source, both kept in scripts/snapshot_sources/:
+Three kinds of source, all kept in scripts/snapshot_sources/:
 
 - SOURCES: verbatim excerpts, in the publisher's own columns, of a published file, each
   named with the commit it was read at and the month its prices held for;
+- N1_SOURCES: GCP's N1 machine types and the GPUs it attaches to them, excerpted apart
+  from such a file, paired by GCP's limits (costsched/data/gcp_n1_gpu_limits.csv) and
+  priced as machine + GPUs;
 - HISTORIES: a public file that its repository rewrites about weekly (GCP's prices in
   Cyclenerd/google-cloud-pricing-cost-calculator's pricing.yml), read at every commit since
   a day: one row per machine type, region and commit, dated by the commit's day and naming
@@ -33,6 +36,9 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+
+from costsched.clouds.gcp import GCP
+from costsched.n1_gpu_limits import LIMITS_FILE, read_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES_DIR = ROOT / "scripts" / "snapshot_sources"
@@ -85,6 +91,32 @@ SOURCES = (
            "skypilot-catalog v6 azure/vms.csv (commit 098741e; undated copy, dated by the "
            "month after v5 was the latest schema)"),
 )
+
+
+@dataclass(frozen=True)
+class N1Source:
+    """GCP's N1 machine types with the GPUs it attaches to them: each machine type of
+    `machines` (rows of their own, no GPUs) with each GPU count of `accelerators` (the
+    GPUs' rows, InstanceType empty) that GCP's limits (costsched/data/gcp_n1_gpu_limits.csv)
+    let it take, named MACHINE+NxACCELERATOR and priced per region as the machine's row
+    plus its GPUs' row, as GCP bills it; spot only where both have a spot price."""
+
+    machines: str
+    accelerators: str
+    as_of: str
+    text: str
+
+
+# The excerpts keep one zone's row per region and the regions the catalog prices GCP in
+# (us-central1, us-east1, us-east4, us-west1, europe-west4, asia-east1): GCP prices N1
+# machines and their GPUs per region, the same in each of its zones.
+N1_SOURCES = (
+    N1Source("gcp_v8_006059e_n1.csv", "gcp_v8_006059e_accelerators.csv", "2025-10",
+             "skypilot-catalog v8 gcp/vms.csv (commit 006059e; undated copy, dated by its "
+             "schema's first month; N1 machine row + its GPUs' row)"),
+)
+
+
 @dataclass(frozen=True)
 class HistorySource:
     """A price file its repository rewrites over time, read at each commit since `since`."""
@@ -129,8 +161,9 @@ HISTORIES = (
 )
 
 # GPU memory per card (GB) of the models these tables name.
-GPU_MEMORY_GB = {"H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 179, "L40S": 48, "L4": 24,
-                 "A10G": 24, "A100": 40, "A100-80GB": 80, "MI300X": 192, "T4": 16, "V100": 16}
+GPU_MEMORY_GB = {"P4": 8, "P100": 16, "H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 179,
+                 "L40S": 48, "L4": 24, "A10G": 24, "A100": 40, "A100-80GB": 80, "MI300X": 192,
+                 "T4": 16, "V100": 16}
 _LOCAL_ZONE = re.compile(r"^[a-z0-9]+-[a-z]+\d+-az\d+$")  # use1-atl2-az1
 
 
@@ -191,6 +224,48 @@ def _with_attached_gpus(table: pd.DataFrame, source: Source, sources_dir: Path
                      "Price": round(row["Price"] + gpu["Price"], 5),
                      "SpotPrice": round(row["SpotPrice"] + gpu["SpotPrice"], 5)})
     return pd.DataFrame(rows, columns=table.columns)
+
+
+def n1_rows(source: N1Source, sources_dir: Path = SOURCES_DIR, data: Path = DATA,
+            priced: frozenset[str] = frozenset()
+            ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(instance types, on-demand rows, spot rows) of every N1 machine type and GPU count
+    GCP's limits allow, in the regions that price both; a pair named in `priced` (GCP types
+    another source prices: the default hosts skypilot-catalog v5 published) keeps that
+    source's rows, so a job naming only its GPUs is planned as before."""
+    machines = pd.read_csv(sources_dir / source.machines).drop_duplicates(
+        ["InstanceType", "Region"])
+    gpus = pd.read_csv(sources_dir / source.accelerators).drop_duplicates(
+        ["AcceleratorName", "AcceleratorCount", "Region"])
+    by_region = {(g["AcceleratorName"], int(g["AcceleratorCount"]), g["Region"]): g
+                 for g in gpus.to_dict("records")}
+    limits = read_limits(data / LIMITS_FILE)
+    types, on_demand, spot = [], [], []
+    for machine in machines.to_dict("records"):
+        vcpus, memory = int(machine["vCPUs"]), round(float(machine["MemoryGiB"]), 2)
+        for (model, count), limit in limits.items():
+            gpu = by_region.get((model, count, machine["Region"]))
+            if gpu is None or not limit.takes(vcpus, memory):
+                continue
+            name = f"{machine['InstanceType']}+{count}x{GCP.accelerator(model)}"
+            if name in priced:
+                continue
+            types.append(("gcp", name, model, count, GPU_MEMORY_GB[model], vcpus,
+                          f"{memory:g}"))
+            place = {"cloud": "gcp", "region": machine["Region"], "instance_type": name,
+                     "as_of": source.as_of}
+            on_demand.append({**place, "usd_per_hour": round(machine["Price"] + gpu["Price"], 5),
+                              "source": source.text})
+            if pd.notna(machine["SpotPrice"]) and pd.notna(gpu["SpotPrice"]):
+                spot.append({**place, "zone": "", "source": f"{source.text}: SpotPrice",
+                             "usd_per_hour": round(machine["SpotPrice"] + gpu["SpotPrice"], 5)})
+    types_frame = pd.DataFrame(types, columns=["cloud", "instance_type", "gpu_model",
+                                               "gpu_count", "gpu_memory_gb", "vcpus",
+                                               "memory_gb"]).drop_duplicates("instance_type")
+    return (types_frame.sort_values("instance_type", ignore_index=True),
+            pd.DataFrame(on_demand).sort_values(["instance_type", "region"],
+                                                ignore_index=True),
+            pd.DataFrame(spot).sort_values(["instance_type", "region"], ignore_index=True))
 
 
 def history_rows(source: HistorySource, sources_dir: Path = SOURCES_DIR
@@ -269,13 +344,14 @@ def _git(*args: str) -> str:
 
 def rebuild(data: Path = DATA, sources_dir: Path = SOURCES_DIR,
             sources: tuple[Source, ...] = SOURCES,
-            histories: tuple[HistorySource, ...] = HISTORIES) -> dict[str, pd.DataFrame]:
+            histories: tuple[HistorySource, ...] = HISTORIES,
+            n1_sources: tuple[N1Source, ...] = N1_SOURCES) -> dict[str, pd.DataFrame]:
     """The data files as they should be: the rows the sources give replace those they gave
     before (same source text, or a history's prefix); every other row is kept."""
     types = pd.read_csv(data / "instance_types.csv", dtype=str, keep_default_na=False)
     listed = pd.read_csv(data / "on_demand_prices.csv", dtype=str, keep_default_na=False)
     spots = pd.read_csv(data / "spot_prices.csv", dtype=str, keep_default_na=False)
-    texts = {s.text for s in sources}
+    texts = {s.text for s in (*sources, *n1_sources)}
     prefixes = tuple(h.prefix for h in histories)
     listed = listed[~listed["source"].isin(texts)]
     spots = spots[~spots["source"].str.split(": median| SpotPrice", regex=True).str[0]
@@ -284,6 +360,8 @@ def rebuild(data: Path = DATA, sources_dir: Path = SOURCES_DIR,
         listed = listed[~listed["source"].str.startswith(prefixes)]
         spots = spots[~spots["source"].str.startswith(prefixes)]
     read = [source_rows(s, sources_dir) for s in sources]
+    priced = frozenset(listed.loc[listed["cloud"] == "gcp", "instance_type"])
+    read += [n1_rows(n, sources_dir, data, priced) for n in n1_sources]
     read += [history_rows(h, sources_dir) for h in histories]
     for new_types, on_demand, spot in read:
         known = set(zip(types["cloud"], types["instance_type"], strict=True))

@@ -68,7 +68,8 @@ GCP = Cloud(
         0.633, "measured: dispa2020 gcp/availability, us-central1/us-east1/us-west1, "
         "2020-03-01..07: 445 preemptions in 703.2 instance-hours"),
     # Accelerator type names of the Compute Engine API.
-    accelerators={"K80": "nvidia-tesla-k80", "P100": "nvidia-tesla-p100",
+    accelerators={"K80": "nvidia-tesla-k80", "P4": "nvidia-tesla-p4",
+                  "P100": "nvidia-tesla-p100",
                   "V100": "nvidia-tesla-v100", "T4": "nvidia-tesla-t4",
                   "A100": "nvidia-tesla-a100", "A100-80GB": "nvidia-a100-80gb",
                   "L4": "nvidia-l4", "H100": "nvidia-h100-80gb",
@@ -77,7 +78,8 @@ GCP = Cloud(
 )
 
 # GPU names as Cloud Billing Catalog SKU descriptions spell them (lower case).
-SKU_GPU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p100": "P100",
+SKU_GPU_NAMES = {"nvidia tesla k80": "K80", "nvidia tesla p4": "P4",
+                 "nvidia tesla p100": "P100",
                  "nvidia tesla v100": "V100", "nvidia tesla t4": "T4",
                  "nvidia tesla a100": "A100", "nvidia tesla a100 80gb": "A100-80GB",
                  "nvidia a100 80gb": "A100-80GB", "nvidia l4": "L4",

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from costsched.default_hosts import OTHER_HOST
 from costsched.optimize.no_plan_keys import FIELD_OF, SIZES, key, sizes
 from costsched.spec_errors import as_written
 from costsched.vocabulary import word
@@ -37,6 +38,10 @@ def reason_words(job: Workload, reason: str) -> str:
     plain words ('misses deadline', 'over budget') as it is."""
     if reason == "no throughput":
         return "no speed known on its GPU"
+    if reason == OTHER_HOST:  # (a task's cpus or memory list the host sizes that fit)
+        named = ("resources.instance_type, resources.cpus or resources.memory"
+                 if getattr(job, "sky", False) else "constraints.instance_types")
+        return f"{reason} ({named} picks one)"
     if reason == "over max_price":
         return f"over {as_written('constraints.max_price', bool(getattr(job, 'sky', False)))}"
     column = reason.removesuffix(_NOT_ALLOWED)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
-from costsched import catalog
+from costsched import catalog, default_hosts
 from costsched.amounts import (
     MAX_DECIMALS,
     decimals_kept,
@@ -81,14 +81,16 @@ def baseline(job: Workload, offerings: pd.DataFrame) -> Baseline | None:
     """The cheapest on-demand 1xV100 price known: the frame's own on-demand reference of its
     1xV100 rows (`costsched.list_prices.on_demand_reference`, which `prices_at` puts beside
     every row), else the catalog's list price as of the frame's newest price; None if none."""
-    v100 = offerings[(offerings["gpu_model"] == BASELINE_GPU) & (offerings["gpu_count"] == 1)]
+    v100 = offerings[(offerings["gpu_model"] == BASELINE_GPU) & (offerings["gpu_count"] == 1)
+                     & ~default_hosts.other_hosts(offerings["instance_type"])]  # V100:1 alone
     prices = (v100["on_demand_usd_per_hour"] if "on_demand_usd_per_hour" in v100
               else on_demand_reference(v100)).dropna()
     basis = "on-demand 1xV100 in the price frame"
     if prices.empty:
         newest = offerings["effective_at"].max() if len(offerings) else None
         listed = listed_on_demand(None if pd.isna(newest) else newest)
-        listed = listed[(listed["gpu_model"] == BASELINE_GPU) & (listed["gpu_count"] == 1)]
+        listed = listed[(listed["gpu_model"] == BASELINE_GPU) & (listed["gpu_count"] == 1)
+                        & ~default_hosts.other_hosts(listed["instance_type"])]
         prices, basis = listed["usd_per_hour"], f"on-demand 1xV100, {catalog.CATALOG_SOURCE}"
     if prices.empty:
         return None

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from costsched import clouds
+from costsched import clouds, default_hosts
 from costsched.frames import OFFERING_KEY
 from costsched.lazy import numpy as np
 from costsched.lazy import pandas as pd
@@ -233,6 +233,13 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
     def exclude(mask: pd.Series, why: str) -> None:
         reason[mask & (reason == "")] = why
 
+    # A job that names GPUs (or nothing) but no host of its own gets each GPU's default
+    # host (n1-standard-4 for GCP's T4:1), not the 1-vCPU sizes the same GPUs also come on.
+    # (A task naming CPU types only keeps its words: "other instance type".)
+    if "instance_type" in offerings and (
+            constraints.gpu_models or constraints.gpu_counts or not constraints.instance_types
+    ) and not default_hosts.names_a_host(constraints.instance_types):
+        exclude(default_hosts.other_hosts(offerings["instance_type"]), default_hosts.OTHER_HOST)
     checks: Sequence[tuple[str, Sequence]] = (
         ("cloud", constraints.clouds), ("region", constraints.regions),
         ("market", constraints.markets), ("gpu_model", constraints.gpu_models),

@@ -20,6 +20,7 @@ from costsched.bundled_prices import (
     old,
 )
 from costsched.bundled_prices import oldest_price as bundled_oldest
+from costsched.default_hosts import other_hosts
 from costsched.model import CLOUDS, MARKETS, InvalidInput
 from costsched.optimize.quotas import over_quota
 from costsched.prices import prices_at
@@ -50,13 +51,15 @@ def gpu_summary(store: StoreLike, at: datetime | str | None = None, *,
     prices under a year old before older: `bundled_prices.OLD_DAYS`), where (`..._where`:
     cloud, region or zone and instance type), its age in days (`..._age_days`), whether it
     is superseded (`..._superseded`), its source, and why the account's quota does not
-    hold one instance of it (`..._quota`, '' when it does or is not known). Columns can be
+    hold one instance of it (`..._quota`, '' when it does or is not known); a GPU's other
+    hosts than its default (`default_hosts`) are left out. Columns can be
     added beside these (for instance a spot risk) without changing the rest."""
     when = as_time(at, "at")
     shape = list(SUMMARY_KEY)
     with using(store) as opened:
         frame = prices_at(opened, when, clouds=choices("cloud", clouds, CLOUDS),
                           superseded=True)
+        frame = frame[~other_hosts(frame["instance_type"])]  # those a job naming GPUs gets
         frame = _with_quota(opened, _with_age(frame, when))
     keys = frame[shape].drop_duplicates().sort_values(
         shape, key=lambda s: s.map(gpu_order) if s.name == "gpu_model" else s)

@@ -131,3 +131,26 @@ def test_a_job_that_keeps_to_a_zone_is_tried_there_only() -> None:
     with pytest.raises(CapacityError):
         launcher(fake, MACHINES, GPUS).launch(kept)
     assert [r.zone for r in fake.inserted] == ["us-central1-f"]
+
+
+def test_an_n1_machine_with_gpus_of_any_allowed_count_is_asked_and_inserted_as_it_is() -> None:
+    # n1-highmem-16 with 2 P4s: one of the N1 pairs within GCP's limits the catalog lists.
+    p4 = dataclasses.replace(REGIONAL, instance_type="n1-highmem-16+2xnvidia-tesla-p4",
+                             gpu_model="P4", gpu_count=2)
+    fake = FakeInstances()
+    gce = GcpLauncher(
+        project="proj", instances_client=fake,
+        machine_types_client=FakeTypes("machine_types", "n1-highmem-16", MACHINES),
+        accelerator_types_client=FakeTypes("accelerator_types", "nvidia-tesla-p4",
+                                           {**GPUS, "us-central1-c": 1}))
+    assert gce.zones_to_try(spec(p4)) == ["us-central1-f"]  # c has 1 card per instance
+    assert gce._machine_types.requests[0].filter == 'name = "n1-highmem-16"'
+    assert gce._accelerator_types.requests[0].filter == 'name = "nvidia-tesla-p4"'
+    gce.launch(spec(p4))
+    [request] = fake.inserted
+    body = request.instance_resource
+    assert request.zone == "us-central1-f"
+    assert body.machine_type == "zones/us-central1-f/machineTypes/n1-highmem-16"
+    assert list(body.guest_accelerators) == [compute_v1.AcceleratorConfig(
+        accelerator_count=2,
+        accelerator_type="zones/us-central1-f/acceleratorTypes/nvidia-tesla-p4")]

@@ -14,6 +14,7 @@ from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import billing_v1, compute_v1
 
+from costsched import catalog
 from costsched.store import PriceStore
 from price_collectors import runner
 from price_collectors.base import CollectorUnavailable
@@ -97,10 +98,22 @@ def priced(collection) -> dict[tuple[str, str, str], float]:
             for r in collection.observations.itertuples()}
 
 
-V100 = ["n1-standard-8+1xnvidia-tesla-v100", "n1-standard-16+2xnvidia-tesla-v100",
-        "n1-standard-32+4xnvidia-tesla-v100", "n1-standard-64+8xnvidia-tesla-v100"]
-T4 = ["n1-standard-4+1xnvidia-tesla-t4", "n1-standard-8+2xnvidia-tesla-t4",
-      "n1-standard-16+4xnvidia-tesla-t4"]
+def n1_types(gpu: str, most: int = 8) -> list[str]:
+    """The catalog's N1 types with `gpu`, at most `most` of them (every N1 size with every
+    count GCP attaches to it)."""
+    types = catalog.instance_types()
+    n1 = types[types["instance_type"].str.startswith("n1-") & (types["gpu_model"] == gpu)
+               & (types["gpu_count"] <= most) & types["retired"].isna()]
+    return sorted(n1["instance_type"])
+
+
+V100, T4, P100 = n1_types("V100"), n1_types("T4"), n1_types("P100")
+T4_UP_TO_2 = n1_types("T4", 2)  # what us-east1 offers: T4, at most 2 per VM
+V100_1 = "n1-standard-8+1xnvidia-tesla-v100"
+T4_1, T4_4 = "n1-standard-4+1xnvidia-tesla-t4", "n1-standard-16+4xnvidia-tesla-t4"
+# Offerings the fixtures price: N1 with V100 and T4 in us-central1 (both markets), T4 up to
+# 2 per VM in us-east1, A2 on demand in us-central1, G2 on demand in europe-west4.
+PRICED = 2 * (len(V100) + len(T4) + len(T4_UP_TO_2)) + 5 + 8
 A2 = ["a2-highgpu-1g", "a2-highgpu-2g", "a2-highgpu-4g", "a2-highgpu-8g", "a2-megagpu-16g"]
 G2 = ["g2-standard-4", "g2-standard-8", "g2-standard-12", "g2-standard-16", "g2-standard-24",
       "g2-standard-32", "g2-standard-48", "g2-standard-96"]
@@ -113,15 +126,15 @@ def test_skus_join_to_offerings_where_zones_offer_them(apis: GcpApis, make) -> N
     expected = (
         {("us-central1", t, m) for t in V100 + T4 for m in ("on_demand", "spot")}
         # us-east1: N1 and GPU SKUs exist, but only T4 is offered, at most 2 per VM.
-        | {("us-east1", t, m) for t in T4[:2] for m in ("on_demand", "spot")}
+        | {("us-east1", t, m) for t in T4_UP_TO_2 for m in ("on_demand", "spot")}
         | {("us-central1", t, "on_demand") for t in A2}  # no spot A100 SKU
         | {("europe-west4", t, "on_demand") for t in G2}  # the DWS L4 SKU is not it
     )
     assert set(got) == expected
     # vCPUs x core + GiB x RAM + GPUs x GPU, from the SKUs' units + nanos.
-    assert got["us-central1", V100[0], "on_demand"] == pytest.approx(8 * 0.031611 + 30 * 0.004237
+    assert got["us-central1", V100_1, "on_demand"] == pytest.approx(8 * 0.031611 + 30 * 0.004237
                                                                       + 2.48, abs=1e-9)
-    assert got["us-central1", V100[0], "spot"] == pytest.approx(8 * 0.00698 + 30 * 0.000936
+    assert got["us-central1", V100_1, "spot"] == pytest.approx(8 * 0.00698 + 30 * 0.000936
                                                                  + 0.992, abs=1e-9)
     assert got["us-central1", "a2-highgpu-1g", "on_demand"] == pytest.approx(3.673385, abs=1e-9)
     assert got["europe-west4", "g2-standard-4", "on_demand"] == pytest.approx(0.7588, abs=1e-9)
@@ -131,19 +144,17 @@ def test_skus_join_to_offerings_where_zones_offer_them(apis: GcpApis, make) -> N
     # The corrupt P100 list price is rejected. (The commitment and DWS SKUs of V100 and L4
     # are not components: the exact prices above show they were not used.)
     assert {(r.instance_type, r.reason.split(" (")[0]) for r in collection.rejected} == {
-        (t, "above ceiling") for t in ["n1-standard-8+1xnvidia-tesla-p100",
-                                       "n1-standard-16+2xnvidia-tesla-p100",
-                                       "n1-standard-32+4xnvidia-tesla-p100"]}
+        (t, "above ceiling") for t in P100}
     # The SKU listing was read page by page.
     assert sum(p.startswith(SKUS_PATH) for p in apis.paths) == -(-len(apis.skus) // SKU_PAGE)
 
 
 def test_coverage_says_where_offerings_exist_and_why_others_are_unpriced(apis, make) -> None:
     coverage = make().collect().coverage.set_index(["region", "instance_type", "market"])
-    assert coverage.loc[("us-central1", T4[0], "on_demand"), "zones"] == (
+    assert coverage.loc[("us-central1", T4_1, "on_demand"), "zones"] == (
         "us-central1-a,us-central1-b")
-    assert coverage.loc[("us-east1", T4[2], "on_demand"), "status"] == "no zone offers it"
-    assert coverage.loc[("us-east1", V100[0], "on_demand"), "status"] == "no zone offers it"
+    assert coverage.loc[("us-east1", T4_4, "on_demand"), "status"] == "no zone offers it"
+    assert coverage.loc[("us-east1", V100_1, "on_demand"), "status"] == "no zone offers it"
     assert coverage.loc[("us-central1", "a2-highgpu-1g", "spot"), "status"] == "no gpu SKU"
 
 
@@ -153,7 +164,7 @@ def test_a_collection_stores_the_zones_that_offer_each_offering(apis, make,
     offered = collection.coverage[collection.coverage["zones"] != ""]
     expected = {("gcp", r.region, zone, r.instance_type, r.market)
                 for r in offered.itertuples() for zone in r.zones.split(",")}
-    assert ("gcp", "us-central1", "us-central1-a", T4[0], "on_demand") in expected
+    assert ("gcp", "us-central1", "us-central1-a", T4_1, "on_demand") in expected
     before = datetime.now(timezone.utc)
     summary = runner.run([make()], store)
     stored = store.zones(cloud="gcp")
@@ -163,28 +174,28 @@ def test_a_collection_stores_the_zones_that_offer_each_offering(apis, make,
     assert summary.to_dict()["clouds"]["gcp"]["zones"] == len(expected)
     assert (stored["last_seen"] >= before.replace(microsecond=0)).all()
     # Zones without the offering (us-east1 offers no V100) are not recorded.
-    assert store.zones(cloud="gcp", region="us-east1", instance_type=V100[0]).empty
+    assert store.zones(cloud="gcp", region="us-east1", instance_type=V100_1).empty
     runner.run([make()], store)
     assert len(store.zones(cloud="gcp")) == len(expected)
 
 
 def test_regions_and_gpus_restrict_the_offerings(apis, make) -> None:
     got = priced(make(regions=["us-east1"], gpus=["T4"]).collect())
-    assert set(got) == {("us-east1", t, m) for t in T4[:2] for m in ("on_demand", "spot")}
+    assert set(got) == {("us-east1", t, m) for t in T4_UP_TO_2 for m in ("on_demand", "spot")}
 
 
 def test_collecting_twice_stores_only_price_changes(apis, make, store: PriceStore) -> None:
     first = runner.run([make()], store)
-    assert first.inserted == 31 and first.ok
+    assert first.inserted == PRICED and first.ok
     apis.effective = "2026-11-21T09:00:00.000Z"  # a new request time, the same prices
     second = runner.run([make()], store)
-    assert second.inserted == 0 and second.unchanged == 31
+    assert second.inserted == 0 and second.unchanged == PRICED
     apis.effective = "2026-11-21T10:00:00.000Z"
     apis.set_price("Nvidia Tesla T4 GPU running in Americas", "0", 380_000_000)
     third = runner.run([make()], store)
-    # The T4 on-demand offerings in us-central1 (3) and us-east1 (2) changed price.
-    assert third.inserted == 5
-    history = store.history(instance_type=[T4[0]], market=["on_demand"], region=["us-east1"])
+    # The T4 on-demand offerings in us-central1 and us-east1 changed price.
+    assert third.inserted == len(T4) + len(T4_UP_TO_2)
+    history = store.history(instance_type=[T4_1], market=["on_demand"], region=["us-east1"])
     assert history["usd_per_hour"].round(6).tolist() == [0.539999, 0.569999]
 
 
@@ -192,7 +203,7 @@ def test_5xx_and_429_are_retried_page_by_page(apis, make) -> None:
     apis.fail = lambda path, first: (503 if path == SKUS_PATH else 429) if first else None
     collection = make().collect()
     assert collection.failed == {}
-    assert len(collection.observations) == 31
+    assert len(collection.observations) == PRICED
     assert len(apis.paths) == 2 * len(set(apis.paths))  # every request was failed once
 
 

@@ -99,7 +99,7 @@ def test_a_rebuild_replaces_the_historys_rows_and_keeps_the_others(
     (data / "spot_prices.csv").write_text(
         "cloud,region,zone,instance_type,usd_per_hour,as_of,source\n"
         f"gcp,us-central1,,g2-standard-4,0.2,2025-11-01,{old}\n")
-    files = build.rebuild(data, tmp_path, sources=(), histories=(source,))
+    files = build.rebuild(data, tmp_path, sources=(), histories=(source,), n1_sources=())
     listed, spot = files["on_demand_prices.csv"], files["spot_prices.csv"]
     assert old not in set(listed["source"]) | set(spot["source"])  # read again, replaced
     assert "another table" in set(listed["source"])  # another source's row is kept
@@ -113,9 +113,55 @@ def test_a_rebuild_replaces_the_historys_rows_and_keeps_the_others(
     # --check names what is out of date; a write brings it up to date.
     assert build.write(files, data, check=True) == list(files)
     assert build.write(files, data) == list(files)
-    assert build.write(build.rebuild(data, tmp_path, sources=(), histories=(source,)),
-                       data, check=True) == []
+    assert build.write(build.rebuild(data, tmp_path, sources=(), histories=(source,),
+                                     n1_sources=()), data, check=True) == []
     assert pd.read_csv(data / "spot_prices.csv")["as_of"].max() == "2026-01-15"
+
+
+def test_n1_machines_take_every_gpu_count_gcps_limits_allow(build, tmp_path: Path) -> None:  # noqa: ANN001
+    (tmp_path / "n1.csv").write_text(
+        "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,Region,"
+        "AvailabilityZone,Price,SpotPrice\n"
+        "n1-standard-8,8.0,30.0,,,us-central1,us-central1-a,0.38,0.10446\n"
+        "n1-standard-8,8.0,30.0,,,asia-east1,asia-east1-a,0.44,0.07126\n"
+        "n1-highcpu-96,96.0,86.400390625,,,us-central1,us-central1-a,3.40073,0.94435\n")
+    (tmp_path / "gpus.csv").write_text(
+        "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,Region,"
+        "AvailabilityZone,Price,SpotPrice\n"
+        ",,,T4,1,us-central1,us-central1-b,0.35,0.175\n"
+        ",,,V100,1,us-central1,us-central1-a,2.48,\n")
+    (tmp_path / "gcp_n1_gpu_limits.csv").write_text(
+        "gpu_model,gpu_count,max_vcpus,max_memory_gb,source\n"
+        "T4,1,48,312,docs\nV100,1,12,78,docs\n")
+    n1 = build.N1Source("n1.csv", "gpus.csv", "2025-10", "a table")
+    types, on_demand, spot = build.n1_rows(n1, tmp_path, tmp_path)
+    # n1-highcpu-96 is over both limits; asia-east1 prices neither GPU.
+    assert types.values.tolist() == [
+        ["gcp", "n1-standard-8+1xnvidia-tesla-t4", "T4", 1, 16, 8, "30"],
+        ["gcp", "n1-standard-8+1xnvidia-tesla-v100", "V100", 1, 16, 8, "30"]]
+    assert on_demand[["instance_type", "region", "usd_per_hour", "as_of", "source"]
+                     ].values.tolist() == [
+        ["n1-standard-8+1xnvidia-tesla-t4", "us-central1", 0.73, "2025-10", "a table"],
+        ["n1-standard-8+1xnvidia-tesla-v100", "us-central1", 2.86, "2025-10", "a table"]]
+    # Spot only where both the machine and its GPUs have a spot price.
+    assert spot[["instance_type", "region", "zone", "usd_per_hour", "source"]
+                ].values.tolist() == [["n1-standard-8+1xnvidia-tesla-t4", "us-central1", "",
+                                       0.27946, "a table: SpotPrice"]]
+
+
+def test_the_bundled_n1_types_keep_to_gcps_limits() -> None:
+    from costsched import catalog
+    from costsched.n1_gpu_limits import limits
+
+    types = catalog.instance_types()
+    n1 = types[types["instance_type"].str.startswith("n1-") & types["retired"].isna()]
+    assert len(n1) > 200
+    for row in n1.to_dict("records"):
+        limit = limits()[(row["gpu_model"], row["gpu_count"])]
+        assert limit.takes(row["vcpus"], row["memory_gb"]), row["instance_type"]
+    # Every N1 machine size sold takes some GPU count (the largest take the most GPUs).
+    machines = set(n1["instance_type"].str.split("+").str[0])
+    assert len(machines) == 22 and "n1-highmem-96" in machines
 
 
 def test_the_bundled_data_is_what_its_sources_give(build) -> None:  # noqa: ANN001

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from costsched import catalog
 from costsched.cli.gpus import summary_table
+from costsched.default_hosts import other_hosts
 from costsched.service.gpus import age_text, gpu_offerings, gpu_summary
 from costsched.store import PriceStore
 from price_collectors.base import rows_frame
@@ -38,7 +39,8 @@ def test_one_row_per_gpu_and_count_from_list_prices_and_the_spot_snapshot() -> N
     v100 = frame[(frame["gpu_model"] == "V100") & (frame["gpu_count"] == 1)].iloc[0]
     listed = catalog.on_demand_prices()
     cheapest = listed[(listed["gpu_model"] == "V100") & (listed["gpu_count"] == 1)
-                      & listed["retired"].isna()]["usd_per_hour"].min()
+                      & listed["retired"].isna()  # on its default host, as V100:1 alone gets it
+                      & ~other_hosts(listed["instance_type"])]["usd_per_hour"].min()
     assert v100["on_demand_usd_per_hour"] == cheapest
     assert v100["spot_usd_per_hour"] == 0.6929  # the snapshot's us-east-1 p3.2xlarge
     assert v100["spot_where"] == "aws us-east-1 p3.2xlarge"

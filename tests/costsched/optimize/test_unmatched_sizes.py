@@ -23,9 +23,9 @@ ROWS = [  # cloud, region, instance type, market, GPU model, count, $/h
 ]
 # The catalog's T4 types the sizes allow, with no spot price in the market above: named,
 # with the collect that fetches today's prices.
-FIT = ("aws g4dn.2xlarge, aws g4dn.4xlarge and aws g4dn.8xlarge (6 in all) fit {}, with no "
-       "spot price known here: `costsched collect --cloud aws --cloud azure --gpu T4` "
-       "fetches today's prices, spot and on-demand")
+FIT = ("aws g4dn.2xlarge, aws g4dn.4xlarge and aws g4dn.8xlarge ({} in all) fit {}, with no "
+       "spot price known here: `costsched collect --cloud aws --cloud azure --cloud gcp --gpu "
+       "T4` fetches today's prices, spot and on-demand")
 TASK = ("name: j\nrun: 'true'\ncostsched: {steps: 2000, throughputs: {T4: 20}}\n"
         "resources:\n  accelerators: T4:1\n  use_spot: true\n")
 
@@ -52,7 +52,9 @@ def test_cpus_and_memory_that_leave_out_every_spot_offering_are_named(tmp_path: 
     assert line == (
         "job j: spot T4:1 comes with 4 vCPUs and 16 GB (aws g4dn.xlarge); resources.cpus 8+ "
         "and resources.memory 32+ leave it out; " + FIT.format(
-            "resources.cpus 8+ and resources.memory 32+") + "; on-demand: aws us-east-1 "
+            # 6 on AWS and Azure, and GCP's n1-standard-16/32 and n1-highmem-8/16/32 with a T4
+            # (a task naming cpus is offered every N1 size that fits)
+            11, "resources.cpus 8+ and resources.memory 32+") + "; on-demand: aws us-east-1 "
         f"g4dn.2xlarge $0.7520/h; change resources.cpus or resources.memory or "
         f"resources.use_spot in {path}"), line
 
@@ -61,7 +63,10 @@ def test_only_the_size_that_leaves_it_out_is_named(tmp_path: Path) -> None:
     line, path = why(tmp_path, TASK + "  cpus: 8+\n  memory: 16+\n")
     assert line == (
         "job j: spot T4:1 comes with 4 vCPUs and 16 GB (aws g4dn.xlarge); resources.cpus 8+ "
-        "leaves it out; " + FIT.format("resources.cpus 8+") + "; on-demand: aws us-east-1 "
+        "leaves it out; " + FIT.format(
+            # 6 on AWS and Azure, and GCP's n1-standard-8/16/32, n1-highmem-8/16/32 and
+            # n1-highcpu-32 with a T4 (n1-highcpu-8/16 have under 16 GB)
+            13, "resources.cpus 8+") + "; on-demand: aws us-east-1 "
         f"g4dn.2xlarge $0.7520/h; change resources.cpus or resources.use_spot in {path}"), line
 
 
