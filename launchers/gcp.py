@@ -268,12 +268,8 @@ class GcpLauncher(Launcher):
             request = compute_v1.AggregatedListAcceleratorTypesRequest
         pages = client.aggregated_list(request=request(project=self.project,
                                                        filter=f'name = "{name}"'))
-        out = []
-        for scope, scoped in pages:
-            for item in getattr(scoped, kind, None) or ():
-                if item.name == name and (not cards or item.maximum_cards_per_instance >= cards):
-                    out.append(str(item.zone or scope).rstrip("/").split("/")[-1])
-        return out
+        listed = gcp_cloud.zones_listed(pages, kind).get(name, {})
+        return [zone for zone, most in listed.items() if not cards or most >= cards]
 
     def put_secrets(self, spec: LaunchSpec) -> dict[str, str]:
         """The job's secrets in Secret Manager (launchers.gcp_secrets), read by the

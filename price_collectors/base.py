@@ -510,15 +510,3 @@ def _check_against_reference(
 
 def _reason_kind(reason: str) -> str:
     return reason.split(" (")[0]
-
-
-def message_field(obj: Any, *names: str, default: Any = None) -> Any:
-    """A field of a proto-plus message or a REST dict (snake_case or camelCase): the
-    Google clients answer with the one, recorded and documented bodies are the other."""
-    for name in names:
-        if isinstance(obj, dict):
-            if name in obj:
-                return obj[name]
-        elif hasattr(obj, name):
-            return getattr(obj, name)
-    return default

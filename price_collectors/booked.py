@@ -25,10 +25,10 @@ from typing import Any
 
 from costsched import catalog
 from costsched.clouds.aws import AWS
+from costsched.clouds.base import message_field as _get
 from costsched.clouds.gcp import GCP
 from costsched.model import BookedOffering, InvalidInput, Offering, utc
 from costsched.validation import zoned_time
-from price_collectors.base import message_field as _get
 
 BLOCK_FIELDS = ("CapacityBlockOfferingId", "InstanceType", "AvailabilityZone",
                 "InstanceCount", "StartDate", "EndDate", "UpfrontFee", "CurrencyCode")

@@ -24,9 +24,9 @@ from typing import Any
 import pandas as pd
 
 from costsched import catalog, clouds
+from costsched.clouds.base import message_field as _field
 from costsched.model import InvalidInput
 from costsched.vocabulary import counted, unprefixed
-from price_collectors.base import message_field as _field
 from price_collectors.discovered import COLUMNS, Discovery
 from price_collectors.discovered import gpu_memory_gb as _gpu_memory
 

@@ -104,7 +104,7 @@ def retail_sizes(items: Iterable[dict]) -> tuple[dict[str, set[str]], Counter]:
 def sku_specs(skus: Iterable[Any]) -> dict[str, dict]:
     """{size: {gpus, vcpus, memory_gb, zones}} of resource SKU entries (REST dicts or the
     SDK's objects) for virtual machines; zones as 'region-zone'."""
-    from price_collectors.base import message_field as _field
+    from costsched.clouds.base import message_field as _field
 
     specs: dict[str, dict] = {}
     for sku in skus:

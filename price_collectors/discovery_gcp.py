@@ -28,7 +28,7 @@ _MEMORY = re.compile(r"(\d+)\s*GB\b", re.IGNORECASE)
 def accelerator_types(pages: Any) -> tuple[dict[str, dict], Counter]:
     """{catalog GPU model: {"memory_gb", "zones"}} of an acceleratorTypes aggregated list
     (REST dicts or the client's messages), and the accelerators outside the vocabulary."""
-    from price_collectors.base import message_field as _field
+    from costsched.clouds.base import message_field as _field
 
     models: dict[str, dict] = {}
     unknown: set[str] = set()

@@ -35,7 +35,14 @@ from typing import Any
 import pandas as pd
 
 from costsched.clouds import SdkMissing
-from costsched.clouds.gcp import GCP, SKU_GPU_NAMES, NoProject, credentials_and_project
+from costsched.clouds.base import message_field as _get
+from costsched.clouds.gcp import (
+    GCP,
+    SKU_GPU_NAMES,
+    NoProject,
+    credentials_and_project,
+    zones_listed,
+)
 from price_collectors.base import (
     Collector,
     CollectorUnavailable,
@@ -44,7 +51,6 @@ from price_collectors.base import (
     one_line,
     rows_frame,
 )
-from price_collectors.base import message_field as _get
 
 COMPUTE_SERVICE = "services/6F81-5844-456A"  # Compute Engine in the Billing Catalog
 SOURCE = "collect:gcp:billing-catalog"
@@ -246,16 +252,7 @@ def _time(value: Any) -> datetime:
 
 def accelerator_zones(pages: Any) -> dict[str, dict[str, int]]:
     """accelerator name -> {zone: most cards per VM}, from an aggregated_list answer."""
-    zones: dict[str, dict[str, int]] = {}
-    items = pages.items() if isinstance(pages, dict) else pages
-    for scope, scoped in items:
-        for accelerator in _get(scoped, "accelerator_types", "acceleratorTypes", default=[]) or []:
-            zone = str(_get(accelerator, "zone", default="") or scope).rstrip("/").split("/")[-1]
-            cards = int(_get(accelerator, "maximum_cards_per_instance",
-                             "maximumCardsPerInstance", default=0) or 0)
-            name = str(_get(accelerator, "name", default=""))
-            zones.setdefault(name, {})[zone] = max(cards, zones.get(name, {}).get(zone, 0))
-    return zones
+    return zones_listed(pages, "accelerator_types")
 
 
 def price_offerings(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from costsched.vocabulary import did_you_mean
 
@@ -234,3 +235,14 @@ def _series(region: str) -> tuple[str, int]:
     assert m is not None  # the pattern matches any text
     return m[1], int(m[2] or 1)
 
+
+def message_field(obj: Any, *names: str, default: Any = None) -> Any:
+    """A field of a proto-plus message or a REST dict (snake_case or camelCase): the
+    Google clients answer with the one, recorded and documented bodies are the other."""
+    for name in names:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+        elif hasattr(obj, name):
+            return getattr(obj, name)
+    return default

@@ -7,7 +7,14 @@ import os
 import re
 from typing import Any
 
-from costsched.clouds.base import Cloud, EgressPrice, NotSetUp, PreemptionRate, SdkMissing
+from costsched.clouds.base import (
+    Cloud,
+    EgressPrice,
+    NotSetUp,
+    PreemptionRate,
+    SdkMissing,
+    message_field,
+)
 
 
 class NoCredentials(NotSetUp):
@@ -225,6 +232,23 @@ QUOTA_SERVICE = "compute.googleapis.com"
 # The metrics a reading keeps: GPUs, and the CPU quotas of the machine families.
 QUOTA_METRIC = re.compile(r"^(?!COMMITTED_)(PREEMPTIBLE_)?(NVIDIA_[A-Z0-9_]+_GPUS"
                           r"|([A-Z0-9]+_)?CPUS)$|^GPUS_ALL_REGIONS$")
+
+
+def zones_listed(pages: Any, kind: str) -> dict[str, dict[str, int]]:
+    """name -> {zone: most cards per instance (0 for a machine type)} from a Compute Engine
+    aggregated list of `kind` ("accelerator_types" or "machine_types"): its pages as the
+    client yields them ((scope, scoped list) pairs) or as a REST body's `items` (a dict of
+    scope -> scoped list). The price collector and the launcher read zones through it."""
+    camel = {"accelerator_types": "acceleratorTypes", "machine_types": "machineTypes"}[kind]
+    zones: dict[str, dict[str, int]] = {}
+    for scope, scoped in pages.items() if isinstance(pages, dict) else pages:
+        for item in message_field(scoped, kind, camel, default=[]) or []:
+            zone = str(message_field(item, "zone", default="") or scope).rstrip("/")
+            cards = int(message_field(item, "maximum_cards_per_instance",
+                                      "maximumCardsPerInstance", default=0) or 0)
+            of_name = zones.setdefault(str(message_field(item, "name", default="")), {})
+            of_name[zone.split("/")[-1]] = max(cards, of_name.get(zone.split("/")[-1], 0))
+    return zones
 
 
 def gpu_quota_metric(gpu_model: str) -> str:
