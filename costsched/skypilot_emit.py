@@ -17,14 +17,17 @@ from costsched.skypilot_resources import KEPT_FIELDS
 
 def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
               bucket_source: Callable[[str], str] = str,
-              written: Mapping[str, Any] | None = None) -> str:
+              written: Mapping[str, Any] | None = None,
+              changed: list[str] | None = None) -> str:
     """A SkyPilot task of `spec` pinned to one offering (cloud, region, zone, instance
     type, market): its name, workdir, nodes, setup, run, envs, secrets' names, file mounts
     and placement-neutral resources kept. `bucket_source`: a bucket mount's source as
     SkyPilot reads it (an az:// container written as its account's URL). `written`: the
     task as its file wrote it (parsed YAML), whose envs, ports, labels and job recovery
     are written back as they were (a number stays a number, a quoted one text) where the
-    job keeps them."""
+    job keeps them, and its cpus and memory beside the pinned type (SkyPilot checks the
+    type has them). Each field the task writes otherwise than its file (a market or an
+    alternative chosen) is said in a comment beside it, and appended to `changed`."""
     written = written if isinstance(written, Mapping) else {}
     instance_type = str(offering["instance_type"]).split("+", 1)[0]
     zone = offering.get("zone") or pinned_zone(spec.constraints.zones, spec.task.order,
@@ -34,7 +37,11 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     paths = spec.task.as_written  # local paths as the user wrote them
     if spec.workdir:
         task["workdir"] = paths.get(spec.workdir, spec.workdir)
+    as_given = written.get("resources")
+    as_given = as_given if isinstance(as_given, Mapping) else {}
     resources: dict[str, Any] = {"infra": infra, "instance_type": instance_type}
+    # cpus and memory as written beside the type: SkyPilot checks the type has them
+    resources.update({k: as_given[k] for k in ("cpus", "memory") if k in as_given})
     if int(offering.get("gpu_count") or 0):
         resources["accelerators"] = f"{offering['gpu_model']}:{int(offering['gpu_count'])}"
     resources["use_spot"] = offering["market"] == "spot"
@@ -45,8 +52,7 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
         if not kept["image_id"]:
             del kept["image_id"]
     resources.update({k: v for k, v in kept.items() if v not in ({}, [])})
-    as_given = written.get("resources")
-    as_given = as_given if isinstance(as_given, Mapping) else {}
+    notes = _pinned_notes(spec, as_given, resources, offering)
     if "ports" in resources:
         resources["ports"] = _ports_as_written(resources["ports"], as_given.get("ports"))
     if "labels" in resources:
@@ -58,12 +64,14 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     if recovery is not None:
         resources["job_recovery"] = recovery
     task["resources"] = resources
-    if spec.num_nodes > 1:
+    if spec.num_nodes > 1 or written.get("num_nodes") == spec.num_nodes:  # 1 as written
         task["num_nodes"] = spec.num_nodes
     hidden = secret_like_envs(spec)  # under secrets:, with no value: never printed
+    given_envs = written.get("envs")
+    given_envs = {**(given_envs if isinstance(given_envs, Mapping) else {}),
+                  **_sweep_as_written(written, spec.envs)}  # a sweep's value as the file wrote it
     envs: dict[str, Any] = {**_as_written({k: v for k, v in spec.envs.items()
-                                           if k not in hidden}, written.get("envs"),
-                                          _env_text),
+                                           if k not in hidden}, given_envs, _env_text),
                             **dict.fromkeys(spec.task.launch_envs)}
     if envs:
         task["envs"] = envs
@@ -93,8 +101,91 @@ def emit_task(spec: JobSpec, offering: Mapping[str, Any], note: str = "",
     if spec.run:
         task["run"] = spec.run
     header = "".join(f"# {line}\n" for line in note.splitlines())
-    return header + yaml.dump(task, Dumper=_TaskDumper, sort_keys=False,
-                              default_flow_style=False)
+    if changed is not None:
+        changed.extend(f"{key}: {_inline(resources[key])} ({text})"
+                       for key, text in notes.items())
+    return header + _commented(yaml.dump(task, Dumper=_TaskDumper, sort_keys=False,
+                                         default_flow_style=False), notes)
+
+
+def _pinned_notes(spec: JobSpec, as_given: Mapping[str, Any], resources: Mapping[str, Any],
+                  offering: Mapping[str, Any]) -> dict[str, str]:
+    """What the pinned `resources` write otherwise than the file's (`as_given`), by the
+    emitted field it is said beside: the market chosen of several the job allows, one of
+    its alternatives, its place, type or GPUs named another way, one of its images."""
+    notes: dict[str, list[str]] = {}
+
+    def note(key: str, text: str) -> None:
+        notes.setdefault(key, []).append(text)
+
+    markets = set(spec.constraints.markets or ("spot", "on_demand"))
+    if len(markets) > 1:
+        market = "spot" if resources["use_spot"] else "on-demand"
+        note("use_spot", f"pinned to {market}: the job allows spot and on-demand")
+    for key in ("any_of", "ordered"):
+        if isinstance(as_given.get(key), list) and len(as_given[key]) > 1:
+            note("infra", f"pinned to one of the {len(as_given[key])} alternatives of its "
+                          f"resources.{key}")
+    where = [f"{k}: {_inline(as_given[k])}" for k in ("infra", "cloud", "region", "zone")
+             if k in as_given and as_given[k] != resources["infra"]]
+    if where:
+        note("infra", f"pinned from {', '.join(where)}")
+    for key, emitted in (("instance_type", "instance_type"), ("accelerators", "accelerators"),
+                         ("gpus", "accelerators")):
+        if key in as_given and not _same(as_given[key], resources.get(emitted)):
+            note(emitted if emitted in resources else "instance_type",
+                 f"pinned from {key}: {_inline(as_given[key])}")
+    image = spec.task.image_id
+    if isinstance(image, dict) and len(image) > 1 and "image_id" in resources:
+        note("image_id", f"the image of {offering['region']} of the {len(image)} its "
+                         "image_id names")
+    return {key: "; ".join(texts) for key, texts in notes.items()}
+
+
+def _same(written: Any, emitted: Any) -> bool:
+    """Whether a type or GPUs written name what the task writes ('v100' is 'V100:1')."""
+    said = str(written).replace(" ", "").lower()
+    return emitted is not None and said in {str(emitted).lower(),
+                                            str(emitted).lower().removesuffix(":1")}
+
+
+def _inline(value: Any) -> str:
+    """A written value on one line as the file wrote it, in its order: {V100:1, T4:1},
+    [A10G:1, L4:1], {A10G: 1, L4: 1}, aws."""
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(str(k) if v is None else f"{k}: {_inline(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _commented(text: str, notes: Mapping[str, str]) -> str:
+    """The task's YAML `text` with each note beside its field of resources (a comment)."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        match = re.match(r"  (\w+):", line)
+        if match and match[1] in notes and _in_resources(lines, i):
+            lines[i] = f"{line.rstrip(chr(10))}  # {notes[match[1]]}\n"
+    return "".join(lines)
+
+
+def _in_resources(lines: list[str], index: int) -> bool:
+    """Whether line `index` of a task's YAML is a field of its resources."""
+    top = next((line for line in reversed(lines[:index]) if not line.startswith(" ")), "")
+    return top.startswith("resources:")
+
+
+def _sweep_as_written(written: Mapping[str, Any], envs: Mapping[str, str]) -> dict[str, Any]:
+    """The job's sweep values (`envs`) as the file's sweep wrote them (of its costsched:
+    section, or its own): a number stays a number."""
+    section = written.get("costsched")
+    sweep = (section if isinstance(section, Mapping) else written).get("sweep")
+    sweep = sweep if isinstance(sweep, Mapping) else {}
+    return {name: value for name, values in sweep.items() if isinstance(values, list)
+            for value in values
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            and str(value) == envs.get(name)}
 
 
 def _mounts_as_written(raw: Any, bucket_source: Callable[[str], str]) -> dict[str, Any] | None:

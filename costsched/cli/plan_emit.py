@@ -31,6 +31,7 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult, top: int = 10)
 
     specs = {spec.name: (source, spec) for source, spec in read}
     docs = []
+    said: set[tuple[str, str]] = set()  # a sweep's jobs alike: each note once for the file
     for index, p in enumerate(result.jobs):
         if p.best is None:
             err_console.print(f"[red]no plan:[/red] {user_text(p.reason)}", highlight=False,
@@ -71,9 +72,14 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult, top: int = 10)
                      + " ".join(f"`--secret {n}`" for n in hidden) + " to `sky launch`.")
         unset = checkpoint_names_unset(spec)
         if unset and not is_bucket(spec.checkpoint.location):
-            note += (f"\nIts {_and(['$' + n for n in unset])} {'is' if len(unset) == 1 else 'are'}"
+            key = "costsched.checkpoint.location" if sky else "checkpoint.location"
+            names = _and(['$' + n for n in unset])
+            note += (f"\nIts {names} {'is' if len(unset) == 1 else 'are'}"
                      " set by costsched, not by SkyPilot: give it under envs: a folder on a "
-                     "bucket mounted with file_mounts, or a recovery starts from nothing.")
+                     f"bucket mounted with file_mounts ({key}: BUCKET does both), or a "
+                     "recovery starts from nothing.")
+            _once(said, source, f" reads {names}: preemption recovery under SkyPilot needs "
+                  f"a checkpoint bucket; give it with {key} in {user_text(source)}", p.job.name)
         if isinstance(written, dict) and "costsched" in written:
             note += (f"\nIts costsched: section is left out (SkyPilot refuses keys it does "
                      f"not know); costsched reads it from {source}.")
@@ -88,8 +94,21 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult, top: int = 10)
                 f"`costsched launch {shlex.quote(user_text(source))}` keeps to its file's",
                 highlight=False,
                 soft_wrap=True)
-        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket, written=written))
+        changed: list[str] = []
+        docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket, written=written,
+                              changed=changed))
+        if changed:  # said beside each field in the task too
+            _once(said, source, f"'s task: {'; '.join(changed)}", p.job.name)
     console.print("---\n".join(docs), end="", highlight=False, markup=False, soft_wrap=True)
+
+
+def _once(said: set[tuple[str, str]], source: str, text: str, job: str) -> None:
+    """A note on stderr, of the first job of `source` it is true of: 'note: job NAME',
+    then `text`."""
+    if (source, text) not in said:
+        said.add((source, text))
+        err_console.print(f"note: job {user_text(job)}{text}", highlight=False,
+                          soft_wrap=True)
 
 
 def _values(source: str, field: str, names: list[str]) -> str:
