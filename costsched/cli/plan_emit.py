@@ -88,12 +88,9 @@ def emit_sky(read: list[tuple[str, JobSpec]], result: PlanResult, top: int = 10)
             keeps = "does not keep to it" if one else "keeps to none of them"
             note += (f"\nIts {_and(left_out)} {'is' if one else 'are'} left out (SkyPilot "
                      f"has no such fields): `sky launch` of this task {keeps}.")
-            err_console.print(
-                f"note: job {user_text(p.job.name)}'s task leaves out its {_and(left_out)}: "
-                f"SkyPilot has no such fields, and `sky launch` of it {keeps}; "
-                f"`costsched launch {shlex.quote(user_text(source))}` keeps to its file's",
-                highlight=False,
-                soft_wrap=True)
+            _once(said, source, f"'s task leaves out its {_and(left_out)}: SkyPilot has no "
+                  f"such fields, and `sky launch` of it {keeps}; `costsched launch "
+                  f"{shlex.quote(user_text(source))}` keeps to its file's", p.job.name)
         changed: list[str] = []
         docs.append(emit_task(spec, b, note, bucket_source=_sky_bucket, written=written,
                               changed=changed))

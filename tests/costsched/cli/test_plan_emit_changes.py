@@ -128,3 +128,14 @@ def test_the_task_written_plans_the_same_offering(cli, tmp_path: Path) -> None: 
         assert first.splitlines()[1] == second.splitlines()[1], (first, second)
         out, back = yaml.safe_load(first.split("---\n")[0]), yaml.safe_load(second)
         assert back["resources"] == out["resources"] and back["envs"] == out["envs"]
+
+
+def test_a_sweeps_notes_on_stderr_are_said_once_for_the_file(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Six jobs of one sweep leave out the same work: one note says so, not six."""
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP.replace("steps: 1000", "steps: 1000\n  deadline: 12h"))
+    result = planned(cli, path)
+    said = [line for line in result.stderr.splitlines() if "leaves out its" in line]
+    assert len(said) == 1, result.stderr
+    assert "deadline (12 h)" in said[0], said
+    assert len(list(yaml.safe_load_all(result.stdout))) == 6  # every job is still written
