@@ -90,6 +90,11 @@ SOURCES = (
     Source("azure_v6_098741e.csv", "azure", "2023-07",
            "skypilot-catalog v6 azure/vms.csv (commit 098741e; undated copy, dated by the "
            "month after v5 was the latest schema)"),
+    # The A10 types with whole GPUs (NVadsA10 v5 also sells 1/6, 1/3 and 1/2 of one, which
+    # a GPU count cannot say), from a fork's copy of the v8 file.
+    Source("azure_v8_20291d7_a10.csv", "azure", "2025-10",
+           "skypilot-catalog v8 azure/vms.csv (copy in coopslarhette/skypilot-catalog, commit "
+           "20291d7; undated copy, dated by its schema's first month)"),
 )
 
 
@@ -162,8 +167,8 @@ HISTORIES = (
 
 # GPU memory per card (GB) of the models these tables name.
 GPU_MEMORY_GB = {"P4": 8, "P100": 16, "H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 179,
-                 "L40S": 48, "L4": 24, "A10G": 24, "A100": 40, "A100-80GB": 80, "MI300X": 192,
-                 "T4": 16, "V100": 16}
+                 "L40S": 48, "L4": 24, "A10": 24, "A10G": 24, "A100": 40, "A100-80GB": 80,
+                 "MI300X": 192, "T4": 16, "V100": 16}
 _LOCAL_ZONE = re.compile(r"^[a-z0-9]+-[a-z]+\d+-az\d+$")  # use1-atl2-az1
 
 

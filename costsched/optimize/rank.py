@@ -233,21 +233,25 @@ def allowed_offerings(offerings: pd.DataFrame, constraints: Constraints) -> pd.S
     def exclude(mask: pd.Series, why: str) -> None:
         reason[mask & (reason == "")] = why
 
-    # A job that names GPUs (or nothing) but no host of its own gets each GPU's default
-    # host (n1-standard-4 for GCP's T4:1), not the 1-vCPU sizes the same GPUs also come on.
-    # (A task naming CPU types only keeps its words: "other instance type".)
-    if "instance_type" in offerings and (
-            constraints.gpu_models or constraints.gpu_counts or not constraints.instance_types
-    ) and not default_hosts.names_a_host(constraints.instance_types):
-        exclude(default_hosts.other_hosts(offerings["instance_type"]), default_hosts.OTHER_HOST)
     checks: Sequence[tuple[str, Sequence]] = (
         ("cloud", constraints.clouds), ("region", constraints.regions),
         ("market", constraints.markets), ("gpu_model", constraints.gpu_models),
-        ("gpu_count", constraints.gpu_counts), ("instance_type", constraints.instance_types),
+        ("gpu_count", constraints.gpu_counts),
     )
     for column, accepted in checks:
         if accepted:
             exclude(~offerings[column].isin(list(accepted)), f"{column} not allowed")
+    # A job that names GPUs (or nothing) but no host of its own gets each GPU's default
+    # host (n1-standard-4 for GCP's T4:1), not the 1-vCPU sizes the same GPUs also come on.
+    # (A task naming CPU types only keeps its words: "other instance type".) After the
+    # checks above, so that an offering of another GPU, place or market is left out as such.
+    if "instance_type" in offerings and (
+            constraints.gpu_models or constraints.gpu_counts or not constraints.instance_types
+    ) and not default_hosts.names_a_host(constraints.instance_types):
+        exclude(default_hosts.other_hosts(offerings["instance_type"]), default_hosts.OTHER_HOST)
+    if constraints.instance_types:
+        exclude(~offerings["instance_type"].isin(list(constraints.instance_types)),
+                "instance_type not allowed")
     if constraints.alternatives:
         exclude(~in_alternatives(offerings, constraints.alternatives), NO_ALTERNATIVE)
     # Booked capacity has a start, a length and a wait the hourly ranking cannot weigh:

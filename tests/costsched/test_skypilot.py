@@ -627,8 +627,9 @@ def test_a_secrets_value_written_in_the_file_is_its_default_never_stored(
 def test_an_unknown_member_of_a_set_is_dropped_with_a_note() -> None:
     spec = task((CORPUS / "04-any-gpu.yaml").read_text())
     assert set(spec.constraints.gpu_models) == {"A10G", "L4"}
-    assert spec.task.notes == ["resources.accelerators: A10:1 dropped: the catalog has no "
-                               "instance type with it (`costsched gpus` lists them)"]
+    assert spec.task.notes == ["resources.accelerators: L40:1 dropped: the catalog has no "
+                               "instance type with it; did you mean 'L40S:1'? (`costsched "
+                               "gpus` lists them)"]
 
 
 def test_ordered_is_honoured_and_plan_says_what_the_order_costs(tmp_path: Path) -> None:

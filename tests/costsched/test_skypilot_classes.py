@@ -185,10 +185,11 @@ def test_a_misspelt_name_in_a_set_or_list_is_refused_with_the_close_one(text: st
 
 
 def test_a_known_gpu_without_a_catalog_type_is_still_dropped_from_a_set_with_a_note() -> None:
-    spec = task("resources: {accelerators: {A10G: 1, A10: 1}}\nrun: x")
+    spec = task("resources: {accelerators: {A10G: 1, L40: 1}}\nrun: x")
     assert spec.constraints.gpu_models == ["A10G"]
-    assert spec.task.notes == ["resources.accelerators: A10:1 dropped: the catalog has no "
-                               "instance type with it (`costsched gpus` lists them)"]
+    assert spec.task.notes == ["resources.accelerators: L40:1 dropped: the catalog has no "
+                               "instance type with it; did you mean 'L40S:1'? (`costsched "
+                               "gpus` lists them)"]
 
 
 def test_emit_keeps_a_docker_image_and_pins_a_per_cloud_image() -> None:

@@ -22,31 +22,31 @@ def test_the_variant_the_clouds_sell_is_meant_first_and_alone(asked: str,
 def _refusal(accelerators: str) -> str:
     task = f"name: a10\nresources:\n  accelerators: {accelerators}\nrun: echo hi\n"
     with pytest.raises(InvalidInput) as refused:
-        parse_task(yaml.safe_load(task), "gpu_a10.yaml", "a10")
+        parse_task(yaml.safe_load(task), "gpu_a10.yaml", "l40")
     return str(refused.value)
 
 
 def test_a10_gets_did_you_mean_a10g_at_its_count() -> None:
-    said = _refusal("A10:2")
-    assert said == ("gpu_a10.yaml: field resources.accelerators: A10:2: the "
-                    "catalog has no instance type with it; did you mean 'A10G:2'? (`costsched "
+    said = _refusal("L40:2")
+    assert said == ("gpu_a10.yaml: field resources.accelerators: L40:2: the "
+                    "catalog has no instance type with it; did you mean 'L40S:2'? (`costsched "
                     "gpus` lists them); `sky launch` looks in SkyPilot's catalog"), said
 
 
 def test_each_unsold_accelerator_of_a_set_gets_its_own() -> None:
-    said = _refusal("{A10: 1, L40: 1}")
-    assert "A10:1: the catalog has no instance type with it; did you mean 'A10G:1'?" in said
+    said = _refusal("{L40: 1, A40: 1}")
     assert "L40:1: the catalog has no instance type with it; did you mean 'L40S:1'?" in said
+    assert "A40:1: the catalog has no instance type with it; did you mean 'A10:1'?" in said
     assert said.count("`costsched gpus` lists them") == 1
 
 
 def test_a_set_asking_for_the_variant_already_gets_no_did_you_mean() -> None:
-    spec = parse_task(yaml.safe_load("resources: {accelerators: {A10G: 1, A10: 1}}\nrun: x"),
+    spec = parse_task(yaml.safe_load("resources: {accelerators: {L40S: 1, L40: 1}}\nrun: x"),
                       "task.yaml", "t")
-    assert spec.task.notes == ["resources.accelerators: A10:1 dropped: the catalog has no "
+    assert spec.task.notes == ["resources.accelerators: L40:1 dropped: the catalog has no "
                                "instance type with it (`costsched gpus` lists them)"]
-    spec = parse_task(yaml.safe_load("resources: {accelerators: {L4: 1, A10: 1}}\nrun: x"),
+    spec = parse_task(yaml.safe_load("resources: {accelerators: {L4: 1, L40: 1}}\nrun: x"),
                       "task.yaml", "t")
-    assert spec.task.notes == ["resources.accelerators: A10:1 dropped: the catalog has no "
-                               "instance type with it; did you mean 'A10G:1'? (`costsched "
+    assert spec.task.notes == ["resources.accelerators: L40:1 dropped: the catalog has no "
+                               "instance type with it; did you mean 'L40S:1'? (`costsched "
                                "gpus` lists them)"]

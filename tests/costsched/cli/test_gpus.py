@@ -227,13 +227,13 @@ def test_a_time_to_come_is_said_to_be_priced_at_the_newest_prices_known(cli) -> 
 
 
 def test_a_model_with_no_price_names_the_close_ones_and_a_way_to_price_it(cli) -> None:  # noqa: ANN001
-    """A10 is known but no catalog instance type has it: a collect would not price it, so
+    """L40 is known but no catalog instance type has it: a collect would not price it, so
     the line says what finds its types, and the priced names close to it, in one line."""
-    result = cli("gpus", "a10")
+    result = cli("gpus", "l40")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == (
-        "No price of A10 is known: costsched's catalog has no instance type with A10 "
-        "(`costsched catalog refresh` finds new GPU instance types); did you mean 'A10G'?")
+        "No price of L40 is known: costsched's catalog has no instance type with L40 "
+        "(`costsched catalog refresh` finds new GPU instance types); did you mean 'L40S'?")
     azure = cli("gpus", "l4", "--cloud", "azure").output.splitlines()[-1]
     assert azure.startswith("No price of L4 in azure is known: costsched's catalog has no "
                             "instance type with L4 in azure (`costsched catalog refresh "

@@ -11,11 +11,11 @@ TASK = """\
 name: t
 resources:
   cloud: aws
-  accelerators: {A10: 1, L4: 1, H100: 1}
+  accelerators: {L40: 1, L4: 1, H100: 1}
   use_spot: true
 run: python train.py
 """
-DROPPED = "resources.accelerators: A10:1 dropped: the catalog has no instance type with it"
+DROPPED = "resources.accelerators: L40:1 dropped: the catalog has no instance type with it"
 
 
 def test_no_plan_names_the_accelerator_dropped_from_its_set(cli, tmp_path: Path) -> None:  # noqa: ANN001
@@ -25,7 +25,7 @@ def test_no_plan_names_the_accelerator_dropped_from_its_set(cli, tmp_path: Path)
     assert planned.exit_code == 1, planned.output
     said = " ".join(planned.stderr.split())
     assert "no plan: job t: no spot price known" in said and "H100:1 or L4:1" in said
-    assert DROPPED in said and "did you mean 'A10G:1'?" in said
+    assert DROPPED in said and "did you mean 'L40S:1'?" in said
     doc = json.loads(cli("plan", path, "--json").stdout)
     assert DROPPED in doc["jobs"][0]["reason"]
     launched = cli("launch", path)
@@ -35,6 +35,6 @@ def test_no_plan_names_the_accelerator_dropped_from_its_set(cli, tmp_path: Path)
 
 def test_a_plan_with_no_drop_adds_nothing(cli, tmp_path: Path) -> None:  # noqa: ANN001
     path = tmp_path / "t.yaml"
-    path.write_text(TASK.replace("A10: 1, ", ""))
+    path.write_text(TASK.replace("L40: 1, ", ""))
     planned = cli("plan", path)
     assert planned.exit_code == 1 and "dropped" not in planned.stderr

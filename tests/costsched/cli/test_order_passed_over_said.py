@@ -19,13 +19,13 @@ resources:
   use_spot: true
   ordered:
     - {accelerators: A100:1}
-    - {accelerators: A10:1}
+    - {accelerators: L40:1}
     - {accelerators: V100:1, cloud: aws}
     - {accelerators: T4:1}
 """
 FIRST = PASSED.split("  ordered:")[0] + """  ordered:
     - {accelerators: V100:1, cloud: aws}
-    - {accelerators: A10:1}
+    - {accelerators: L40:1}
     - {accelerators: A100:1}
 """
 
@@ -46,7 +46,7 @@ def test_plan_says_each_alternative_passed_over_in_the_tasks_order(
                       r"rest \(alternative (\d) first\)", text)
     assert said == [("1", "3"), ("2", "3")], text
     assert "ordered: alternative 1 (A100:1 spot): no spot price known as of " in text
-    assert text.count("A10:1 dropped: the catalog has no instance type with it") == 1, text
+    assert text.count("L40:1 dropped: the catalog has no instance type with it") == 1, text
     doc = json.loads(cli("plan", task, "--at", AT, "--json").stdout)
     [job] = doc["jobs"]
     over = job["passed_over"]
@@ -54,7 +54,7 @@ def test_plan_says_each_alternative_passed_over_in_the_tasks_order(
     assert over[0]["asked"] == "A100:1 spot"
     assert over[0]["cause"].startswith("no spot price known as of 2026-11-01T00:00Z for A100:1")
     assert over[1]["asked"] == "" and over[1]["cause"].startswith(
-        "resources.ordered[1].accelerators: A10:1 dropped: ")
+        "resources.ordered[1].accelerators: L40:1 dropped: ")
     for o in over:  # the same words as the line in its notes
         asked = f" ({o['asked']})" if o["asked"] else ""
         assert (f"ordered: alternative {o['alternative']}{asked}: {o['cause']}; passed over: "
@@ -87,5 +87,5 @@ def test_launch_says_the_alternatives_it_passes_over(
     assert lines[0].startswith("job 1: ordered: alternative 1 (A100:1 spot): no spot price "
                                "known as of ")
     assert lines[1].startswith("job 1: ordered: alternative 2: resources.ordered[1]."
-                               "accelerators: A10:1 dropped: ")
+                               "accelerators: L40:1 dropped: ")
     assert all(line.endswith("(alternative 3 first)") for line in lines)

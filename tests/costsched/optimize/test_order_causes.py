@@ -35,9 +35,9 @@ CAUSES = {
     "price": ("resources:\n  ordered:\n    - {accelerators: A100:1, use_spot: true}\n"
               + THEN_T4, "A100:1 spot",
               rf"no spot price known as of {WHEN} for A100:1; on-demand: gcp "),
-    "catalog": ("resources:\n  ordered:\n    - {accelerators: A10:1}\n" + THEN_T4, "",
-                re.escape("resources.ordered[0].accelerators: A10:1 dropped: the catalog "
-                          "has no instance type with it; did you mean 'A10G:1'?")),
+    "catalog": ("resources:\n  ordered:\n    - {accelerators: L40:1}\n" + THEN_T4, "",
+                re.escape("resources.ordered[0].accelerators: L40:1 dropped: the catalog "
+                          "has no instance type with it; did you mean 'L40S:1'?")),
     "cloud": ("resources:\n  ordered:\n    - {accelerators: A100:1, cloud: lambda}\n"
               + THEN_T4, "", re.escape("resources.ordered[0].cloud: 'lambda': costsched "
                                        "runs on aws, gcp, azure; `sky launch` runs on the "
@@ -82,15 +82,15 @@ def test_alternatives_dropped_as_read_keep_their_place_in_the_order(tmp_path: Pa
     said once, in its line."""
     plan = _plan(tmp_path, "resources:\n  use_spot: true\n  ordered:\n"
                  "    - {accelerators: A100:1}\n    - {accelerators: A100:1, cloud: lambda}\n"
-                 "    - {accelerators: A10:1}\n" + THEN_T4)
+                 "    - {accelerators: L40:1}\n" + THEN_T4)
     assert [(o.alternative, o.taken) for o in plan.passed_over] == [(1, 4), (2, 4), (3, 4)]
     causes = [o.cause for o in plan.passed_over]
     assert causes[0].startswith("no spot price known as of ")
     assert causes[1].startswith("resources.ordered[1].cloud: 'lambda': ")
-    assert causes[2].startswith("resources.ordered[2].accelerators: A10:1 dropped: ")
+    assert causes[2].startswith("resources.ordered[2].accelerators: L40:1 dropped: ")
     assert order_cost(plan).startswith("ordered: alternative 4 (")
     notes = " ".join(job_notes(plan))
-    assert notes.count("'lambda'") == 1 and notes.count("A10:1 dropped") == 1, notes
+    assert notes.count("'lambda'") == 1 and notes.count("L40:1 dropped") == 1, notes
 
 
 def test_an_alternative_over_the_accounts_quota_is_passed_over_for_it(tmp_path: Path) -> None:
@@ -124,8 +124,8 @@ def test_an_alternative_the_launcher_does_not_start_is_passed_over_for_it(
 
 def test_a_plan_on_the_first_alternative_passes_none_over(tmp_path: Path) -> None:
     plan = _plan(tmp_path, "resources:\n  ordered:\n" + THEN_T4
-                 + "    - {accelerators: A10:1}\n")
+                 + "    - {accelerators: L40:1}\n")
     assert int(plan.best["order_rank"]) == 0
     assert plan.passed_over == ()
     assert not any("passed over" in n for n in job_notes(plan))
-    assert any("A10:1 dropped" in n for n in job_notes(plan))  # (its note is still said)
+    assert any("L40:1 dropped" in n for n in job_notes(plan))  # (its note is still said)
