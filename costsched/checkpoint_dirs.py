@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from costsched.config.env_names import env_name
 from costsched.jobspec import JobSpec
 from costsched.spec_errors import as_written
 
@@ -26,6 +27,20 @@ def refused_location(spec: JobSpec, source: str) -> str | None:
         return None
     field = as_written("checkpoint.location", spec.task.sky)
     return f"{source}: field {field}: {location}: {why}; expected {ACCEPTED}"
+
+
+def refused_root(spec: JobSpec, root: str | None) -> str | None:
+    """'setting launch.checkpoint_root ...: PATH: ...' when the job keeps its checkpoints
+    under the configured root (no location of its own) and that root is a local folder
+    that cannot be made or written here; None otherwise."""
+    if spec.checkpoint.location or not root or (
+            "://" in root and not root.startswith("file://")):
+        return None
+    why = _unwritable(Path(root.removeprefix("file://")).expanduser())
+    if why is None:
+        return None
+    return (f"setting launch.checkpoint_root (the configuration file, or "
+            f"{env_name('launch.checkpoint_root')}): {root}: {why}; expected {ACCEPTED}")
 
 
 def _unwritable(path: Path) -> str | None:

@@ -313,9 +313,10 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
                            "multi-node jobs run on the local, aws and gcp launchers")
     check_checkpoint_root(spec, checkpoint_root)  # a root that cannot be used
     if launcher.name == "local":  # its folder on this machine's disk
-        from costsched.checkpoint_dirs import refused_location
+        from costsched.checkpoint_dirs import refused_location, refused_root
 
-        if refused := refused_location(spec, source):
+        if refused := (refused_location(spec, source)
+                       or refused_root(spec, checkpoint_root)):
             raise InvalidInput(refused)
     return given
 

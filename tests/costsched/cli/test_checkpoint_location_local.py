@@ -60,3 +60,26 @@ def test_a_location_that_can_be_made_is_left_as_it_was(cli, tmp_path: Path) -> N
     planned = cli("plan", path)
     assert planned.exit_code == 0 and "launch needs" not in planned.output
     assert not (tmp_path / "not").exists()  # the folders made to find out are removed
+
+
+def test_a_configured_root_that_cannot_be_made_is_refused_before_anything_is_stored(
+        cli, tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """A job without a location of its own keeps its checkpoints under launch.checkpoint_root:
+    a local root that cannot be made names the setting, and no failed job is stored."""
+    monkeypatch.setenv("COSTSCHED_INSTANCES", str(tmp_path / "instances"))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("COSTSCHED_LAUNCH_CHECKPOINT_ROOT", f"{blocker}/root")
+    path = tmp_path / "job.yaml"
+    path.write_text("name: rooted\nmodel: ResNet-50 (batch size 64)\nsteps: 1000\n")
+    launched = cli("launch", path, "--wait", "0")
+    assert launched.exit_code == 2, launched.output
+    said = " ".join(launched.output.split())
+    assert said.startswith("error: setting launch.checkpoint_root (the configuration file, or "
+                           f"COSTSCHED_LAUNCH_CHECKPOINT_ROOT): {blocker}/root: {blocker} is a "
+                           "file, not a folder; expected a folder"), said
+    store = PriceStore(str(db_path))
+    try:
+        assert store.jobs.records() == []  # nothing stored
+    finally:
+        store.dispose()
