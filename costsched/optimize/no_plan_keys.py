@@ -50,6 +50,9 @@ def no_spot(job: Workload) -> str:
     markets = job.job.constraints.markets
     if not markets or "spot" in markets:
         return ""
+    if getattr(job, "sky", False) and "markets" not in getattr(job, "filter_keys", {}):
+        # (a task that writes no use_spot: on-demand, as SkyPilot runs it)
+        return f"resources.use_spot (not written{in_file(job)}: false, as in SkyPilot)"
     written = key(job, "markets")
     if " or " not in written:  # (alternatives that each say it: named, not quoted)
         written += (": false" if written.endswith("use_spot")

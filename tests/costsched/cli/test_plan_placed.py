@@ -179,6 +179,9 @@ costsched: {throughputs: {T4: 20, V100: 20}, steps: 500, deadline: 2h}
 
 @pytest.mark.parametrize(("text", "key"), [
     (SKY_ON_DEMAND, "resources.use_spot: false in od.yaml"),
+    # a task that writes none is not quoted as writing it
+    (SKY_ON_DEMAND.replace("  use_spot: false\n", ""),
+     "resources.use_spot (not written in od.yaml: false, as in SkyPilot)"),
     (JOB.format(name="od", python=sys.executable, markets=", markets: [on_demand]"),
      "constraints.markets: [on_demand] in od.yaml")])
 def test_a_job_kept_off_spot_is_on_demand_as_its_file_asks(
