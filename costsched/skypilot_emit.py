@@ -118,8 +118,7 @@ def _pinned_notes(spec: JobSpec, as_given: Mapping[str, Any], resources: Mapping
     def note(key: str, text: str) -> None:
         notes.setdefault(key, []).append(text)
 
-    markets = set(spec.constraints.markets or ("spot", "on_demand"))
-    if len(markets) > 1:
+    if len(_markets_allowed(spec, offering)) > 1:
         market = "spot" if resources["use_spot"] else "on-demand"
         note("use_spot", f"pinned to {market}: the job allows spot and on-demand")
     for key in ("any_of", "ordered"):
@@ -140,6 +139,21 @@ def _pinned_notes(spec: JobSpec, as_given: Mapping[str, Any], resources: Mapping
         note("image_id", f"the image of {offering['region']} of the {len(image)} its "
                          "image_id names")
     return {key: "; ".join(texts) for key, texts in notes.items()}
+
+
+def _markets_allowed(spec: JobSpec, offering: Mapping[str, Any]) -> set[str]:
+    """The markets the job allows on `offering`: of a task with alternatives, those of the
+    alternatives that allow its place and GPUs (an on-demand H100 first, spot L4 after: the
+    H100 is on-demand only), else the job's."""
+    both = ("spot", "on_demand")
+    allowed: set[str] = set()
+    for alt in spec.constraints.alternatives:
+        if all(not accepted or offering.get(column) in accepted for column, accepted in (
+                ("cloud", alt.clouds), ("region", alt.regions),
+                ("gpu_model", alt.gpu_models), ("gpu_count", alt.gpu_counts),
+                ("instance_type", alt.instance_types))):
+            allowed |= set(alt.markets or both)
+    return allowed or set(spec.constraints.markets or both)
 
 
 def _same(written: Any, emitted: Any) -> bool:

@@ -139,3 +139,18 @@ def test_a_sweeps_notes_on_stderr_are_said_once_for_the_file(cli, tmp_path: Path
     assert len(said) == 1, result.stderr
     assert "deadline (12 h)" in said[0], said
     assert len(list(yaml.safe_load_all(result.stdout))) == 6  # every job is still written
+
+
+def test_a_market_is_said_chosen_only_where_the_pinned_alternative_allowed_both(
+        cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """An on-demand first choice before a spot fallback: the task pinned to the first
+    alternative is on-demand as that alternative wrote, no market was chosen."""
+    path = tmp_path / "ordered.yaml"
+    path.write_text("name: o\nresources:\n  ordered:\n    - {accelerators: V100:1}\n"
+                    "    - {accelerators: T4:1, use_spot: true}\nrun: python train.py\n"
+                    "costsched: {steps: 1000, throughputs: {V100: 50, T4: 1}}\n")
+    result = planned(cli, path)
+    emitted = yaml.safe_load(result.stdout)
+    assert emitted["resources"]["accelerators"] == "V100:1", emitted
+    assert emitted["resources"]["use_spot"] is False
+    assert "pinned to on-demand" not in result.stdout + result.stderr, result.stdout
