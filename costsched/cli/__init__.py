@@ -153,6 +153,10 @@ COMMAND_FOR = {
     **dict.fromkeys(("optimize", "estimate", "rank"), "`costsched plan JOB.yaml`"),
     **dict.fromkeys(("doctor",), "`costsched check`"),
 }
+# SkyPilot's managed jobs' commands (`sky jobs launch`): costsched's, by the word after it.
+JOBS_COMMAND_FOR = {"launch": "`costsched launch JOB.yaml`", "queue": "`costsched status`",
+                    "cancel": "`costsched stop JOB`", "logs": "`costsched logs JOB`"}
+_JOBS_WORD = "costsched.jobs_word"  # the word after an unknown 'jobs', kept for the hint
 
 
 class LazyGroup(TyperGroup):
@@ -197,6 +201,8 @@ class LazyGroup(TyperGroup):
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         # A command that is not there is said by one_line_usage (`_unknown_name`).
+        if len(args) > 1:
+            ctx.meta[_JOBS_WORD] = args[1]
         name, command, rest = super().resolve_command(ctx, args)
         if ctx.parent is None and not ctx.resilient_parsing and _reads_config(
                 ctx, name, command, rest):
@@ -346,7 +352,10 @@ def _unknown_name(exc: UsageError) -> str:
         typed = str(literal_eval(head.removeprefix("No such command ")))
     except (ValueError, SyntaxError):
         return ""
-    meant = COMMAND_FOR.get(typed.strip().lower()) if ctx.parent is None else None
+    word = typed.strip().lower()
+    meant = None if ctx.parent is not None else (
+        JOBS_COMMAND_FOR.get(str(ctx.meta.get(_JOBS_WORD, "")).lower())
+        if word in ("jobs", "job") else None) or COMMAND_FOR.get(word)
     hint = (f"; did you mean {meant}?" if meant
             else did_you_mean(typed, ctx.command.list_commands(ctx)))
     return f"no such command {typed!r}{hint}"

@@ -3,6 +3,7 @@ a value of an option, a command, an option; and click's own words read as costsc
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from costsched.cli import app
@@ -48,3 +49,12 @@ def test_a_misspelt_command_reads_the_same_way() -> None:
         "error: costsched daemon: no such command 'statu'; did you mean 'status'")
     assert _line("jobs").startswith(  # another tool's name for a command
         "error: no such command 'jobs'; did you mean `costsched status`?")
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    (("jobs", "launch", "task.yaml"), "`costsched launch JOB.yaml`"),
+    (("jobs", "queue"), "`costsched status`"), (("jobs", "cancel", "3"), "`costsched stop JOB`"),
+    (("jobs", "logs", "3"), "`costsched logs JOB`")])
+def test_skypilots_managed_jobs_commands_name_costscheds(typed: tuple, meant: str) -> None:
+    """`sky jobs launch` typed as `costsched jobs launch`: the command that launches."""
+    assert _line(*typed).startswith(f"error: no such command 'jobs'; did you mean {meant}?")

@@ -61,7 +61,7 @@ def _hints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str
     task = tmp_path / "sky.yaml"
     task.write_text(TASK)
     monkeypatch.setenv("COSTSCHED_DB", str(tmp_path / "none-yet.sqlite"))
-    printed = [_run("gpus"), _run("gpus", "A10"), _run("check"), _run("quotas"),
+    printed = [_run("gpus"), _run("gpus", "L40"), _run("check"), _run("quotas"),
                _run("plan", str(task))]
     found: dict[str, set[str]] = {}
     for text in printed:
