@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from costsched import catalog, clouds
-from costsched.bundled_prices import GPU_MODELS, counted_name
+from costsched.bundled_prices import GPU_ALIASES, GPU_MODELS, counted_name
 from costsched.launch_secrets import env_option
 from costsched.model import InvalidInput
 from costsched.vocabulary import closest, did_you_mean, written
@@ -91,7 +91,9 @@ def _meant(name: str, count: int, counted: bool) -> str:
     if together and not counted:
         return (f"did you mean {together!r}? (a count is written MODEL:COUNT; `costsched "
                 "gpus` lists the GPUs it prices)")
-    close = closest(name, dict.fromkeys([*GPU_MODELS, *ACCELERATORS]))
+    # A close alias ('H100-80G' of 'H100-80GB') means the model it names ('H100').
+    close = list(dict.fromkeys(GPU_ALIASES.get(c, c) for c in closest(
+        name, dict.fromkeys([*GPU_MODELS, *ACCELERATORS, *GPU_ALIASES]))))
     if close:
         return ("did you mean " + " or ".join(repr(f"{c}:{count}") for c in close)
                 + "? (`costsched gpus` lists the GPUs it prices)")

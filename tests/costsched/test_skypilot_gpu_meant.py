@@ -50,3 +50,9 @@ def test_a_set_asking_for_the_variant_already_gets_no_did_you_mean() -> None:
     assert spec.task.notes == ["resources.accelerators: L40:1 dropped: the catalog has no "
                                "instance type with it; did you mean 'L40S:1'? (`costsched "
                                "gpus` lists them)"]
+
+
+def test_a_name_close_to_an_alias_means_the_model_the_alias_names() -> None:
+    """'H100-80G' is one letter off 'H100-80GB', which is H100: H100 is meant."""
+    said = _refusal("H100-80G:1")
+    assert "'H100-80G': not an accelerator costsched knows; did you mean 'H100:1'?" in said, said
