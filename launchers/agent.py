@@ -38,7 +38,9 @@ the step of the newest version this instance published or restored (where a star
 it resumes; None when not known): its commit marker's, else its new files' names', else
 the one the job had reported when they were written ("checkpoint_step_inferred": true;
 `launchers.progress_readings`); a restored version's as the agent that published it kept
-it (`launchers.version_steps`).
+it (`launchers.version_steps`). Once it has restored, every status says "restored": the
+version it restored and its step, and the newer versions it skipped (damaged) with why and
+their steps (`launchers.restored`): where the job really resumed from.
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from launchers import log_masking
+from launchers import log_masking, version_steps
 from launchers.agent_workdir import (
     CHECKPOINTS,
     CODE,
@@ -36,6 +36,7 @@ from launchers.notices import notice_present, redact
 from launchers.procfs import group_members, has_proc
 from launchers.progress_readings import INFERRED, ProgressReadings, read_progress
 from launchers.publisher import Publisher, restore, settle_seconds
+from launchers.restored import Restored
 from launchers.status_file import NO_STEP, write_status
 from launchers.unseen import overdue, wait_seconds
 
@@ -83,6 +84,9 @@ class Agent:
         self.mounts_at: str | None = None  # $COSTSCHED_MOUNTS: the folder its mounts are in
         self.checkpoint_step: int | None = None  # the step its newest version holds...
         self.checkpoint_inferred = False  # ...read off the time it was saved (a floor)
+        # What it restored (the version, its step, the newer ones skipped): said in its
+        # status and heartbeat, where a recovery's or a start's words are corrected from.
+        self.restored: Restored | None = None
         self.progress = ProgressReadings(workdir / PROGRESS)
         self.job_runs = False  # the job's command runs (not its setup, nor after its exit)
         self.setup_since: float | None = None  # when setup began, while it runs (Unix s)
@@ -103,9 +107,7 @@ class Agent:
                     "checkpoint_version": None, "detail": f"code: {exc}"}
         self.checkpoints.mkdir(parents=True, exist_ok=True)
         self._beat()
-        self.publisher.version = restore(self.store, self.checkpoints)
-        self.publisher.remember_all()
-        self.checkpoint_step, self.checkpoint_inferred = self.publisher.restored_step()
+        self._restored(restore(self.store, self.checkpoints))
         if self.stop_reason:  # asked to stop before the job started: nothing to run
             return self._status(0)
         env = {**job_environment(), "COSTSCHED_JOB_ID": str(self.job_id),
@@ -184,9 +186,18 @@ class Agent:
         newest = self.store.newest_verified() if at_most is None else None
         wanted = at_most if newest is None else newest.version
         if wanted is not None and wanted != self.publisher.version:
-            self.publisher.version = restore(self.store, self.checkpoints, at_most)
-            self.publisher.remember_all()
-            self.checkpoint_step, self.checkpoint_inferred = self.publisher.restored_step()
+            self._restored(restore(self.store, self.checkpoints, at_most))
+
+    def _restored(self, restored: Restored) -> None:
+        """The version `restored` taken as this node's, its step read, and what it restored
+        kept to be said (the steps of the versions skipped, as kept beside them)."""
+        self.publisher.version = restored.version
+        self.publisher.remember_all()
+        self.checkpoint_step, self.checkpoint_inferred = self.publisher.restored_step()
+        skipped = tuple(s._replace(step=version_steps.of(self.store.uri, s.version)[0])
+                        for s in restored.skipped)
+        self.restored = restored._replace(step=self.checkpoint_step, skipped=skipped,
+                                          inferred=self.checkpoint_inferred)
 
     def _start(self, command: str, env: dict[str, str], phase: str = "run"
                ) -> subprocess.Popen:
@@ -320,7 +331,7 @@ class Agent:
             self.store_beat.write(step, self.progress.written_at(step), self.checkpoint_step,
                                   self.publisher.version, self.checkpoint_inferred,
                                   self.setup_since, said.get(NO_STEP),
-                                  said["checkpoint_error"])
+                                  said["checkpoint_error"], self._restored_said())
 
     def _unwritten(self, step: int | None) -> dict:
         """What status.json and the heartbeat beside the checkpoints say of the job's files
@@ -345,7 +356,7 @@ class Agent:
         report = {"state": "running", **said,
                   "checkpoint_version": self.publisher.version,
                   "checkpoint_step": self.checkpoint_step,
-                  INFERRED: self.checkpoint_inferred,
+                  INFERRED: self.checkpoint_inferred, "restored": self._restored_said(),
                   **self._unwritten(said.get("step"))}
         if report != self._reported:
             write_status(self.workdir, report)
@@ -388,7 +399,12 @@ class Agent:
                 INFERRED: self.checkpoint_inferred,
                 "step": (step := read_progress(self.workdir / PROGRESS)),
                 "step_at": self.progress.written_at(step),
-                "checkpoint_error": self.publisher.error, **self._setup_said()}
+                "checkpoint_error": self.publisher.error, "restored": self._restored_said(),
+                **self._setup_said()}
+
+    def _restored_said(self) -> dict | None:
+        """What it restored, as its status and heartbeat say it (`launchers.restored`)."""
+        return None if self.restored is None else self.restored.document()
 
     def _setup_said(self) -> dict:
         """{"setup_seconds": how long this instance's setup took} once it ended, else {}."""

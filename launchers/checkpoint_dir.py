@@ -21,20 +21,23 @@ from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint
 from launchers.file_identity import file_id
 from launchers.in_progress import hidden, in_progress, saves_in_progress, uncommitted
+from launchers.restored import DAMAGED, IN_PROGRESS, Restored, Skipped
 from launchers.settle_words import COMMIT
 
 log = logging.getLogger("costsched.agent")
 
 _noted: set[str] = set()  # symbolic links said once in the log
 
-def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> int | None:
+def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> Restored:
     """The newest version (at most `at_most`) that verifies and fetches intact, every file
     of it, into dest, each in its subfolder (complete files there that it does not hold are
     removed, a save left in progress there too, and folders left empty: the directory is
-    that checkpoint); its version. A file of it whose path is a write in progress
+    that checkpoint): its version (None: none), with the newer ones skipped and why (its
+    step is the caller's to say). A file of it whose path is a write in progress
     (`launchers.in_progress`: a version an older agent published with an Orbax
     `600.orbax-checkpoint-tmp-<n>/` in it, or a DCP save without its `.metadata`) is not
     brought back, and a version of nothing else is no checkpoint: skipped."""
+    skipped: list[Skipped] = []
     for checkpoint in reversed(store.list()):
         if at_most is not None and checkpoint.version > at_most:
             continue
@@ -43,9 +46,11 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
         if not any(p.name != LINKS for p in parts):
             log.warning("checkpoint version %d holds only a save in progress (%s): skipped",
                         checkpoint.version, checkpoint.describe())
+            skipped.append(Skipped(checkpoint.version, IN_PROGRESS))
             continue
         if not store.verify(checkpoint):
             log.warning("checkpoint version %d does not verify: skipped", checkpoint.version)
+            skipped.append(Skipped(checkpoint.version, DAMAGED))
             continue
         try:
             _make_room(dest, [p.name for p in parts])
@@ -53,6 +58,7 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
                 store.fetch_part(part, dest)
         except CorruptCheckpoint as exc:
             log.warning("%s: skipped", exc)
+            skipped.append(Skipped(checkpoint.version, DAMAGED))
             continue
         if len(parts) < len(checkpoint.parts):
             log.warning("checkpoint version %d: %s left out (a save in progress when it "
@@ -73,8 +79,8 @@ def restore(store: CheckpointStore, dest: Path, at_most: int | None = None) -> i
             os.utime(dest / COMMIT)
         log.info("restored checkpoint version %d (%s)", checkpoint.version,
                  checkpoint.describe())
-        return checkpoint.version
-    return None
+        return Restored(checkpoint.version, tuple(skipped))
+    return Restored(None, tuple(skipped))
 
 
 def _clear_saves_in_progress(directory: Path) -> None:

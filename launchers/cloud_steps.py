@@ -111,4 +111,5 @@ def _filled(instance: Instance, checkpoint_uri: str) -> Instance:
     return replace(instance, step=said.step, step_at=said.step_at,
                    checkpoint_step=said.checkpoint_step,
                    checkpoint_version=said.checkpoint_version,
-                   checkpoint_step_inferred=said.checkpoint_inferred)
+                   checkpoint_step_inferred=said.checkpoint_inferred,
+                   restored=said.restored)

@@ -7,7 +7,8 @@ beside the job's checkpoints, per instance, rewritten every minute:
 
     <checkpoint location>/agents/<attempt>.json
     {"pid", "at": Unix seconds, "step", "step_at", "checkpoint_step", "checkpoint_version",
-     "checkpoint_step_inferred", "setup_since", "no_step_after", "checkpoint_error"}
+     "checkpoint_step_inferred", "setup_since", "no_step_after", "checkpoint_error",
+     "restored"}
 
     publish("s3://bucket/jobs/job-7", "j7-m2-0", document(720, 1767225590.0, 708, 3))
     read("s3://bucket/jobs/job-7", "j7-m2-0")      # the document, or None
@@ -20,7 +21,8 @@ saved (`launchers.progress_readings`: a floor of the step saved); "setup_since":
 job's setup runs, when it began (Unix seconds), else None; "no_step_after" and
 "checkpoint_error" as the agent's status file says them while the job runs (how long its
 command has run without reporting a step, `launchers.unseen`; why its checkpoints are not
-published, '' when they are). The
+published, '' when they are); "restored": what the agent restored when it began, the
+newer versions it skipped and why (`launchers.restored`; null before it restored). The
 cloud launchers read them into the instances they describe (`steps`; launchers.cloud_steps):
 what a move made now loses, and where a recovery resumes. A heartbeat written before they
 were (only "pid" and "at") says none of them.
@@ -44,7 +46,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from launchers import restored as restored_doc
 from launchers.progress_readings import INFERRED, inferred
+from launchers.restored import Restored
 from launchers.status_file import NO_STEP, no_step_after
 
 log = logging.getLogger("costsched.agent")
@@ -65,17 +69,18 @@ class Steps(NamedTuple):
     setup_since: datetime | None = None  # while its setup runs: when it began (UTC)
     no_step_after: float | None = None  # its command ran this long reporting no step
     checkpoint_error: str = ""  # why its checkpoints are not published ('' when they are)
+    restored: Restored | None = None  # what its agent restored when it began
 
 
 def document(step: int | None, step_at: float | None, checkpoint_step: int | None,
              checkpoint_version: int | None, checkpoint_inferred: bool = False,
              setup_since: float | None = None, no_step: float | None = None,
-             checkpoint_error: str = "") -> dict:
+             checkpoint_error: str = "", restored: dict | None = None) -> dict:
     """The heartbeat beside the checkpoints, written now by this process."""
     return {"pid": os.getpid(), "at": time.time(), "step": step, "step_at": step_at,
             "checkpoint_step": checkpoint_step, "checkpoint_version": checkpoint_version,
             INFERRED: checkpoint_inferred, "setup_since": setup_since, NO_STEP: no_step,
-            "checkpoint_error": checkpoint_error}
+            "checkpoint_error": checkpoint_error, "restored": restored}
 
 
 def steps(doc: dict | None) -> Steps:
@@ -86,7 +91,8 @@ def steps(doc: dict | None) -> Steps:
     return Steps(_count(doc.get("step")), _when(doc.get("step_at")),
                  _count(doc.get("checkpoint_step")), _count(doc.get("checkpoint_version")),
                  inferred(doc), _when(doc.get("setup_since")), no_step_after(doc),
-                 error[:_ERROR_LIMIT] if isinstance(error, str) else "")
+                 error[:_ERROR_LIMIT] if isinstance(error, str) else "",
+                 restored_doc.read(doc.get("restored")))
 
 
 def _when(at: object) -> datetime | None:
@@ -134,7 +140,7 @@ class StoreBeat:
     def write(self, step: int | None, step_at: float | None, checkpoint_step: int | None,
               checkpoint_version: int | None, checkpoint_inferred: bool = False,
               setup_since: float | None = None, no_step: float | None = None,
-              checkpoint_error: str = "") -> None:
+              checkpoint_error: str = "", restored: dict | None = None) -> None:
         from launchers.notices import redact
 
         self._next = time.monotonic() + self.seconds
@@ -143,7 +149,8 @@ class StoreBeat:
         try:
             publish(self.checkpoint_uri, self.attempt,
                     document(step, step_at, checkpoint_step, checkpoint_version,
-                             checkpoint_inferred, setup_since, no_step, checkpoint_error))
+                             checkpoint_inferred, setup_since, no_step, checkpoint_error,
+                             restored))
         except Exception as exc:  # noqa: BLE001 - a store error must not end the job
             log.warning("heartbeat to %s: %s", redact(self.checkpoint_uri), exc)
 

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from costsched.model import InvalidInput, Offering
 from launchers import gang, mounts
+from launchers import restored as restored_doc
 from launchers.base import Instance, Launcher, LaunchSpec
 from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json
@@ -298,6 +299,7 @@ class LocalLauncher(Launcher):
                             checkpoint_step=checkpoint_step(status),
                             checkpoint_version=checkpoint_version(status),
                             checkpoint_step_inferred=inferred(status),
+                            restored=restored_doc.read(status.get("restored")),
                             phase=str(status.get("phase") or ""),
                             checkpoint_error=agent or str(status.get("checkpoint_error") or ""),
                             agent=agent, lost_nodes=lost, replacing=replacing,

@@ -15,11 +15,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from costsched.model import BookedOffering, InvalidInput, Offering
 from costsched.redact import redact
 from costsched.vocabulary import offering_label
+
+if TYPE_CHECKING:
+    from launchers.restored import Restored
 
 # pending: asked for, not running the job yet; running: the job runs; stopped: the job
 # checkpointed and exited after a stop request (the instance is still up, and billed, until
@@ -157,6 +160,10 @@ class Instance:
     # a step (its progress file), once the agent says so (`launchers.unseen`); None: it
     # reports one, has not run that long, or the backend does not say.
     no_step_after: float | None = None
+    # What its agent restored when it began: the version and its step, and the newer
+    # versions it skipped (damaged); None: the backend does not say (`launchers.restored`).
+    # Where the job really resumed from: a recovery's or start's words are corrected by it.
+    restored: Restored | None = None
 
     @property
     def live(self) -> bool:

@@ -251,6 +251,8 @@ def job_progress(job: Mapping[str, Any]) -> str:
 
 def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
          rest: dict | None = None) -> dict:
+    from costsched.service.jobs.recovered import resumed_of
+
     return {
         # One state beside its instance's: a running job whose instance ended reads what
         # the next pass makes of it (`vocabulary.job_state`).
@@ -304,7 +306,9 @@ def _job(s: JobStatus, throughput_flag: str | None, charged: list[dict],
         "cost_usd": s.cost.total_usd,
         "compute_usd": s.cost.compute_usd, "egress_usd": s.cost.egress_usd,
         "placements": json_records(charged),
-        "moves": [{"id": m.id, "kind": m.kind, "state": m.state} for m in s.moves],
+        # (`resumed`: where a start or a recovery resumed it from, as `status` says it)
+        "moves": [{"id": m.id, "kind": m.kind, "state": m.state,
+                   "resumed": resumed_of(m, s.recovered) or None} for m in s.moves],
         # Recoveries after a preemption: recovery moves, and a gang's nodes replaced in
         # place (each with when and what was done).
         "recoveries": s.recoveries,

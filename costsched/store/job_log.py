@@ -22,7 +22,7 @@ from costsched.store.job_rows import (
     id_chunks,
     read_rows,
 )
-from costsched.store.schema import job_events, job_predictions
+from costsched.store.schema import job_events, job_predictions, moves
 
 
 class JobLog:
@@ -41,6 +41,28 @@ class JobLog:
             _event(conn, job_id, ts, kind, None, None, detail)
 
         write(self.engine, log)
+
+    def correct(self, job_id: int, words_of: tuple[str, int], was: str, now: str, kind: str,
+                said: str, *, at: datetime) -> bool:
+        """Where the words of one of the job's records (`words_of`: ("event", id), an event
+        of its log; ("move", id), one of its moves) still are `was`: make them `now`, and
+        note `said` of `kind` in its log, in one transaction. Whether it did: words another
+        writer corrected first are left, and noted once."""
+        _check_text("kind", kind, 32, required=True)
+        table = {"event": job_events, "move": moves}[words_of[0]]
+        ts = epoch_second(at)
+
+        def amend(conn: Connection) -> bool:
+            changed = conn.execute(update(table).where(
+                table.c.id == int(words_of[1]), table.c.job_id == int(job_id),
+                table.c.detail == was).values(detail=now)).rowcount
+            if changed != 1:
+                return False
+            _touch(conn, job_id, ts)
+            _event(conn, job_id, ts, kind, None, None, said)
+            return True
+
+        return write(self.engine, amend)
 
     def events(self, job_id: int) -> pd.DataFrame:
         """The job's log, in the order it was written."""

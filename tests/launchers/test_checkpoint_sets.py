@@ -88,7 +88,7 @@ def test_a_move_carries_every_file_of_the_newest_version(tmp_path: Path) -> None
     said = carry(str(tmp_path / "here"), str(tmp_path / "there"))
 
     assert "copied checkpoint version 6" in said
-    assert restore(open_store(str(tmp_path / "there")), tmp_path / "moved") == 1
+    assert restore(open_store(str(tmp_path / "there")), tmp_path / "moved").version == 1
     assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == ["state.npz",
                                                                        "vocab.json"]
     assert (tmp_path / "moved" / "vocab.json").read_text() == '{"a": 1}'

@@ -80,7 +80,7 @@ def test_a_restored_version_says_its_markers_step(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     again = Publisher(publisher.store, elsewhere, settle=0)
-    again.version = restore(publisher.store, elsewhere)
+    again.version = restore(publisher.store, elsewhere).version
     again.remember_all()
     assert again.said_step == 483
 

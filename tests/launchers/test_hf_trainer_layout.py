@@ -74,7 +74,7 @@ def test_each_version_holds_both_folders_the_save_left(
 
     # a recovery brings the directory back as the job left it: both folders, whole
     restored = tmp_path / "restored"
-    assert restore(store, restored) == store.list()[-1].version
+    assert restore(store, restored).version == store.list()[-1].version
     assert folders(restored / sub) == {"checkpoint-500", "checkpoint-550"}
     for kept in (500, 550):
         state = json.loads((restored / sub / f"checkpoint-{kept}/trainer_state.json").read_text())

@@ -90,7 +90,7 @@ def test_a_restore_brings_back_the_metadata_and_clears_a_stale_one(tmp_path: Pat
     dcp_save(dest, 800, 9)
     (dest / ".cache").mkdir()
     (dest / ".cache" / "x").write_text("instance's")
-    assert restore(store, dest) == 1
+    assert restore(store, dest).version == 1
     got = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
     assert got == [".cache/x", *names]
     assert (dest / "step_400" / ".metadata").read_text() == "metadata 400"
@@ -104,7 +104,7 @@ def test_a_restored_dcp_save_is_taken_as_published(tmp_path: Path) -> None:
     store.publish_files({n: src / n for n in names}, [])
     dest.mkdir()
     publisher = Publisher(store, dest)
-    publisher.version = restore(store, dest)
+    publisher.version = restore(store, dest).version
     publisher.remember_all()
     assert publisher.publish_changed(final=True) == 0  # nothing new: no second version
     assert len(store.list()) == 1
@@ -145,7 +145,7 @@ def test_a_dcp_save_under_way_is_neither_taken_nor_published_nor_restored(
     names = ["step_400/.metadata", "step_400/__0_0.distcp", "step_600/__0_0.distcp"]
     version = store.publish_files({n: folder / n for n in names}, []).version
     save(dest / "step_800" / "__0_0.distcp", "weights 800", 30)
-    assert restore(store, dest) == version
+    assert restore(store, dest).version == version
     got = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
     assert got == names[:2]
     restored = Publisher(store, dest)

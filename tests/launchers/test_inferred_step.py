@@ -64,12 +64,12 @@ def test_a_restored_version_s_step_is_its_marker_s_else_the_one_kept(tmp_path: P
     publisher.keep_step(398, True)
     again = Publisher(store, tmp_path / "elsewhere")
     (tmp_path / "elsewhere").mkdir()
-    again.version = restore(store, tmp_path / "elsewhere")
+    again.version = restore(store, tmp_path / "elsewhere").version
     again.remember_all()
     assert again.restored_step() == (398, True)
     (folder / COMMIT).write_text("400")  # a marker that says its step: its word
     assert publisher.publish_changed(final=True) == 1
-    again.version = restore(store, tmp_path / "elsewhere")
+    again.version = restore(store, tmp_path / "elsewhere").version
     again.remember_all()
     assert again.restored_step() == (400, False)
 

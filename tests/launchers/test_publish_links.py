@@ -36,7 +36,7 @@ def link_moved(folder: Path, step: int, keep: int = 2) -> None:
 def restored(store: LocalStore, tmp_path: Path, version: int) -> Path:
     dest = tmp_path / "restored" / str(version)
     dest.mkdir(parents=True)
-    assert restore(store, dest, at_most=version) == version
+    assert restore(store, dest, at_most=version).version == version
     return dest
 
 

@@ -185,7 +185,7 @@ def test_a_restored_committed_set_waits_for_the_marker_again(
 
     again = tmp_path / "again" / "checkpoints"
     publisher = Publisher(store, again, clock=clock)
-    publisher.version = restore(store, again)
+    publisher.version = restore(store, again).version
     publisher.remember_all()
     assert publisher.publish_changed() == 0  # as restored: nothing new
     later = (again / COMMIT).stat().st_mtime - BASE + 1
@@ -211,7 +211,7 @@ def test_subfolders_are_published_and_restored_links_left_out(
 
     dest = tmp_path / "dest"
     save(dest / "checkpoint-400" / "model.bin", "stale", 0)  # not in the version: removed
-    assert restore(store, dest) == 1
+    assert restore(store, dest).version == 1
     files = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*"))
     assert files == ["checkpoint-500", names[0], "checkpoint-500/sub", names[1], "latest",
                      names[2]]
@@ -275,7 +275,7 @@ def test_a_restore_replaces_what_is_in_the_way_of_its_files(
     dest = tmp_path / "dest"
     save(dest / "latest", "a file where the version has a folder", 0)
     save(dest / "model" / "old.bin", "a folder where the version has a file", 0)
-    assert restore(store, dest) == 1
+    assert restore(store, dest).version == 1
     assert (dest / "latest" / "state.json").read_text() == "s"
     assert (dest / "model").read_text() == "m"
 

@@ -111,7 +111,7 @@ def test_a_restore_bounded_by_a_version_takes_none_newer(tmp_path: Path) -> None
         (tmp_path / "state.txt").write_text(f"step {step}")
         store.publish(tmp_path / "state.txt")
     versions = [c.version for c in store.list()]
-    assert restore(store, tmp_path / "newest") == versions[-1]
+    assert restore(store, tmp_path / "newest").version == versions[-1]
     assert (tmp_path / "newest" / "state.txt").read_text() == "step 3"
-    assert restore(store, tmp_path / "bounded", at_most=versions[1]) == versions[1]
+    assert restore(store, tmp_path / "bounded", at_most=versions[1]).version == versions[1]
     assert (tmp_path / "bounded" / "state.txt").read_text() == "step 2"

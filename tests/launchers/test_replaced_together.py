@@ -167,7 +167,7 @@ def test_the_first_save_after_a_restore_is_judged_against_the_restored_files(
 
     again = tmp_path / "again" / "checkpoints"
     publisher = Publisher(store, again, keep=100, clock=clock)
-    publisher.version = restore(store, again)
+    publisher.version = restore(store, again).version
     for name in ("weights.npz", "step.txt"):  # restored at 25 (the test's times)
         os.utime(again / name, ns=(int((BASE + 25) * 1e9),) * 2)
     publisher.remember_all()

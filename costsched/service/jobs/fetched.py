@@ -49,7 +49,7 @@ def fetch(store: PriceStore, job: int | str, folder: str | Path) -> Fetched:
         dest.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidInput(f"{folder}: cannot make the folder ({exc.strerror})") from None
-    version = restore(open_store(record.checkpoint_location), dest)
+    version = restore(open_store(record.checkpoint_location), dest).version
     if version is None:
         if made:
             dest.rmdir()

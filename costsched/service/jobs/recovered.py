@@ -121,3 +121,17 @@ def started_lines(moves: Sequence[MoveRecord]) -> list[tuple[datetime, str]]:
     out."""
     return [(m.created_at, f"started again at {m.created_at:%Y-%m-%d %H:%M} UTC: {words}")
             for m in moves if (words := start_words(m))]
+
+
+def resumed_of(move: MoveRecord, notes: Sequence[EventRow]) -> str:
+    """Where `move` resumed its job from, in the words `status` says it: a start's
+    (`start_words`), a recovery's (its lost instance's newest RECOVERY_NOTE of `notes`);
+    '' for any other move, or one that said none."""
+    if move.kind == "start":
+        return start_words(move)
+    if move.kind != "recovery":
+        return ""
+    said = [words for e in notes
+            if (found := lost_steps_said(str(e.detail)))[0] == move.source_instance
+            and (words := found[1])]
+    return said[-1] if said else ""

@@ -9,6 +9,8 @@ from costsched.vocabulary import counted
 # What a step read off the time its checkpoint was saved is said with (`resumed_words`),
 # and what tells such words apart (`inferred`): its --json says so.
 READ_OFF_TIME = "read off the time it was saved"
+# Where a job resumes from, said of the checkpoint it restored.
+ITS_CHECKPOINTS = "its checkpoint's"
 # Where a job that published no checkpoint starts again from, in its hints to start it.
 FROM_NO_CHECKPOINT = "from step 0: it published no checkpoint"
 
@@ -21,7 +23,8 @@ def resumes_from_checkpoint(step: float) -> bool:
     return step > 0
 
 
-def resumed_words(saved: float, reached: float, exact: bool, inferred: bool = False) -> str:
+def resumed_words(saved: float, reached: float, exact: bool, inferred: bool = False,
+                  why: str = "") -> str:
     """'resumes from step 300 (its checkpoint's): 94 steps lost' (`saved`: the step of the
     checkpoint it resumes from, 0 with none; `reached`: the last step read before); 'no
     step lost' after a checkpoint at its last step (a notice's, a stop's, a gang's pause)
@@ -32,13 +35,15 @@ def resumed_words(saved: float, reached: float, exact: bool, inferred: bool = Fa
     names say it), a floor of the step it saved: 'resumes from about step 398 (its
     checkpoint's, read off the time it was saved): about 187 steps lost' (a floor of the
     step saved against one of the step reached: about, never at least); a checkpoint at or
-    past the last step read lost none all the same."""
+    past the last step read lost none all the same. `why`: why it resumes from that
+    checkpoint, not a newer one, said in its place ('the newer checkpoint at step 1,700 was
+    damaged and skipped': `restored_said`)."""
     lost = reached - saved
     kept = resumes_from_checkpoint(saved)
     if lost <= 0:
-        return (f"resumes from step {saved:,.0f} (its checkpoint's): no step lost" if kept
-                else "resumes from step 0 (no checkpoint yet): no step lost")
-    where = "its checkpoint's" if kept else "no checkpoint: from the start"
+        return (f"resumes from step {saved:,.0f} ({why or ITS_CHECKPOINTS}): no step lost"
+                if kept else f"resumes from step 0 ({why or 'no checkpoint yet'}): no step lost")
+    where = why or (ITS_CHECKPOINTS if kept else "no checkpoint: from the start")
     about = "about " if inferred and kept else ""
     if about:
         where = f"{where}, {READ_OFF_TIME}"

@@ -20,6 +20,7 @@ from costsched.service.jobs.cap_move import MOVED_AT, moved_at_cap
 from costsched.service.jobs.caps import enforce
 from costsched.service.jobs.gangs import EVENT as GANG_EVENT
 from costsched.service.jobs.node_runs import track_gangs
+from costsched.service.jobs.restored_said import correct_resumes
 from costsched.service.jobs.resumed_words import unreported_words
 from costsched.service.jobs.runs import (
     STEP_LEASE_SECONDS,
@@ -214,6 +215,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     gone = []
     lines: dict[int, JobEvent | None] = {}
     repaired: dict[int, list[JobEvent]] = {}  # a gang's nodes replaced in place
+    running: dict[int, Instance] = {}  # what each running instance restored, with it
     for run in runs:
         job_id = run.record.id
         if job_id in placed and placed[job_id] in unread:  # not judged gone: said
@@ -234,6 +236,7 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
                 told[job_id] = instance.step_at
                 setups[job_id] = instance.setup_seconds
             if instance.state in ("running", "pending"):
+                running[job_id] = instance
                 now = (f"{UNPUBLISHED}{instance.checkpoint_error}"
                        if instance.checkpoint_error else "published")
                 if now != said.get(job_id, "published"):
@@ -244,13 +247,15 @@ def _check_instances(store: PriceStore, launcher: Launcher, runs: list[RunningJo
     store.jobs.record_steps(steps, at=when, reported=reported_at(told, when), setups=setups)
     store.jobs.record_steps(ended, at=when, extend=False,  # seen gone: no training since
                             setups=setups)
+    # Where each job resumed from, as its instance restored it: its words corrected once.
+    resumed = {e.job_id: e for e in correct_resumes(store, running, when)}
     for job_id, now in news.items():
         store.jobs.note(job_id, CHECKPOINT_NOTE, now, at=when)
         lines[job_id] = JobEvent(job_id, "checkpoint", f"checkpoints {now}",
                                  level="info" if now == "published" else "warning")
     for run in gone:
         lines[run.record.id] = _act_on_gone(store, launcher, run, at)
-    return [e for i in ids for e in (*repaired.get(i, ()), lines.get(i)) if e]
+    return [e for i in ids for e in (*repaired.get(i, ()), resumed.get(i), lines.get(i)) if e]
 
 
 def _statuses(launcher: Launcher, instance_ids: list[str],
