@@ -111,6 +111,9 @@ class Agent:
         if self.stop_reason:  # asked to stop before the job started: nothing to run
             return self._status(0)
         env = {**job_environment(), "COSTSCHED_JOB_ID": str(self.job_id),
+               # SkyPilot's id of a task's run: the same across recoveries, moves and
+               # starts, as a managed job's (a run's key for resuming its logging)
+               "SKYPILOT_TASK_ID": f"costsched-job-{self.job_id}",
                "COSTSCHED_CHECKPOINT_DIR": str(self.checkpoints),
                "CHECKPOINT_DIR": str(self.checkpoints),
                "COSTSCHED_PROGRESS_FILE": str(self.workdir / PROGRESS)}

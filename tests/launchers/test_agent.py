@@ -72,8 +72,8 @@ def test_a_finished_job_is_published_verified_and_pruned(tmp_path: Path) -> None
 
 def test_the_job_gets_the_contract_environment_and_temp_files_stay_local(
         tmp_path: Path) -> None:
-    command = ('printf "%s|%s|%s" "$COSTSCHED_JOB_ID" "$COSTSCHED_CHECKPOINT_DIR" '
-               '"$CHECKPOINT_DIR" > "$CHECKPOINT_DIR/env.txt"; '
+    command = ('printf "%s|%s|%s|%s" "$COSTSCHED_JOB_ID" "$COSTSCHED_CHECKPOINT_DIR" '
+               '"$CHECKPOINT_DIR" "$SKYPILOT_TASK_ID" > "$CHECKPOINT_DIR/env.txt"; '
                'echo half > "$CHECKPOINT_DIR/model.pt.tmp"; sleep 0.4')
     status, _ = finish(start_agent(tmp_path, command), tmp_path)
     assert status["state"] == "succeeded"
@@ -81,7 +81,7 @@ def test_the_job_gets_the_contract_environment_and_temp_files_stay_local(
     assert [c.name for c in store.list()] == ["env.txt"]
     ckpt = str((tmp_path / "work" / "checkpoints").resolve())
     fetched = store.fetch(store.list()[0], tmp_path / "out")
-    assert fetched.read_text() == f"7|{ckpt}|{ckpt}"
+    assert fetched.read_text() == f"7|{ckpt}|{ckpt}|costsched-job-7"
 
 
 def test_a_touched_but_unchanged_file_is_not_published_again(tmp_path: Path) -> None:

@@ -93,7 +93,8 @@ def test_a_recovery_past_a_damaged_checkpoint_says_the_step_it_resumed_from(
     [line] = [x for x in lost_lines(s) if x.startswith("recovered at ")]
     assert line.endswith(f"instance {first} was preempted; the job {SAID}"), line
     [doc] = views.status_document([s])
-    assert [r["said"] for r in doc["recovered"]] == [f"instance {first} was preempted; the job {SAID}"]
+    assert [r["said"] for r in doc["recovered"]] == [
+        f"instance {first} was preempted; the job {SAID}"]
     [recovery] = [m for m in doc["moves"] if m["kind"] == "recovery"]
     assert recovery["resumed"] == SAID
     [row] = [r for r in build(store, job=job_id).rows["moves"] if r["kind"] == "recovery"]
