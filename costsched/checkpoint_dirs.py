@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from costsched.config.env_names import env_name
 from costsched.jobspec import JobSpec
 from costsched.spec_errors import as_written
 
@@ -29,10 +28,11 @@ def refused_location(spec: JobSpec, source: str) -> str | None:
     return f"{source}: field {field}: {location}: {why}; expected {ACCEPTED}"
 
 
-def refused_root(spec: JobSpec, root: str | None) -> str | None:
+def refused_root(spec: JobSpec, root: str | None, variable: str) -> str | None:
     """'setting launch.checkpoint_root ...: PATH: ...' when the job keeps its checkpoints
     under the configured root (no location of its own) and that root is a local folder
-    that cannot be made or written here; None otherwise."""
+    that cannot be made or written here; None otherwise. `variable`: the environment
+    variable that sets it, named in the line."""
     if spec.checkpoint.location or not root or (
             "://" in root and not root.startswith("file://")):
         return None
@@ -40,7 +40,7 @@ def refused_root(spec: JobSpec, root: str | None) -> str | None:
     if why is None:
         return None
     return (f"setting launch.checkpoint_root (the configuration file, or "
-            f"{env_name('launch.checkpoint_root')}): {root}: {why}; expected {ACCEPTED}")
+            f"{variable}): {root}: {why}; expected {ACCEPTED}")
 
 
 def _unwritable(path: Path) -> str | None:

@@ -314,9 +314,10 @@ def _refused(source: str, spec: JobSpec, launcher: Launcher,
     check_checkpoint_root(spec, checkpoint_root)  # a root that cannot be used
     if launcher.name == "local":  # its folder on this machine's disk
         from costsched.checkpoint_dirs import refused_location, refused_root
+        from costsched.config.env_names import env_name
 
-        if refused := (refused_location(spec, source)
-                       or refused_root(spec, checkpoint_root)):
+        if refused := (refused_location(spec, source) or refused_root(
+                spec, checkpoint_root, env_name("launch.checkpoint_root"))):
             raise InvalidInput(refused)
     return given
 
