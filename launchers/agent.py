@@ -40,7 +40,7 @@ the one the job had reported when they were written ("checkpoint_step_inferred":
 `launchers.progress_readings`); a restored version's as the agent that published it kept
 it (`launchers.version_steps`). Once it has restored, every status says "restored": the
 version it restored and its step, and the newer versions it skipped (damaged) with why and
-their steps (`launchers.restored`): where the job really resumed from.
+their steps (`costsched.restored`): where the job really resumed from.
 
 The job runs in the agent's process group (which the agent leads), so that a signal to the
 group reaches every process of the job, and killing the group is killing the instance.

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from costsched.restored import Restored
 from launchers import log_masking, version_steps
 from launchers.agent_workdir import (
     CHECKPOINTS,
@@ -36,7 +37,6 @@ from launchers.notices import notice_present, redact
 from launchers.procfs import group_members, has_proc
 from launchers.progress_readings import INFERRED, ProgressReadings, read_progress
 from launchers.publisher import Publisher, restore, settle_seconds
-from launchers.restored import Restored
 from launchers.status_file import NO_STEP, write_status
 from launchers.unseen import overdue, wait_seconds
 
@@ -406,7 +406,7 @@ class Agent:
                 **self._setup_said()}
 
     def _restored_said(self) -> dict | None:
-        """What it restored, as its status and heartbeat say it (`launchers.restored`)."""
+        """What it restored, as its status and heartbeat say it (`costsched.restored`)."""
         return None if self.restored is None else self.restored.document()
 
     def _setup_said(self) -> dict:

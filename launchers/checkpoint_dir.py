@@ -16,12 +16,12 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from costsched.restored import DAMAGED, IN_PROGRESS, Restored, Skipped
 from launchers import checkpoint_links
 from launchers.checkpoint_links import LINKS
 from launchers.checkpoints import CheckpointStore, CorruptCheckpoint
 from launchers.file_identity import file_id
 from launchers.in_progress import hidden, in_progress, saves_in_progress, uncommitted
-from launchers.restored import DAMAGED, IN_PROGRESS, Restored, Skipped
 from launchers.settle_words import COMMIT
 
 log = logging.getLogger("costsched.agent")

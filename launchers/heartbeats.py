@@ -22,7 +22,7 @@ job's setup runs, when it began (Unix seconds), else None; "no_step_after" and
 "checkpoint_error" as the agent's status file says them while the job runs (how long its
 command has run without reporting a step, `launchers.unseen`; why its checkpoints are not
 published, '' when they are); "restored": what the agent restored when it began, the
-newer versions it skipped and why (`launchers.restored`; null before it restored). The
+newer versions it skipped and why (`costsched.restored`; null before it restored). The
 cloud launchers read them into the instances they describe (`steps`; launchers.cloud_steps):
 what a move made now loses, and where a recovery resumes. A heartbeat written before they
 were (only "pid" and "at") says none of them.
@@ -46,9 +46,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from launchers import restored as restored_doc
+from costsched import restored as restored_doc
+from costsched.restored import Restored
 from launchers.progress_readings import INFERRED, inferred
-from launchers.restored import Restored
 from launchers.status_file import NO_STEP, no_step_after
 
 log = logging.getLogger("costsched.agent")

@@ -39,9 +39,9 @@ from pathlib import Path
 from stat import S_ISDIR
 from typing import Any, ClassVar
 
+from costsched import restored as restored_doc
 from costsched.model import InvalidInput, Offering
 from launchers import gang, mounts
-from launchers import restored as restored_doc
 from launchers.base import Instance, Launcher, LaunchSpec
 from launchers.cloud_times import utc
 from launchers.json_files import read_json, write_json

@@ -22,7 +22,7 @@ from costsched.redact import redact
 from costsched.vocabulary import offering_label
 
 if TYPE_CHECKING:
-    from launchers.restored import Restored
+    from costsched.restored import Restored
 
 # pending: asked for, not running the job yet; running: the job runs; stopped: the job
 # checkpointed and exited after a stop request (the instance is still up, and billed, until
@@ -161,7 +161,7 @@ class Instance:
     # reports one, has not run that long, or the backend does not say.
     no_step_after: float | None = None
     # What its agent restored when it began: the version and its step, and the newer
-    # versions it skipped (damaged); None: the backend does not say (`launchers.restored`).
+    # versions it skipped (damaged); None: the backend does not say (`costsched.restored`).
     # Where the job really resumed from: a recovery's or start's words are corrected by it.
     restored: Restored | None = None
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from costsched import restored
 from costsched.migration.launcher import Instance
-from launchers import heartbeats, restored, version_steps
+from costsched.restored import DAMAGED, Restored, Skipped
+from launchers import heartbeats, version_steps
 from launchers.checkpoint_dir import restore
 from launchers.checkpoints import open_store
 from launchers.checkpoints.layout import version_dir
 from launchers.cloud_steps import Place, with_steps
-from launchers.restored import DAMAGED, Restored, Skipped
 from tests.launchers.test_agent import finish, start_agent, wait_for
 
 ATTEMPT = "j7-m1-0"

@@ -1,5 +1,5 @@
 """Where a job really resumed from, once its new instance says what its agent restored
-(`Instance.restored`, `launchers.restored`). A recovery or a start says the step it
+(`Instance.restored`, `costsched.restored`). A recovery or a start says the step it
 resumes from as it begins (`steps.resume_from`): the step of the newest checkpoint as known
 then. The agent restores the newest version that verifies: where that one is damaged it
 restores the one before, and a start after a stop may find a checkpoint newer than the
@@ -104,9 +104,9 @@ def corrected(words: str, instance: Instance) -> str:
 
 def skipped_words(skipped: tuple) -> str:
     """'the newer checkpoint at step 1,700 was damaged and skipped' (of `skipped`,
-    `launchers.restored.Skipped`, newest first: 'the newer checkpoints at step 1,700
+    `costsched.restored.Skipped`, newest first: 'the newer checkpoints at step 1,700
     (damaged) and at step 1,650 (only a save in progress) were skipped'); '' for none."""
-    from launchers.restored import DAMAGED
+    from costsched.restored import DAMAGED
 
     def named(s) -> str:  # noqa: ANN001 - a Skipped
         return f"at step {s.step:,}" if s.step is not None else f"version {s.version}"
